@@ -1,0 +1,116 @@
+"""The one canonical encoder: every key and id in stemma is a hash of what this module produces.
+
+Canonical means: the same value gives the same bytes in every process, on every machine, in
+every Python version we support. So dict keys are sorted, separators are compact, floats use
+``repr`` (shortest round-trip), and anything the encoder does not understand is refused with an
+:class:`UnfingerprintableError` naming where the value sits in the config. Nothing falls back to
+``repr``: a default repr embeds a memory address and would silently change every key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import enum
+import json
+import math
+from collections.abc import Mapping
+from pathlib import PurePath
+from typing import Any
+
+from pydantic import BaseModel
+
+from stemma.core.errors import UnfingerprintableError
+
+_HINT = (
+    "use plain data (str, int, float, bool, None, list, tuple, dict with str keys), a Path, "
+    "an Enum, a datetime, a frozen dataclass or a pydantic model of those; pass code by "
+    "versioning the step, not as a config value"
+)
+
+
+def to_canonical(value: Any, path: str = "config") -> Any:
+    """Return ``value`` as plain JSON data, refusing what cannot be encoded reliably.
+
+    Args:
+        value: the value to encode.
+        path: where the value sits in the config, used in error messages.
+
+    Raises:
+        UnfingerprintableError: the value (or something inside it) cannot be encoded.
+    """
+    if value is None or isinstance(value, bool | str):
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise UnfingerprintableError(
+                f"{path}: the float {value!r} has no canonical JSON form; "
+                "encode it as a string or use None"
+            )
+        return value
+    if isinstance(value, enum.Enum):
+        return {"$enum": f"{type(value).__qualname__}.{value.name}"}
+    if isinstance(value, Mapping):
+        return _mapping(value, path)  # pyright: ignore[reportUnknownArgumentType]
+    if isinstance(value, list | tuple):
+        items: list[Any] | tuple[Any, ...] = value  # pyright: ignore[reportUnknownVariableType]
+        return [to_canonical(item, f"{path}[{i}]") for i, item in enumerate(items)]
+    if isinstance(value, set | frozenset):
+        members: set[Any] | frozenset[Any] = value  # pyright: ignore[reportUnknownVariableType]
+        encoded = [to_canonical(item, f"{path}{{…}}") for item in members]
+        return {"$set": sorted(encoded, key=canonical_json)}
+    return _structured(value, path)
+
+
+def _mapping(value: Mapping[Any, Any], path: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        if not isinstance(key, str):
+            raise UnfingerprintableError(
+                f"{path}: dict key {key!r} is a {type(key).__name__}; "
+                "canonical configs use str keys only (convert the key with str())"
+            )
+        out[key] = to_canonical(item, f"{path}[{key!r}]")
+    return out
+
+
+def _structured(value: Any, path: str) -> Any:
+    if isinstance(value, PurePath):
+        return {"$path": value.as_posix()}
+    if isinstance(value, dt.datetime | dt.date | dt.time):
+        return {"$time": value.isoformat()}
+    if isinstance(value, bytes | bytearray | memoryview):
+        from stemma.core.identity import content_id
+
+        return {"$bytes": content_id(bytes(value))}
+    if isinstance(value, BaseModel):
+        dumped = value.model_dump(mode="json")
+        return {"$model": type(value).__qualname__, "fields": to_canonical(dumped, path)}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+        return {"$dataclass": type(value).__qualname__, "fields": _mapping(fields, path)}
+    kind = type(value).__qualname__
+    if callable(value):
+        raise UnfingerprintableError(
+            f"{path}: {kind} {getattr(value, '__qualname__', '')!s} is callable; code cannot be "
+            f"fingerprinted by value. Make it a step's fn and bump the step's version when it "
+            f"changes, or pass its name as a string. Otherwise {_HINT}"
+        )
+    raise UnfingerprintableError(
+        f"{path}: cannot fingerprint a value of type {kind} (its identity would depend on the "
+        f"process). To fix it, {_HINT}"
+    )
+
+
+def canonical_json(value: Any, path: str = "config") -> str:
+    """Encode ``value`` canonically: sorted keys, compact separators, refusing the unknown."""
+    return json.dumps(
+        to_canonical(value, path), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )
+
+
+def dumps_plain(value: Any) -> str:
+    """Encode data that is already canonical (the output of :func:`to_canonical`), fast."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

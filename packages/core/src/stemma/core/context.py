@@ -1,0 +1,93 @@
+"""``OUT`` and :class:`StepContext`: what a step's inputs mean at fingerprint time and at run time."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from stemma.core.step import ArtifactStep
+
+OUTPUT_PLACEHOLDER: Final = "<output_path>"
+
+
+class _OutputPath:
+    """The type of :data:`OUT`; there is exactly one instance."""
+
+    _instance: _OutputPath | None = None
+
+    def __new__(cls) -> _OutputPath:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "OUT"
+
+    def __reduce__(self) -> str:
+        # Pickles as the module-level name, so OUT survives a trip to a worker process.
+        return "OUT"
+
+
+OUT: Final = _OutputPath()
+"""Stands for the step's own output path; replaced by the real path when the step runs."""
+
+
+class StepContext:
+    """Resolves ``OUT`` and dependency handles inside a step's inputs.
+
+    At fingerprint time ``OUT`` is the placeholder ``<output_path>`` and a dependency is its
+    fingerprint, so keys never depend on where things are stored. At run time both are real
+    paths (as strings, like the seed's ``write_json`` expects).
+    """
+
+    def __init__(
+        self, *, output_path: str, dep_values: Mapping[ArtifactStep, Any], at_run_time: bool
+    ) -> None:
+        self.output_path = output_path
+        self.at_run_time = at_run_time
+        self._dep_values = dep_values
+
+    @classmethod
+    def for_fingerprint(cls, dep_fingerprints: Mapping[ArtifactStep, str]) -> StepContext:
+        """A context with placeholders: ``OUT`` and deps stand for their identities."""
+        values = {dep: {"$step": dep.name, "fingerprint": fp} for dep, fp in dep_fingerprints.items()}
+        return cls(output_path=OUTPUT_PLACEHOLDER, dep_values=values, at_run_time=False)
+
+    @classmethod
+    def for_run(cls, output_path: Path, dep_paths: Mapping[ArtifactStep, Path]) -> StepContext:
+        """A context with real paths, used when the step's function is called."""
+        values = {dep: str(path) for dep, path in dep_paths.items()}
+        return cls(output_path=str(output_path), dep_values=values, at_run_time=True)
+
+    def dep(self, handle: ArtifactStep) -> Any:
+        """What ``handle`` stands for in this context.
+
+        Raises:
+            ValueError: ``handle`` is not a declared dependency of the step.
+        """
+        try:
+            return self._dep_values[handle]
+        except KeyError:
+            raise ValueError(
+                f"step {handle.name!r} is not a declared dependency here; pass its handle in the "
+                "step's inputs so it is tracked"
+            ) from None
+
+    def resolve(self, value: Any) -> Any:
+        """Return ``value`` with ``OUT`` and every handle inside it replaced."""
+        from stemma.core.step import ArtifactStep
+
+        if value is OUT:
+            return self.output_path
+        if isinstance(value, ArtifactStep):
+            return self.dep(value)
+        if isinstance(value, dict):
+            items: dict[Any, Any] = value  # pyright: ignore[reportUnknownVariableType]
+            return {key: self.resolve(item) for key, item in items.items()}
+        if isinstance(value, list | tuple):
+            seq: list[Any] | tuple[Any, ...] = value  # pyright: ignore[reportUnknownVariableType]
+            resolved = [self.resolve(item) for item in seq]
+            return resolved if isinstance(value, list) else tuple(resolved)
+        return value

@@ -1,0 +1,46 @@
+"""The errors stemma.core raises: one root, one subclass per failure a caller can act on."""
+
+from __future__ import annotations
+
+
+class StemmaError(Exception):
+    """Root of every error stemma raises on purpose."""
+
+
+class UnfingerprintableError(StemmaError, TypeError):
+    """A value in a step's config cannot be encoded canonically, so it cannot be part of a key.
+
+    The message names the value's path in the config (``inputs.data['model'][2]``) and how to fix
+    it. Nothing ever falls back to ``repr``: a key that changes between processes is worse than
+    an error.
+    """
+
+
+class LoweringError(StemmaError, ValueError):
+    """A step graph cannot be lowered: a bad version, a fixed step over a mutable one, a pin."""
+
+
+class FingerprintMismatchError(LoweringError):
+    """A step pinned with ``expected_fingerprint`` lowered to another fingerprint."""
+
+
+class StepCycleError(StemmaError, ValueError):
+    """The step graph has a cycle; the message lists the steps around it."""
+
+
+class StepFailedError(StemmaError, RuntimeError):
+    """One or more steps failed; ``__cause__`` is the first failure's own exception.
+
+    Attributes:
+        failed: names of the steps whose own code failed.
+        skipped: names of the steps not run because a dependency failed.
+    """
+
+    def __init__(self, message: str, *, failed: list[str], skipped: list[str]) -> None:
+        super().__init__(message)
+        self.failed = failed
+        self.skipped = skipped
+
+
+class StoreUnavailableError(StemmaError, ImportError):
+    """A store or backend was asked for by name but the package providing it is not installed."""

@@ -1,0 +1,72 @@
+"""Why a step reruns: a field-level diff of its config against the last run of the same name."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from stemma.core.records import StepRecord
+
+DEFAULT_LIMIT = 12
+_WIDTH = 60
+
+
+def config_diff(
+    old: Mapping[str, Any], new: Mapping[str, Any], *, limit: int = DEFAULT_LIMIT
+) -> list[str]:
+    """Readable lines, one per changed field (``inputs.lr: 0.1 → 0.2``), capped at ``limit``.
+
+    Nested dicts are walked; lists of equal length are compared item by item; a dependency
+    shows as its name and short fingerprint.
+    """
+    lines: list[str] = []
+    _walk(old, new, "", lines)
+    if len(lines) > limit:
+        hidden = len(lines) - limit
+        lines = [*lines[:limit], f"… and {hidden} more change{'s' if hidden > 1 else ''}"]
+    return lines
+
+
+def _walk(old: Any, new: Any, path: str, out: list[str]) -> None:
+    if old == new:
+        return
+    if isinstance(old, dict) and isinstance(new, dict) and not (_is_dep(old) and _is_dep(new)):
+        before: dict[str, Any] = old  # pyright: ignore[reportUnknownVariableType]
+        after: dict[str, Any] = new  # pyright: ignore[reportUnknownVariableType]
+        for key in sorted(before.keys() | after.keys()):
+            where = f"{path}.{key}" if path else key
+            if key not in after:
+                out.append(f"{where}: removed (was {_show(before[key])})")
+            elif key not in before:
+                out.append(f"{where}: added {_show(after[key])}")
+            else:
+                _walk(before[key], after[key], where, out)
+        return
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):  # pyright: ignore[reportUnknownArgumentType]
+        for index, (left, right) in enumerate(zip(old, new, strict=True)):  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+            _walk(left, right, f"{path}[{index}]", out)
+        return
+    out.append(f"{path}: {_show(old)} → {_show(new)}")
+
+
+def _is_dep(value: dict[Any, Any]) -> bool:
+    return "$step" in value and "fingerprint" in value
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, dict) and _is_dep(value):  # pyright: ignore[reportUnknownArgumentType]
+        dep: dict[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
+        return f"step {dep['$step']}@{str(dep['fingerprint'])[:8]}"
+    text = repr(value)
+    return text if len(text) <= _WIDTH else text[: _WIDTH - 1] + "…"
+
+
+def miss_reason(name: str, fingerprint: str, config: Mapping[str, Any], previous: StepRecord | None) -> str:
+    """Say why a non-mutable step must run, given the last completed run of its name."""
+    if previous is None:
+        return f"new: no completed run of {name!r} yet"
+    if previous.fingerprint == fingerprint:
+        return "output missing: the recorded output directory is gone"
+    diff = config_diff(previous.config, config)
+    changes = "; ".join(diff) if diff else "identical config, different dependencies"
+    return f"changed since {previous.timestamp:%Y-%m-%d %H:%M:%S} ({previous.fingerprint[:8]}): {changes}"

@@ -1,0 +1,69 @@
+"""Where things live under a stemma root (DESIGN.md §5), in one place."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_ROOT = ".stemma"
+ROOT_ENV = "STEMMA_ROOT"
+
+
+def resolve_root(root: str | os.PathLike[str] | None = None) -> Path:
+    """The root to use: the argument, else ``$STEMMA_ROOT``, else ``.stemma`` in the cwd."""
+    if root is not None:
+        return Path(root).absolute()
+    env = os.environ.get(ROOT_ENV)
+    return Path(env).absolute() if env else Path(DEFAULT_ROOT).absolute()
+
+
+@dataclass(frozen=True)
+class RootLayout:
+    """The directories under one root. Creating the layout does no I/O; ``ensure`` does."""
+
+    root: Path
+
+    @property
+    def delta(self) -> Path:
+        """Delta tables: ``delta/{artifacts,provenance,orchestration}/…``."""
+        return self.root / "delta"
+
+    @property
+    def staging(self) -> Path:
+        """Worker staging: Parquet per table, ``executions.parquet`` last."""
+        return self.root / "staging"
+
+    @property
+    def working(self) -> Path:
+        """Sandboxes of running executions."""
+        return self.root / "working"
+
+    @property
+    def outputs(self) -> Path:
+        """Function steps' ``OUT`` directories."""
+        return self.root / "outputs"
+
+    @property
+    def locks(self) -> Path:
+        """Step leases: one runner at a time executes a given fingerprint."""
+        return self.root / "locks"
+
+    @property
+    def logs(self) -> Path:
+        """Failure and scheduler logs."""
+        return self.root / "logs"
+
+    @property
+    def runs(self) -> Path:
+        """Live state of running pipelines."""
+        return self.root / "runs"
+
+    def output_dir(self, relative: str) -> Path:
+        """The absolute path of an output recorded relative to the root."""
+        return self.root / relative
+
+    def ensure(self) -> None:
+        """Create the directories every store and runner expects."""
+        for path in (self.staging, self.outputs, self.locks, self.logs):
+            path.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,178 @@
+"""``ArtifactStep`` and ``apply``: cheap, immutable handles that describe how to build an artifact.
+
+Creating a handle does no I/O and runs no user code; it binds ``fn``'s signature (so a wrong
+argument fails here, naming the step), finds the dependency handles among the inputs, and
+encodes the literal inputs once into a *template*, so that lowering a graph of 100,000 handles
+only has to splice dependency fingerprints into precomputed strings.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from stemma.core.canonical import to_canonical
+from stemma.core.context import OUT, OUTPUT_PLACEHOLDER
+from stemma.core.errors import LoweringError
+from stemma.core.versions import check_name, check_version, is_mutable
+
+if TYPE_CHECKING:
+    from stemma.core.step_spec import StepSpec
+
+FUNCTION_KIND = "function"
+
+
+@functools.lru_cache(maxsize=4096)
+def _signature(fn: Callable[..., Any]) -> inspect.Signature:
+    return inspect.signature(fn)
+
+
+@dataclass(frozen=True, eq=False, kw_only=True, slots=True)
+class ArtifactStep:
+    """A lazy handle on an artifact: what to run, with what, at which version.
+
+    Compared and hashed by identity: two handles with equal contents are two nodes of the graph
+    (and lower to the same fingerprint). Build handles with :func:`apply`.
+    """
+
+    name: str
+    """Path-like name (``example/json``); also the operation name in keys and tables."""
+    version: str
+    """A path segment; ``dev`` or ``*-dev`` marks a mutable step that always reruns."""
+    fn: Callable[..., Any]
+    """The function that builds the artifact; called with the resolved inputs."""
+    inputs: Mapping[str, Any]
+    """Every argument of ``fn`` (defaults included), possibly holding ``OUT`` and handles."""
+    deps: tuple[ArtifactStep, ...]
+    """Handles found in ``inputs``, deduplicated by identity, in first-seen order."""
+    expected_fingerprint: str | None = None
+    """If set, lowering fails unless the step's fingerprint equals it."""
+    template: str = field(repr=False)
+    """Canonical JSON of ``inputs`` with deps as ``{"$dep": position}`` and ``OUT`` as a placeholder."""
+    key_head: str = field(repr=False)
+    """Canonical JSON of the fingerprint payload up to the dependency list."""
+    key_tail: str = field(repr=False)
+    """Canonical JSON of the fingerprint payload after the dependency list."""
+
+    @property
+    def mutable(self) -> bool:
+        """Whether the version marks this step as always rerun (``dev`` / ``*-dev``)."""
+        return is_mutable(self.version)
+
+    def lower(self, memo: dict[ArtifactStep, StepSpec] | None = None) -> StepSpec:
+        """Lower this handle and its deps to a :class:`~stemma.core.step_spec.StepSpec` graph."""
+        from stemma.core.step_spec import lower
+
+        return lower(self, memo)
+
+    def __repr__(self) -> str:
+        return f"ArtifactStep({self.name!r}, version={self.version!r}, deps={len(self.deps)})"
+
+
+def apply(
+    name: str,
+    fn: Callable[..., Any],
+    *,
+    version: str,
+    expected_fingerprint: str | None = None,
+    **inputs: Any,
+) -> ArtifactStep:
+    """Describe a step: ``fn(**inputs)`` at ``version``, run lazily.
+
+    Args:
+        name: the step's name, one or more path segments (``example/json``).
+        fn: the function to call; it may write its output at the path given for ``OUT``.
+        version: any path segment; ``dev`` or ``*-dev`` always reruns.
+        expected_fingerprint: pin the step's key; lowering fails on a mismatch.
+        **inputs: ``fn``'s arguments. ``OUT`` becomes the step's output path; an
+            :class:`ArtifactStep` anywhere inside (lists, tuples, dicts) becomes a dependency and
+            is replaced by that dependency's output path at run time.
+
+    Raises:
+        TypeError: ``inputs`` do not match ``fn``'s signature (the message names the step).
+        LoweringError: ``name`` or ``version`` is not a valid path segment.
+        UnfingerprintableError: an input cannot be encoded canonically (names the argument).
+    """
+    check_name(name)
+    check_version(name, version)
+    try:
+        bound = _signature(fn).bind(**inputs)
+    except TypeError as err:
+        raise TypeError(f"step {name!r}: arguments do not match {_describe(fn)}: {err}") from None
+    bound.apply_defaults()
+    arguments = dict(bound.arguments)
+    deps: dict[int, ArtifactStep] = {}
+    template = {key: _template(value, deps, f"{name}.inputs.{key}") for key, value in arguments.items()}
+    config_json = json.dumps(template, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    tail = json.dumps(
+        {"kind": FUNCTION_KIND, "name": name, "version": version},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+    if expected_fingerprint is not None and not isinstance(expected_fingerprint, str):
+        raise LoweringError(f"step {name!r}: expected_fingerprint must be a 32-hex-character str")
+    return ArtifactStep(
+        name=name,
+        version=version,
+        fn=fn,
+        inputs=arguments,
+        deps=tuple(deps.values()),
+        expected_fingerprint=expected_fingerprint,
+        template=config_json,
+        # Payload: {"config": …, "deps": [fp, …], "kind": …, "name": …, "version": …}, keys sorted.
+        key_head='{"config":' + config_json + ',"deps":[',
+        key_tail="]," + tail[1:],
+    )
+
+
+def _template(value: Any, deps: dict[int, ArtifactStep], path: str) -> Any:
+    """Encode an input canonically, with handles as ``{"$dep": index}`` and ``OUT`` as a placeholder."""
+    if value is OUT:
+        return OUTPUT_PLACEHOLDER
+    if isinstance(value, ArtifactStep):
+        if id(value) not in deps:
+            deps[id(value)] = value
+        # dicts keep insertion order, so the index is the first-seen position.
+        return {"$dep": _position(deps, id(value))}
+    if isinstance(value, dict):
+        items: dict[Any, Any] = value  # pyright: ignore[reportUnknownVariableType]
+        if all(isinstance(key, str) for key in items):
+            return {key: _template(item, deps, f"{path}[{key!r}]") for key, item in items.items()}
+    if isinstance(value, list | tuple):
+        seq: list[Any] | tuple[Any, ...] = value  # pyright: ignore[reportUnknownVariableType]
+        return [_template(item, deps, f"{path}[{i}]") for i, item in enumerate(seq)]
+    return to_canonical(value, path)
+
+
+def handles_in(value: Any) -> list[ArtifactStep]:
+    """The handles inside an input value (lists, tuples, dicts), in first-seen order."""
+    found: list[ArtifactStep] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, ArtifactStep):
+            found.append(item)
+        elif isinstance(item, dict):
+            stack.extend(reversed(list(item.values())))  # pyright: ignore[reportUnknownArgumentType]
+        elif isinstance(item, list | tuple):
+            stack.extend(reversed(item))  # pyright: ignore[reportUnknownArgumentType]
+    return found
+
+
+def _position(deps: dict[int, ArtifactStep], key: int) -> int:
+    # Fan-in is small in practice; the last entry is the common case (just inserted).
+    keys = list(deps)
+    return len(keys) - 1 if keys[-1] == key else keys.index(key)
+
+
+def _describe(fn: Callable[..., Any]) -> str:
+    qualname = getattr(fn, "__qualname__", type(fn).__qualname__)
+    try:
+        return f"{qualname}{_signature(fn)}"
+    except (TypeError, ValueError):
+        return qualname

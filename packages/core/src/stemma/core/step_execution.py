@@ -1,0 +1,204 @@
+"""Execute one function step: lock, re-check, call ``fn``, publish ``OUT``, record the outcome.
+
+The output is built under a temporary name beside its final place and renamed into place only
+after ``fn`` returned, so a crash or a failure never leaves a half-written output where a
+dependent or a later run would take it for a finished one.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import shutil
+import socket
+import traceback
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from stemma.core.artifact import Artifact
+from stemma.core.canonical import canonical_json
+from stemma.core.context import StepContext
+from stemma.core.identity import content_id, digest_tree, file_ref_artifact_id, hash_plain
+from stemma.core.records import OutputRecord, StepOutcome, StepRecord, StepStarted
+from stemma.core.run_ids import new_attempt_id
+from stemma.core.step_lock import StepLock
+from stemma.core.step import handles_in
+from stemma.core.step_spec import StepSpec
+from stemma.core.store import Store
+
+LOCAL_THREAD_BACKEND = "local-thread"
+
+
+class StepCodeError(Exception):
+    """The step's own code (or its return value) failed; ``__cause__`` is the original error."""
+
+
+def artifact_from_record(store: Store, record: StepRecord) -> Artifact:
+    """The artifact of a step another run already built."""
+    return Artifact(
+        name=record.name,
+        fingerprint=record.fingerprint,
+        root=store.layout.root,
+        relative_path=record.output_path or "",
+        artifact_id=record.output_artifact_id or "",
+        value=record.value,
+        cached=True,
+    )
+
+
+def execute_step(
+    spec: StepSpec,
+    *,
+    store: Store,
+    deps: Mapping[str, Artifact],
+    run_id: str,
+    step_number: int,
+) -> Artifact:
+    """Run ``spec`` unless another runner finished it meanwhile; return its artifact.
+
+    Args:
+        spec: the step.
+        store: where to record it.
+        deps: the artifacts of ``spec``'s deps, by fingerprint.
+        run_id: the run this attempt belongs to.
+        step_number: the attempt's order within the run (recorded, never keyed).
+
+    Raises:
+        StepCodeError: ``fn`` raised, or returned a value that cannot be encoded canonically.
+    """
+    lock = StepLock(store.layout.locks / spec.fingerprint[:2] / f"{spec.fingerprint}.lock")
+    with lock:
+        # Another runner may have built it while we waited for the lock.
+        if not spec.mutable:
+            done = store.completed([spec.fingerprint]).get(spec.fingerprint)
+            if done is not None and store.layout.output_dir(done.output_path or "").exists():
+                return artifact_from_record(store, done)
+        started = StepStarted(
+            step=spec.identity(),
+            step_run_id=new_attempt_id(),
+            run_id=run_id,
+            step_number=step_number,
+            backend=LOCAL_THREAD_BACKEND,
+            timestamp=dt.datetime.now(dt.UTC),
+        )
+        store.record_started(started)
+        return _run_and_record(spec, store, deps, started)
+
+
+def _run_and_record(
+    spec: StepSpec, store: Store, deps: Mapping[str, Artifact], started: StepStarted
+) -> Artifact:
+    final = store.layout.output_dir(spec.output_relpath)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    inputs = _input_artifact_ids(spec, deps)
+    attempt = _Attempt(spec=spec, started=started, inputs=inputs)
+    scratch = final.with_name(f".{final.name}.{attempt.execution_run_id}")
+    try:
+        context = StepContext.for_run(
+            scratch, {dep.step: deps[dep.fingerprint].path() for dep in spec.deps}
+        )
+        value = spec.step.fn(**context.resolve(dict(spec.step.inputs)))
+        value_json = canonical_json(value, f"the value returned by step {spec.name!r}")
+        if not scratch.exists():
+            scratch.mkdir()  # fn wrote nothing: the output is an empty directory
+        _publish(scratch, final)
+    except Exception as err:
+        _remove(scratch)
+        store.record_outcome(attempt.outcome(error=traceback.format_exc()))
+        raise StepCodeError(f"step {spec.name!r} ({spec.fingerprint[:8]}) failed: {err}") from err
+    digest = digest_tree(final)
+    output = OutputRecord(
+        relative_path=spec.output_relpath,
+        artifact_id=file_ref_artifact_id(digest, spec.output_relpath),
+        content_hash=digest.content_hash,
+        size=digest.size,
+        file_count=digest.file_count,
+    )
+    store.record_outcome(attempt.outcome(output=output, value_json=value_json))
+    return Artifact(
+        name=spec.name,
+        fingerprint=spec.fingerprint,
+        root=store.layout.root,
+        relative_path=spec.output_relpath,
+        artifact_id=output.artifact_id,
+        value=value,
+        cached=False,
+    )
+
+
+@dataclass(kw_only=True)
+class _Attempt:
+    """What every outcome of one execution attempt shares."""
+
+    spec: StepSpec
+    started: StepStarted
+    inputs: dict[str, tuple[str, ...]]
+    execution_run_id: str = field(default_factory=new_attempt_id)
+
+    def outcome(
+        self,
+        *,
+        error: str | None = None,
+        output: OutputRecord | None = None,
+        value_json: str | None = None,
+    ) -> StepOutcome:
+        return StepOutcome(
+            started=self.started,
+            execution_run_id=self.execution_run_id,
+            execution_spec_id=execution_key(self.spec, self.inputs),
+            worker=f"{socket.gethostname()}:{os.getpid()}",
+            ended_at=dt.datetime.now(dt.UTC),
+            error=error,
+            output=output,
+            value_json=value_json,
+            value_artifact_id=None if value_json is None else content_id(value_json.encode()),
+            input_artifact_ids=self.inputs,
+            provenance=self.spec.provenance,
+        )
+
+
+def execution_key(spec: StepSpec, inputs: Mapping[str, tuple[str, ...]]) -> str:
+    """The role-aware execution key: name, version, params, sorted artifact ids per role.
+
+    Params are the inputs with each dep as its position; the deps appear per role, by the
+    artifacts they delivered. So swapping two roles' inputs is a different execution, and a dep
+    rebuilt to identical content keeps the key.
+    """
+    return hash_plain(
+        {
+            "name": spec.name,
+            "version": spec.version,
+            "params": spec.step.template,
+            "overrides": {},
+            "inputs": {role: sorted(ids) for role, ids in inputs.items()},
+        }
+    )
+
+
+def _input_artifact_ids(
+    spec: StepSpec, deps: Mapping[str, Artifact]
+) -> dict[str, tuple[str, ...]]:
+    by_handle = {id(dep.step): deps[dep.fingerprint].artifact_id for dep in spec.deps}
+    found: dict[str, tuple[str, ...]] = {}
+    for role, value in spec.step.inputs.items():
+        ids = tuple(by_handle[id(handle)] for handle in handles_in(value))
+        if ids:
+            found[role] = ids
+    return found
+
+
+def _publish(scratch: Path, final: Path) -> None:
+    """Move the finished output into place, replacing an older build (a ``dev`` rerun)."""
+    if final.exists() or final.is_symlink():
+        retired = final.with_name(f".{final.name}.retired.{new_attempt_id()}")
+        final.rename(retired)
+        _remove(retired)
+    scratch.rename(final)
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    elif path.exists() or path.is_symlink():
+        path.unlink(missing_ok=True)

@@ -1,0 +1,63 @@
+"""One runner at a time executes a given step: an exclusive lock per fingerprint.
+
+``flock`` rather than a lease file with heartbeats: the kernel releases it when its holder dies,
+even by ``kill -9``, so there is no takeover timeout to tune and no stale lease to steal. Linux
+maps ``flock`` onto NFS byte-range locks, so it also holds across nodes on a shared filesystem.
+Separate ``open()`` calls get separate locks, so threads of one process exclude each other too.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from pathlib import Path
+from types import TracebackType
+
+_FIRST_WAIT = 0.005
+_LONGEST_WAIT = 0.5
+
+
+class StepLock:
+    """An exclusive, blocking lock on ``path``; use it as a context manager."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    def acquire(self, timeout: float | None = None) -> bool:
+        """Wait for the lock (polling with backoff); return False if ``timeout`` ran out."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        wait = _FIRST_WAIT
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if deadline is not None and time.monotonic() >= deadline:
+                    os.close(fd)
+                    return False
+                time.sleep(wait)
+                wait = min(wait * 2, _LONGEST_WAIT)
+                continue
+            self._fd = fd
+            return True
+
+    def release(self) -> None:
+        """Release the lock; closing the descriptor drops it."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> StepLock:
+        self.acquire()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.release()

@@ -1,0 +1,129 @@
+"""``StepSpec`` and ``lower``: the keyed, executable form of a handle graph.
+
+Lowering is pure (no I/O except reading ``.git`` once for provenance, no user code), iterative
+(a 2,000-level lattice never hits the recursion limit) and linear: each handle is lowered once
+per memo, and a shared memo makes a dep shared by several handles lower to the same object.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import xxhash
+
+from stemma.core.canonical import to_canonical
+from stemma.core.context import StepContext
+from stemma.core.errors import FingerprintMismatchError, LoweringError
+from stemma.core.provenance import capture_provenance
+from stemma.core.records import Provenance, StepIdentity
+from stemma.core.step import FUNCTION_KIND, ArtifactStep
+
+
+@dataclass(frozen=True, eq=False, kw_only=True, slots=True)
+class StepSpec:
+    """One step, keyed: its handle, its Merkle fingerprint and its lowered deps."""
+
+    step: ArtifactStep
+    """The handle this spec was lowered from."""
+    fingerprint: str
+    """The step key: xxh3_128 over kind, name, version, full config and dep fingerprints."""
+    deps: tuple[StepSpec, ...]
+    """Lowered deps, in the order of ``step.deps``."""
+    provenance: Provenance = field(repr=False)
+    """Captured once per ``lower()`` call and shared by every spec it made."""
+
+    @property
+    def name(self) -> str:
+        """The step's name."""
+        return self.step.name
+
+    @property
+    def version(self) -> str:
+        """The step's version."""
+        return self.step.version
+
+    @property
+    def mutable(self) -> bool:
+        """Whether the step always reruns (``dev`` / ``*-dev``)."""
+        return self.step.mutable
+
+    @property
+    def output_relpath(self) -> str:
+        """Where the output lives, relative to a store root; stable across roots."""
+        return f"outputs/{self.name}/{self.version}-{self.fingerprint[:16]}"
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """The fingerprint-time config: inputs with ``OUT`` and deps as placeholders."""
+        context = StepContext.for_fingerprint(
+            {dep.step: dep.fingerprint for dep in self.deps}
+        )
+        inputs = context.resolve(dict(self.step.inputs))
+        return {
+            "kind": FUNCTION_KIND,
+            "name": self.name,
+            "version": self.version,
+            "inputs": to_canonical(inputs, f"{self.name}.inputs"),
+        }
+
+    def identity(self) -> StepIdentity:
+        """The record of this step's identity, as stores keep it."""
+        return StepIdentity(
+            fingerprint=self.fingerprint,
+            name=self.name,
+            version=self.version,
+            config=self.config,
+            dep_fingerprints=tuple(dep.fingerprint for dep in self.deps),
+        )
+
+    def __repr__(self) -> str:
+        return f"StepSpec({self.name!r}, version={self.version!r}, fingerprint={self.fingerprint})"
+
+
+def lower(handle: ArtifactStep, memo: dict[ArtifactStep, StepSpec] | None = None) -> StepSpec:
+    """Lower ``handle`` and everything it depends on to :class:`StepSpec` objects.
+
+    Args:
+        handle: the handle to lower.
+        memo: share one dict across calls so shared deps lower to the identical spec.
+
+    Raises:
+        LoweringError: a fixed-version step depends on a mutable (``dev``) one.
+        FingerprintMismatchError: a step pinned with ``expected_fingerprint`` lowered to another.
+    """
+    memo = {} if memo is None else memo
+    if handle in memo:
+        return memo[handle]
+    provenance = capture_provenance()
+    stack: list[tuple[ArtifactStep, bool]] = [(handle, False)]
+    while stack:
+        node, deps_ready = stack.pop()
+        if node in memo:
+            continue
+        if not deps_ready:
+            stack.append((node, True))
+            stack.extend((dep, False) for dep in reversed(node.deps) if dep not in memo)
+            continue
+        memo[node] = _lower_one(node, tuple(memo[dep] for dep in node.deps), provenance)
+    return memo[handle]
+
+
+def _lower_one(node: ArtifactStep, deps: tuple[StepSpec, ...], provenance: Provenance) -> StepSpec:
+    if not node.mutable:
+        for dep in deps:
+            if dep.mutable:
+                raise LoweringError(
+                    f"step {node.name!r} (version {node.version!r}) depends on {dep.name!r} "
+                    f"(version {dep.version!r}), which is mutable and reruns every time; give "
+                    f"{dep.name!r} a fixed version, or make {node.name!r} a '-dev' version too"
+                )
+    payload = node.key_head + ",".join(f'"{dep.fingerprint}"' for dep in deps) + node.key_tail
+    fingerprint = xxhash.xxh3_128_hexdigest(payload.encode())
+    if node.expected_fingerprint is not None and node.expected_fingerprint != fingerprint:
+        raise FingerprintMismatchError(
+            f"step {node.name!r} is pinned to fingerprint {node.expected_fingerprint} but lowers "
+            f"to {fingerprint}: its config, version or a dependency changed. If the change is "
+            f"intended, update expected_fingerprint to {fingerprint!r}"
+        )
+    return StepSpec(step=node, fingerprint=fingerprint, deps=deps, provenance=provenance)

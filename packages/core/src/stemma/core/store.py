@@ -1,0 +1,92 @@
+"""The seam between the runner and where results are kept, and how a store is found by name."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from stemma.core.errors import StoreUnavailableError
+from stemma.core.layout import RootLayout, resolve_root
+from stemma.core.records import StepOutcome, StepRecord, StepStarted
+
+STORE_ENV = "STEMMA_STORE"
+STORE_GROUP = "stemma.stores"
+
+
+@runtime_checkable
+class Store(Protocol):
+    """Keeps step events, executions, artifacts and provenance under one root.
+
+    Implementations must be safe to use from several threads of one process and from several
+    processes on one root at once. Writers never expose half a step: an outcome becomes visible
+    whole or not at all, and committing the same staged outcome twice adds nothing.
+    """
+
+    @property
+    def layout(self) -> RootLayout:
+        """The directories under this store's root."""
+        ...
+
+    def recover(self) -> int:
+        """Commit work staged by a process that died before committing; return how many."""
+        ...
+
+    def completed(self, fingerprints: Collection[str]) -> dict[str, StepRecord]:
+        """The latest ``completed`` record of each of these fingerprints that has one."""
+        ...
+
+    def latest_by_name(self, name: str) -> StepRecord | None:
+        """The most recent ``completed`` record of a step with this name, any fingerprint."""
+        ...
+
+    def record_started(self, event: StepStarted) -> None:
+        """Append the ``running`` event of a step attempt."""
+        ...
+
+    def record_outcome(self, outcome: StepOutcome) -> None:
+        """Stage and commit a finished attempt: artifacts, edges, execution row, final event."""
+        ...
+
+
+def available_stores() -> dict[str, str]:
+    """Store names registered under the ``stemma.stores`` entry point, with their targets."""
+    found = {ep.name: ep.value for ep in entry_points(group=STORE_GROUP)}
+    found.setdefault("file", "stemma.core.file_store:FileStore")
+    return found
+
+
+def open_store(
+    root: str | os.PathLike[str] | None = None, *, kind: str | None = None
+) -> Store:
+    """Open the store at ``root`` (see :func:`~stemma.core.layout.resolve_root`).
+
+    Args:
+        root: the store root; ``$STEMMA_ROOT`` or ``.stemma`` when omitted.
+        kind: ``"delta"`` (stemma-storage), ``"file"`` (JSON records, core only), or another
+            registered name. Defaults to ``$STEMMA_STORE``, else ``delta`` when stemma-storage is
+            installed, else ``file``.
+
+    Raises:
+        StoreUnavailableError: the named store is not installed.
+    """
+    path: Path = resolve_root(root)
+    registered = {ep.name: ep for ep in entry_points(group=STORE_GROUP)}
+    chosen = kind or os.environ.get(STORE_ENV) or ("delta" if "delta" in registered else "file")
+    if chosen == "file" and "file" not in registered:
+        from stemma.core.file_store import FileStore
+
+        return FileStore(path)
+    if chosen not in registered:
+        hint = "pip install stemma-storage" if chosen == "delta" else f"install the package providing it"
+        raise StoreUnavailableError(
+            f"no store named {chosen!r} is installed (known: {sorted(available_stores())}); "
+            f"to use it, {hint}"
+        )
+    factory = registered[chosen].load()
+    store = factory(path)
+    if not isinstance(store, Store):
+        raise StoreUnavailableError(f"store {chosen!r} ({registered[chosen].value}) is not a Store")
+    return store

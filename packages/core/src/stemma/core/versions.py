@@ -1,0 +1,55 @@
+"""Names and versions: path segments, and the ``dev`` convention for mutable steps."""
+
+from __future__ import annotations
+
+from stemma.core.errors import LoweringError
+
+MUTABLE_VERSION = "dev"
+_FORBIDDEN = frozenset({"", ".", ".."})
+
+
+def is_mutable(version: str) -> bool:
+    """Whether ``version`` marks a step that always reruns: ``dev`` or ending in ``-dev``."""
+    return version == MUTABLE_VERSION or version.endswith("-" + MUTABLE_VERSION)
+
+
+def _segment_problem(segment: str) -> str | None:
+    if segment in _FORBIDDEN:
+        return "is empty or '.'/'..'"
+    if segment != segment.strip():
+        return "has leading or trailing whitespace"
+    if any(ch in segment for ch in "/\\\0") or not segment.isprintable():
+        return "contains '/', '\\', NUL or an unprintable character"
+    return None
+
+
+def check_version(step: str, version: str) -> None:
+    """Refuse a version that is not one non-empty path segment.
+
+    Raises:
+        LoweringError: naming the step, the bad version and what a version may be.
+    """
+    if not isinstance(version, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise LoweringError(f"step {step!r}: version must be a str, got {type(version).__name__}")
+    problem = _segment_problem(version)
+    if problem is not None:
+        raise LoweringError(
+            f"step {step!r}: version {version!r} {problem}; a version is one path segment "
+            "such as 'v0' or '2026.07.16' ('dev' or '*-dev' for a step that always reruns)"
+        )
+
+
+def check_name(name: str) -> None:
+    """Refuse a step name that is not one or more path segments separated by ``/``.
+
+    Raises:
+        LoweringError: naming the bad segment.
+    """
+    if not isinstance(name, str) or not name:  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise LoweringError(f"step name must be a non-empty str, got {name!r}")
+    for segment in name.split("/"):
+        problem = _segment_problem(segment)
+        if problem is not None:
+            raise LoweringError(
+                f"step name {name!r}: segment {segment!r} {problem}; use names like 'example/json'"
+            )
