@@ -46,9 +46,7 @@ def run(
     return [artifacts[spec.fingerprint] for spec in specs]
 
 
-def resolve(
-    handle: ArtifactStep, *, root: RootLike = None, store: Store | None = None
-) -> Artifact:
+def resolve(handle: ArtifactStep, *, root: RootLike = None, store: Store | None = None) -> Artifact:
     """Build ``handle`` if needed and return its artifact: ``run(handle)[0]``."""
     return run(handle, root=root, store=store)[0]
 

@@ -19,7 +19,6 @@ from pathlib import PurePath
 from typing import Any
 
 from pydantic import BaseModel
-
 from stemma.core.errors import UnfingerprintableError
 
 _HINT = (
@@ -81,7 +80,7 @@ def _structured(value: Any, path: str) -> Any:
         return {"$path": value.as_posix()}
     if isinstance(value, dt.datetime | dt.date | dt.time):
         return {"$time": value.isoformat()}
-    if isinstance(value, bytes | bytearray | memoryview):
+    if isinstance(value, bytes | bytearray):
         from stemma.core.identity import content_id
 
         return {"$bytes": content_id(bytes(value))}

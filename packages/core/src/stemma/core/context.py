@@ -1,4 +1,4 @@
-"""``OUT`` and :class:`StepContext`: what a step's inputs mean at fingerprint time and at run time."""
+"""``OUT`` and :class:`StepContext`: what a step's inputs mean when keyed and when run."""
 
 from __future__ import annotations
 
@@ -52,7 +52,9 @@ class StepContext:
     @classmethod
     def for_fingerprint(cls, dep_fingerprints: Mapping[ArtifactStep, str]) -> StepContext:
         """A context with placeholders: ``OUT`` and deps stand for their identities."""
-        values = {dep: {"$step": dep.name, "fingerprint": fp} for dep, fp in dep_fingerprints.items()}
+        values = {
+            dep: {"$step": dep.name, "fingerprint": fp} for dep, fp in dep_fingerprints.items()
+        }
         return cls(output_path=OUTPUT_PLACEHOLDER, dep_values=values, at_run_time=False)
 
     @classmethod

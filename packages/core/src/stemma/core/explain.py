@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from stemma.core.records import StepRecord
 
@@ -30,9 +30,12 @@ def config_diff(
 def _walk(old: Any, new: Any, path: str, out: list[str]) -> None:
     if old == new:
         return
-    if isinstance(old, dict) and isinstance(new, dict) and not (_is_dep(old) and _is_dep(new)):
-        before: dict[str, Any] = old  # pyright: ignore[reportUnknownVariableType]
-        after: dict[str, Any] = new  # pyright: ignore[reportUnknownVariableType]
+    if isinstance(old, dict) and isinstance(new, dict):
+        before = cast(dict[str, Any], old)
+        after = cast(dict[str, Any], new)
+        if _is_dep(before) and _is_dep(after):
+            out.append(f"{path}: {_show(old)} → {_show(new)}")
+            return
         for key in sorted(before.keys() | after.keys()):
             where = f"{path}.{key}" if path else key
             if key not in after:
@@ -49,19 +52,22 @@ def _walk(old: Any, new: Any, path: str, out: list[str]) -> None:
     out.append(f"{path}: {_show(old)} → {_show(new)}")
 
 
-def _is_dep(value: dict[Any, Any]) -> bool:
+def _is_dep(value: dict[str, Any]) -> bool:
     return "$step" in value and "fingerprint" in value
 
 
 def _show(value: Any) -> str:
-    if isinstance(value, dict) and _is_dep(value):  # pyright: ignore[reportUnknownArgumentType]
-        dep: dict[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
-        return f"step {dep['$step']}@{str(dep['fingerprint'])[:8]}"
-    text = repr(value)
+    if isinstance(value, dict):
+        mapping = cast(dict[str, Any], value)
+        if _is_dep(mapping):
+            return f"step {mapping['$step']}@{str(mapping['fingerprint'])[:8]}"
+    text = repr(cast(object, value))
     return text if len(text) <= _WIDTH else text[: _WIDTH - 1] + "…"
 
 
-def miss_reason(name: str, fingerprint: str, config: Mapping[str, Any], previous: StepRecord | None) -> str:
+def miss_reason(
+    name: str, fingerprint: str, config: Mapping[str, Any], previous: StepRecord | None
+) -> str:
     """Say why a non-mutable step must run, given the last completed run of its name."""
     if previous is None:
         return f"new: no completed run of {name!r} yet"
@@ -69,4 +75,5 @@ def miss_reason(name: str, fingerprint: str, config: Mapping[str, Any], previous
         return "output missing: the recorded output directory is gone"
     diff = config_diff(previous.config, config)
     changes = "; ".join(diff) if diff else "identical config, different dependencies"
-    return f"changed since {previous.timestamp:%Y-%m-%d %H:%M:%S} ({previous.fingerprint[:8]}): {changes}"
+    when = f"{previous.timestamp:%Y-%m-%d %H:%M:%S}"
+    return f"changed since {when} ({previous.fingerprint[:8]}): {changes}"

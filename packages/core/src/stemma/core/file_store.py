@@ -105,7 +105,12 @@ class FileStore:
         self, step_run_id: str, fingerprint: str, status: StepStatus, error: str | None
     ) -> None:
         line = json.dumps(
-            {"step_run_id": step_run_id, "fingerprint": fingerprint, "status": status, "error": error}
+            {
+                "step_run_id": step_run_id,
+                "fingerprint": fingerprint,
+                "status": status,
+                "error": error,
+            }
         )
         self._records.mkdir(parents=True, exist_ok=True)
         with self._lock, (self._records / "events.jsonl").open("a") as log:

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import xxhash
-
 from stemma.core.canonical import canonical_json, dumps_plain
 
 ID_LENGTH = 32
@@ -73,7 +72,7 @@ def digest_tree(path: Path) -> TreeDigest:
 
 
 def file_ref_artifact_id(digest: TreeDigest, relative_path: str) -> str:
-    """The id of a file-ref artifact: its content hash with its path (relative to the root) and size."""
+    """The id of a file-ref artifact: its content hash with its root-relative path and size."""
     return hash_plain(
         {"content_hash": digest.content_hash, "path": relative_path, "size": digest.size}
     )

@@ -122,7 +122,9 @@ class StepOutcome:
     """The canonical JSON of what ``fn`` returned, on success."""
     value_artifact_id: str | None
     """The metric artifact id of ``value_json``."""
-    input_artifact_ids: Mapping[str, tuple[str, ...]] = field(default_factory=dict[str, tuple[str, ...]])
+    input_artifact_ids: Mapping[str, tuple[str, ...]] = field(
+        default_factory=dict[str, tuple[str, ...]]
+    )
     """Per input role (argument name), the artifact ids of the deps' outputs it received."""
     provenance: Provenance
     """Captured when the graph was lowered."""

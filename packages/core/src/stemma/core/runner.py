@@ -90,11 +90,18 @@ class StepRunner:
             if spec.fingerprint in state.scheduled:
                 continue
             state.scheduled.add(spec.fingerprint)
-            pending = [dep.fingerprint for dep in spec.deps if dep.fingerprint not in state.artifacts]
+            pending = [
+                dep.fingerprint for dep in spec.deps if dep.fingerprint not in state.artifacts
+            ]
             if any(dep in state.failed or dep in state.skipped for dep in pending):
                 state.skipped.add(spec.fingerprint)
                 continue
-            log.info("step %s (%s) will run: %s", spec.name, spec.fingerprint[:8], self.planner.reason(spec))
+            log.info(
+                "step %s (%s) will run: %s",
+                spec.name,
+                spec.fingerprint[:8],
+                self.planner.reason(spec),
+            )
             state.waiting[spec.fingerprint] = len(pending)
             for dep in pending:
                 state.dependents.setdefault(dep, []).append(spec.fingerprint)
@@ -150,5 +157,7 @@ def _failure(state: _RunState) -> StepFailedError:
     if skipped:
         message += f"; {len(skipped)} not run because a dependency failed: {', '.join(skipped)}"
     error = StepFailedError(message, failed=failed, skipped=skipped)
-    error.__cause__ = first.__cause__ if isinstance(first, StepCodeError) and first.__cause__ else first
+    error.__cause__ = (
+        first.__cause__ if isinstance(first, StepCodeError) and first.__cause__ else first
+    )
     return error

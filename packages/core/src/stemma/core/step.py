@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from stemma.core.canonical import to_canonical
 from stemma.core.context import OUT, OUTPUT_PLACEHOLDER
 from stemma.core.errors import LoweringError
+from stemma.core.identity import ID_LENGTH
 from stemma.core.versions import check_name, check_version, is_mutable
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ class ArtifactStep:
     expected_fingerprint: str | None = None
     """If set, lowering fails unless the step's fingerprint equals it."""
     template: str = field(repr=False)
-    """Canonical JSON of ``inputs`` with deps as ``{"$dep": position}`` and ``OUT`` as a placeholder."""
+    """Canonical JSON of ``inputs``, deps as ``{"$dep": position}``, ``OUT`` as a placeholder."""
     key_head: str = field(repr=False)
     """Canonical JSON of the fingerprint payload up to the dependency list."""
     key_tail: str = field(repr=False)
@@ -106,7 +107,9 @@ def apply(
     bound.apply_defaults()
     arguments = dict(bound.arguments)
     deps: dict[int, ArtifactStep] = {}
-    template = {key: _template(value, deps, f"{name}.inputs.{key}") for key, value in arguments.items()}
+    template = {
+        key: _template(value, deps, f"{name}.inputs.{key}") for key, value in arguments.items()
+    }
     config_json = json.dumps(template, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     tail = json.dumps(
         {"kind": FUNCTION_KIND, "name": name, "version": version},
@@ -114,7 +117,7 @@ def apply(
         separators=(",", ":"),
         ensure_ascii=False,
     )
-    if expected_fingerprint is not None and not isinstance(expected_fingerprint, str):
+    if expected_fingerprint is not None and len(expected_fingerprint) != ID_LENGTH:
         raise LoweringError(f"step {name!r}: expected_fingerprint must be a 32-hex-character str")
     return ArtifactStep(
         name=name,
@@ -131,7 +134,7 @@ def apply(
 
 
 def _template(value: Any, deps: dict[int, ArtifactStep], path: str) -> Any:
-    """Encode an input canonically, with handles as ``{"$dep": index}`` and ``OUT`` as a placeholder."""
+    """Encode an input canonically: handles as ``{"$dep": index}``, ``OUT`` as a placeholder."""
     if value is OUT:
         return OUTPUT_PLACEHOLDER
     if isinstance(value, ArtifactStep):

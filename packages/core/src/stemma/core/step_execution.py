@@ -22,8 +22,8 @@ from stemma.core.context import StepContext
 from stemma.core.identity import content_id, digest_tree, file_ref_artifact_id, hash_plain
 from stemma.core.records import OutputRecord, StepOutcome, StepRecord, StepStarted
 from stemma.core.run_ids import new_attempt_id
-from stemma.core.step_lock import StepLock
 from stemma.core.step import handles_in
+from stemma.core.step_lock import StepLock
 from stemma.core.step_spec import StepSpec
 from stemma.core.store import Store
 
@@ -176,9 +176,7 @@ def execution_key(spec: StepSpec, inputs: Mapping[str, tuple[str, ...]]) -> str:
     )
 
 
-def _input_artifact_ids(
-    spec: StepSpec, deps: Mapping[str, Artifact]
-) -> dict[str, tuple[str, ...]]:
+def _input_artifact_ids(spec: StepSpec, deps: Mapping[str, Artifact]) -> dict[str, tuple[str, ...]]:
     by_handle = {id(dep.step): deps[dep.fingerprint].artifact_id for dep in spec.deps}
     found: dict[str, tuple[str, ...]] = {}
     for role, value in spec.step.inputs.items():

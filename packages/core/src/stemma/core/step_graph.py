@@ -44,7 +44,8 @@ def expand(root: StepSpec, seen: dict[str, StepSpec]) -> list[StepSpec]:
         elif dep.fingerprint in on_path:
             cycle = [*path[on_path[dep.fingerprint] :], dep]
             raise StepCycleError(
-                "the step graph has a cycle: " + " → ".join(f"{s.name}({s.fingerprint[:8]})" for s in cycle)
+                "the step graph has a cycle: "
+                + " → ".join(f"{s.name}({s.fingerprint[:8]})" for s in cycle)
             )
         elif dep.fingerprint not in seen:
             enter(dep)

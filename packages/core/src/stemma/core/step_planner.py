@@ -74,7 +74,9 @@ class StepPlanner:
                 shown_built.add(root.fingerprint)
             wanted.update(spec.fingerprint for spec in needed(root, set(built)))
         for fingerprint in wanted:
-            shown_built.update(dep.fingerprint for dep in seen[fingerprint].deps if dep.fingerprint in built)
+            shown_built.update(
+                dep.fingerprint for dep in seen[fingerprint].deps if dep.fingerprint in built
+            )
         out: list[PlannedStep] = []
         for fingerprint, spec in seen.items():
             if fingerprint in wanted:

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import xxhash
-
 from stemma.core.canonical import to_canonical
 from stemma.core.context import StepContext
 from stemma.core.errors import FingerprintMismatchError, LoweringError
@@ -56,9 +55,7 @@ class StepSpec:
     @property
     def config(self) -> dict[str, Any]:
         """The fingerprint-time config: inputs with ``OUT`` and deps as placeholders."""
-        context = StepContext.for_fingerprint(
-            {dep.step: dep.fingerprint for dep in self.deps}
-        )
+        context = StepContext.for_fingerprint({dep.step: dep.fingerprint for dep in self.deps})
         inputs = context.resolve(dict(self.step.inputs))
         return {
             "kind": FUNCTION_KIND,

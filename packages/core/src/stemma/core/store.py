@@ -58,9 +58,7 @@ def available_stores() -> dict[str, str]:
     return found
 
 
-def open_store(
-    root: str | os.PathLike[str] | None = None, *, kind: str | None = None
-) -> Store:
+def open_store(root: str | os.PathLike[str] | None = None, *, kind: str | None = None) -> Store:
     """Open the store at ``root`` (see :func:`~stemma.core.layout.resolve_root`).
 
     Args:
@@ -80,7 +78,11 @@ def open_store(
 
         return FileStore(path)
     if chosen not in registered:
-        hint = "pip install stemma-storage" if chosen == "delta" else f"install the package providing it"
+        hint = (
+            "pip install stemma-storage"
+            if chosen == "delta"
+            else "install the package providing it"
+        )
         raise StoreUnavailableError(
             f"no store named {chosen!r} is installed (known: {sorted(available_stores())}); "
             f"to use it, {hint}"

@@ -1,0 +1,310 @@
+#!/usr/bin/env python3
+"""stemma's developer entry point: demo, lint, typecheck, test, check, bench.
+
+Needs only Python 3.11+ and pip. If `uv` is not on PATH (or is too old), it is installed once
+into a bootstrap venv under `.venvs/bootstrap/` and used from there; nothing goes to the user's
+or the system's site-packages.
+
+Every stage prints its command before running it, and `check` stops at the first failure.
+To add a stage to `check`, add one line to `CHECK` below.
+
+    python3 scripts/dev.py demo     # sync, then run examples/lazy_steps.py
+    python3 scripts/dev.py check    # everything CI runs
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+import venv
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VENVS = ROOT / ".venvs"
+BOOTSTRAP = VENVS / "bootstrap"
+MIN_UV = (0, 5, 0)
+UV_REQUIREMENT = "uv>=0.5"
+PACKAGES = ("core", "storage", "slurm", "tui")
+
+# pytest's exit code when it collected nothing.
+PYTEST_NO_TESTS = 5
+
+if sys.version_info < (3, 11):  # noqa: UP036 - this guard is for people running an old python3
+    sys.exit(
+        f"stemma needs Python 3.11 or newer; this is {sys.version.split()[0]} ({sys.executable})"
+    )
+
+
+# --------------------------------------------------------------------------- stages
+
+
+@dataclass(frozen=True, kw_only=True)
+class Stage:
+    """One command of a workflow.
+
+    `argv` starts with the literal "uv" for uv commands; it is replaced by the uv binary in use.
+    """
+
+    name: str
+    """Short label shown in the banner and the summary."""
+    argv: tuple[str, ...]
+    """The command, run from the repository root."""
+    env: Mapping[str, str] = field(default_factory=dict[str, str])
+    """Extra environment variables, shown before the command."""
+    tests_dir: str | None = None
+    """For a pytest stage: exit code 5 (nothing collected) passes only if this holds no tests."""
+    requires: str | None = None
+    """A path that must exist for the stage to run; when it does not, the stage is skipped."""
+
+
+def run_tool(*argv: str) -> tuple[str, ...]:
+    """A command run in the root environment, already synced by the first stage."""
+    return ("uv", "run", "--no-sync", *argv)
+
+
+SYNC = Stage(name="uv sync", argv=("uv", "sync", "--all-packages"))
+RUFF_CHECK = Stage(name="ruff check", argv=run_tool("ruff", "check", "."))
+RUFF_FORMAT = Stage(name="ruff format --check", argv=run_tool("ruff", "format", "--check", "."))
+BASEDPYRIGHT = Stage(name="basedpyright (strict)", argv=run_tool("basedpyright"))
+IMPORT_LINTER = Stage(name="import-linter", argv=run_tool("lint-imports"))
+PYTEST = Stage(name="pytest (whole suite)", argv=run_tool("pytest"), tests_dir="tests")
+
+
+def package_alone(package: str) -> Stage:
+    """Install one member alone in its own exact environment and run its own tests there."""
+    return Stage(
+        name=f"stemma-{package} alone",
+        argv=(
+            "uv",
+            "run",
+            "--exact",
+            "--package",
+            f"stemma-{package}",
+            "pytest",
+            f"tests/{package}",
+        ),
+        env={"UV_PROJECT_ENVIRONMENT": f".venvs/{package}"},
+        tests_dir=f"tests/{package}",
+    )
+
+
+LINT = [SYNC, RUFF_CHECK, RUFF_FORMAT]
+TYPECHECK = [SYNC, BASEDPYRIGHT]
+TEST = [SYNC, PYTEST]
+# One line per stage, run in order, stopping at the first failure. A stage that is not a uv command
+# is a plain argv, e.g. Stage(name="local SLURM cluster", argv=("bash", "scripts/slurm.sh", "up")).
+CHECK = [
+    SYNC,
+    RUFF_CHECK,
+    RUFF_FORMAT,
+    BASEDPYRIGHT,
+    IMPORT_LINTER,
+    PYTEST,
+    *(package_alone(p) for p in PACKAGES),
+]
+DEMO = [
+    SYNC,
+    Stage(name="demo", argv=run_tool("python", "examples/lazy_steps.py")),
+]
+BENCH = [
+    SYNC,
+    Stage(
+        name="benchmarks",
+        argv=run_tool("python", "benchmarks/run.py"),
+        requires="benchmarks/run.py",
+    ),
+]
+FORMAT = [
+    SYNC,
+    Stage(name="ruff format", argv=run_tool("ruff", "format", ".")),
+    Stage(name="ruff check --fix", argv=run_tool("ruff", "check", "--fix", ".")),
+]
+INSTALL = [SYNC]
+
+WORKFLOWS: dict[str, tuple[list[Stage], str]] = {
+    "install": (INSTALL, "create .venv with every package and the dev tools"),
+    "demo": (DEMO, "run the lazy-steps example (examples/lazy_steps.py)"),
+    "lint": (LINT, "ruff lint and format check"),
+    "format": (FORMAT, "apply ruff format and safe lint fixes"),
+    "typecheck": (TYPECHECK, "basedpyright in strict mode over packages, tests and scripts"),
+    "test": (TEST, "the whole pytest suite in the workspace environment"),
+    "check": (CHECK, "everything CI runs: lint, types, imports, tests, each package alone"),
+    "bench": (BENCH, "the benchmarks (benchmarks/run.py), if present"),
+}
+
+
+# --------------------------------------------------------------------------- uv bootstrap
+
+
+def parse_version(text: str) -> tuple[int, ...]:
+    """The first dotted version number in `text`, e.g. 'uv 0.13.9 (…)' -> (0, 13, 9)."""
+    found = re.search(r"(\d+)\.(\d+)\.(\d+)", text)
+    return tuple(int(part) for part in found.groups()) if found else ()
+
+
+def usable_uv(candidate: str | None) -> bool:
+    """Whether `candidate` is a uv binary at least MIN_UV."""
+    if candidate is None or not Path(candidate).exists():
+        return False
+    try:
+        out = subprocess.run(
+            [candidate, "--version"], capture_output=True, text=True, check=True
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return False
+    return parse_version(out) >= MIN_UV
+
+
+def bootstrap_bin(name: str) -> Path:
+    """Where a console script lives in the bootstrap venv."""
+    if os.name == "nt":
+        return BOOTSTRAP / "Scripts" / f"{name}.exe"
+    return BOOTSTRAP / "bin" / name
+
+
+def bootstrap_uv() -> str:
+    """Install uv into `.venvs/bootstrap` with pip and return its path."""
+    print(f"==> uv not found on PATH (or older than {'.'.join(map(str, MIN_UV))}); ", end="")
+    print(f"installing it into {BOOTSTRAP.relative_to(ROOT)}", flush=True)
+    python = bootstrap_bin("python")
+    if not python.exists():
+        venv.EnvBuilder(with_pip=True, clear=True).create(BOOTSTRAP)
+    command = [str(python), "-m", "pip", "install", "--quiet", UV_REQUIREMENT]
+    print(f"$ {shlex.join(command)}", flush=True)
+    subprocess.run(command, check=True)
+    uv = bootstrap_bin("uv")
+    if not usable_uv(str(uv)):
+        sys.exit(f"error: installed {UV_REQUIREMENT} into {BOOTSTRAP} but {uv} does not run")
+    return str(uv)
+
+
+def find_uv() -> str:
+    """A usable uv: the one on PATH, else the bootstrap one, installing it if needed."""
+    for candidate in (shutil.which("uv"), str(bootstrap_bin("uv"))):
+        if usable_uv(candidate):
+            assert candidate is not None
+            return candidate
+    return bootstrap_uv()
+
+
+# --------------------------------------------------------------------------- running
+
+
+def base_environment() -> dict[str, str]:
+    """The environment every stage starts from.
+
+    The caller's activated venv and project-environment override are dropped so that stages
+    always use this repository's environments; uv uses the Python running this script, so a
+    machine with only Python 3.11 never needs uv to fetch an interpreter.
+    """
+    env = dict(os.environ)
+    env.pop("VIRTUAL_ENV", None)
+    env.pop("UV_PROJECT_ENVIRONMENT", None)
+    env.setdefault("UV_PYTHON", sys.executable)
+    env.setdefault("UV_PYTHON_DOWNLOADS", "never")
+    return env
+
+
+def has_test_files(directory: Path) -> bool:
+    """Whether `directory` holds any file pytest would collect by default."""
+    patterns = ("test_*.py", "*_test.py")
+    return any(next(directory.rglob(pattern), None) is not None for pattern in patterns)
+
+
+def shown(stage: Stage) -> str:
+    """The command line as a person would type it (with `uv` on PATH)."""
+    prefix = " ".join(f"{key}={shlex.quote(value)}" for key, value in stage.env.items())
+    return f"{prefix} {shlex.join(stage.argv)}".strip()
+
+
+def run_stage(stage: Stage, uv: str, env: Mapping[str, str]) -> tuple[bool, str]:
+    """Run one stage; return whether it passed and a note for the summary."""
+    if stage.requires is not None and not (ROOT / stage.requires).exists():
+        return True, f"skipped: {stage.requires} does not exist yet"
+    argv = [uv, *stage.argv[1:]] if stage.argv[0] == "uv" else list(stage.argv)
+    print(f"$ {shown(stage)}", flush=True)
+    code = subprocess.run(argv, cwd=ROOT, env={**env, **stage.env}, check=False).returncode
+    if code == 0:
+        return True, "ok"
+    if code == PYTEST_NO_TESTS and stage.tests_dir is not None:
+        if has_test_files(ROOT / stage.tests_dir):
+            return False, f"pytest collected no tests, but {stage.tests_dir} has test files"
+        return True, f"ok: {stage.tests_dir} has no tests yet"
+    return False, f"exit code {code}"
+
+
+def banner(text: str) -> None:
+    """A line that stands out in a long log."""
+    print(f"\n{'=' * 8} {text} {'=' * max(4, 80 - len(text))}", flush=True)
+
+
+def run_workflow(name: str, stages: Sequence[Stage], uv: str) -> int:
+    """Run `stages` in order, stopping at the first failure; print a timed summary."""
+    env = base_environment()
+    results: list[tuple[Stage, bool, str, float]] = []
+    started = time.monotonic()
+    for index, stage in enumerate(stages, start=1):
+        banner(f"[{index}/{len(stages)}] {stage.name}")
+        t0 = time.monotonic()
+        passed, note = run_stage(stage, uv, env)
+        elapsed = time.monotonic() - t0
+        results.append((stage, passed, note, elapsed))
+        print(f"-- {stage.name}: {'PASSED' if passed else 'FAILED'} ({note}) in {elapsed:.1f}s")
+        if not passed:
+            break
+    print_summary(name, stages, results, time.monotonic() - started)
+    return 0 if all(passed for _, passed, _, _ in results) else 1
+
+
+def print_summary(
+    name: str,
+    stages: Sequence[Stage],
+    results: Sequence[tuple[Stage, bool, str, float]],
+    total: float,
+) -> None:
+    """One line per stage: passed, failed, or not run after a failure."""
+    banner(f"{name}: summary")
+    for stage, passed, note, elapsed in results:
+        print(f"  {'ok  ' if passed else 'FAIL'}  {elapsed:7.1f}s  {stage.name}  ({note})")
+    for stage in stages[len(results) :]:
+        print(f"  --          -  {stage.name}  (not run)")
+    failed = [stage.name for stage, passed, _, _ in results if not passed]
+    verdict = f"FAILED at {failed[0]}" if failed else "all stages passed"
+    print(f"{name}: {verdict} in {total:.1f}s", flush=True)
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    """The command line: one workflow name."""
+    parser = argparse.ArgumentParser(
+        prog="scripts/dev.py", description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for command, (_, description) in WORKFLOWS.items():
+        commands.add_parser(command, help=description, description=description)
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the workflow named on the command line."""
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    command: str = args.command
+    stages, _ = WORKFLOWS[command]
+    try:
+        uv = find_uv()
+        print(f"using {uv} with {sys.executable}", flush=True)
+        return run_workflow(command, stages, uv)
+    except KeyboardInterrupt:
+        print(f"\n{command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
