@@ -8,13 +8,12 @@ only has to splice dependency fingerprints into precomputed strings.
 
 from __future__ import annotations
 
-import functools
-import inspect
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from stemma.core.binding import bind_inputs, describe
 from stemma.core.canonical import to_canonical
 from stemma.core.context import OUT, OUTPUT_PLACEHOLDER
 from stemma.core.errors import LoweringError
@@ -27,9 +26,8 @@ if TYPE_CHECKING:
 FUNCTION_KIND = "function"
 
 
-@functools.lru_cache(maxsize=4096)
-def _signature(fn: Callable[..., Any]) -> inspect.Signature:
-    return inspect.signature(fn)
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+_string = _ENCODER.encode
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, slots=True)
@@ -58,11 +56,8 @@ class ArtifactStep:
     """Canonical JSON of the fingerprint payload up to the dependency list."""
     key_tail: str = field(repr=False)
     """Canonical JSON of the fingerprint payload after the dependency list."""
-
-    @property
-    def mutable(self) -> bool:
-        """Whether the version marks this step as always rerun (``dev`` / ``*-dev``)."""
-        return is_mutable(self.version)
+    mutable: bool = False
+    """Whether the version marks this step as always rerun (``dev`` / ``*-dev``)."""
 
     def lower(self, memo: dict[ArtifactStep, StepSpec] | None = None) -> StepSpec:
         """Lower this handle and its deps to a :class:`~stemma.core.step_spec.StepSpec` graph."""
@@ -101,54 +96,54 @@ def apply(
     check_name(name)
     check_version(name, version)
     try:
-        bound = _signature(fn).bind(**inputs)
+        arguments = bind_inputs(fn, inputs)
     except TypeError as err:
-        raise TypeError(f"step {name!r}: arguments do not match {_describe(fn)}: {err}") from None
-    bound.apply_defaults()
-    arguments = dict(bound.arguments)
-    deps: dict[int, ArtifactStep] = {}
-    template = {
-        key: _template(value, deps, f"{name}.inputs.{key}") for key, value in arguments.items()
-    }
-    config_json = json.dumps(template, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    tail = json.dumps(
-        {"kind": FUNCTION_KIND, "name": name, "version": version},
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-    )
+        raise TypeError(f"step {name!r}: arguments do not match {describe(fn)}: {err}") from None
     if expected_fingerprint is not None and len(expected_fingerprint) != ID_LENGTH:
         raise LoweringError(f"step {name!r}: expected_fingerprint must be a 32-hex-character str")
+    positions: dict[int, int] = {}
+    deps: list[ArtifactStep] = []
+    template = {
+        key: _template(value, positions, deps, f"{name}.inputs.{key}")
+        for key, value in arguments.items()
+    }
+    config_json = _ENCODER.encode(template)
     return ArtifactStep(
         name=name,
         version=version,
         fn=fn,
         inputs=arguments,
-        deps=tuple(deps.values()),
+        deps=tuple(deps),
         expected_fingerprint=expected_fingerprint,
         template=config_json,
-        # Payload: {"config": …, "deps": [fp, …], "kind": …, "name": …, "version": …}, keys sorted.
+        # Payload: {"config": …, "deps": [fp, …], "kind": …, "name": …, "version": …}, keys sorted,
+        # exactly what the canonical encoder would produce for that dict.
         key_head='{"config":' + config_json + ',"deps":[',
-        key_tail="]," + tail[1:],
+        key_tail=f'],"kind":"{FUNCTION_KIND}","name":{_string(name)},"version":{_string(version)}}}',
+        mutable=is_mutable(version),
     )
 
 
-def _template(value: Any, deps: dict[int, ArtifactStep], path: str) -> Any:
+def _template(value: Any, positions: dict[int, int], deps: list[ArtifactStep], path: str) -> Any:
     """Encode an input canonically: handles as ``{"$dep": index}``, ``OUT`` as a placeholder."""
     if value is OUT:
         return OUTPUT_PLACEHOLDER
     if isinstance(value, ArtifactStep):
-        if id(value) not in deps:
-            deps[id(value)] = value
-        # dicts keep insertion order, so the index is the first-seen position.
-        return {"$dep": _position(deps, id(value))}
+        position = positions.get(id(value))
+        if position is None:
+            position = positions[id(value)] = len(deps)
+            deps.append(value)
+        return {"$dep": position}
     if isinstance(value, dict):
         items: dict[Any, Any] = value  # pyright: ignore[reportUnknownVariableType]
         if all(isinstance(key, str) for key in items):
-            return {key: _template(item, deps, f"{path}[{key!r}]") for key, item in items.items()}
+            return {
+                key: _template(item, positions, deps, f"{path}[{key!r}]")
+                for key, item in items.items()
+            }
     if isinstance(value, list | tuple):
         seq: list[Any] | tuple[Any, ...] = value  # pyright: ignore[reportUnknownVariableType]
-        return [_template(item, deps, f"{path}[{i}]") for i, item in enumerate(seq)]
+        return [_template(item, positions, deps, f"{path}[{i}]") for i, item in enumerate(seq)]
     return to_canonical(value, path)
 
 
@@ -165,17 +160,3 @@ def handles_in(value: Any) -> list[ArtifactStep]:
         elif isinstance(item, list | tuple):
             stack.extend(reversed(item))  # pyright: ignore[reportUnknownArgumentType]
     return found
-
-
-def _position(deps: dict[int, ArtifactStep], key: int) -> int:
-    # Fan-in is small in practice; the last entry is the common case (just inserted).
-    keys = list(deps)
-    return len(keys) - 1 if keys[-1] == key else keys.index(key)
-
-
-def _describe(fn: Callable[..., Any]) -> str:
-    qualname = getattr(fn, "__qualname__", type(fn).__qualname__)
-    try:
-        return f"{qualname}{_signature(fn)}"
-    except (TypeError, ValueError):
-        return qualname

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from stemma.core.errors import LoweringError
 
 MUTABLE_VERSION = "dev"
@@ -23,6 +25,20 @@ def _segment_problem(segment: str) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=1024)
+def _version_problem(version: str) -> str | None:
+    return _segment_problem(version)
+
+
+@functools.lru_cache(maxsize=65536)
+def _name_problem(name: str) -> tuple[str, str] | None:
+    for segment in name.split("/"):
+        problem = _segment_problem(segment)
+        if problem is not None:
+            return segment, problem
+    return None
+
+
 def check_version(step: str, version: str) -> None:
     """Refuse a version that is not one non-empty path segment.
 
@@ -31,7 +47,7 @@ def check_version(step: str, version: str) -> None:
     """
     if not isinstance(version, str):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise LoweringError(f"step {step!r}: version must be a str, got {type(version).__name__}")
-    problem = _segment_problem(version)
+    problem = _version_problem(version)
     if problem is not None:
         raise LoweringError(
             f"step {step!r}: version {version!r} {problem}; a version is one path segment "
@@ -47,9 +63,9 @@ def check_name(name: str) -> None:
     """
     if not isinstance(name, str) or not name:  # pyright: ignore[reportUnnecessaryIsInstance]
         raise LoweringError(f"step name must be a non-empty str, got {name!r}")
-    for segment in name.split("/"):
-        problem = _segment_problem(segment)
-        if problem is not None:
-            raise LoweringError(
-                f"step name {name!r}: segment {segment!r} {problem}; use names like 'example/json'"
-            )
+    found = _name_problem(name)
+    if found is not None:
+        segment, problem = found
+        raise LoweringError(
+            f"step name {name!r}: segment {segment!r} {problem}; use names like 'example/json'"
+        )
