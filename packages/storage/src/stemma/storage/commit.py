@@ -1,0 +1,105 @@
+"""Committing a staged bundle to the Delta tables, idempotently, then removing it.
+
+Each table's append carries the Delta application transaction of the bundle (keyed by its
+``execution_run_id``) and is skipped when the table already holds it, so a commit interrupted
+half-way and retried (by ``recover()``, in another process) writes each table exactly once. An
+exclusive lock on the bundle keeps two committers of the same bundle from interleaving, and
+artifact rows already in a table are never written again.
+"""
+
+# pyright: reportUnknownMemberType=false
+# (polars' signatures name numpy types and numpy is not installed, so every polars method reads
+# as partially unknown; arguments and results are still checked.)
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import polars as pl
+from stemma.core.layout import RootLayout
+from stemma.storage.locks import exclusive_lock
+from stemma.storage.rows import app_id
+from stemma.storage.schemas import (
+    ARTIFACT_EDGES,
+    ARTIFACT_INDEX,
+    COMMIT_ORDER,
+    EXECUTIONS,
+    TableSpec,
+)
+from stemma.storage.staging import read_bundle
+from stemma.storage.tables import append_rows, read_table
+
+LOCK_NAME = ".commit.lock"
+"""The lock file inside a bundle; it disappears with the bundle."""
+
+
+def commit_staged(layout: RootLayout, bundle: Path) -> bool:
+    """Commit one staged bundle to the tables under ``layout`` and delete it.
+
+    Safe to call for the same bundle from several threads or processes at once, and again after
+    a crash: the bundle's rows land exactly once.
+
+    Args:
+        layout: the store root the bundle belongs to.
+        bundle: the bundle directory :func:`~stemma.storage.staging.stage_outcome` returned.
+
+    Returns:
+        ``True`` if this call committed the bundle; ``False`` if it was already committed (the
+        bundle is gone, or every table already held its transaction).
+
+    Raises:
+        StagedBundleError: the bundle exists but is incomplete or unreadable.
+        CommitConflictError: a table kept conflicting with concurrent writers; the bundle stays.
+    """
+    try:
+        with exclusive_lock(bundle / LOCK_NAME, create_parents=False):
+            # Another committer may have finished (and deleted the bundle) while we waited.
+            if not bundle.is_dir():
+                return False
+            committed = _commit_tables(layout, read_bundle(bundle))
+            shutil.rmtree(bundle)
+            return committed
+    except FileNotFoundError:
+        if bundle.exists():
+            raise
+        return False
+
+
+def _commit_tables(layout: RootLayout, frames: dict[TableSpec, pl.DataFrame]) -> bool:
+    execution_run_id = str(frames[EXECUTIONS].get_column("execution_run_id")[0])
+    transaction = app_id(execution_run_id)
+    if ARTIFACT_EDGES in frames:
+        frames[ARTIFACT_EDGES] = _with_source_types(layout, frames)
+    wrote = False
+    for spec in COMMIT_ORDER:
+        if spec in frames:
+            wrote = append_rows(layout, spec, frames[spec], app_id=transaction) or wrote
+    return wrote
+
+
+def _with_source_types(layout: RootLayout, frames: dict[TableSpec, pl.DataFrame]) -> pl.DataFrame:
+    """Fill in the type of each edge's source artifact from the index (the bundle's or Delta's)."""
+    edges = frames[ARTIFACT_EDGES]
+    missing = (
+        edges.filter(pl.col("source_artifact_type").is_null())
+        .get_column("source_artifact_id")
+        .unique()
+        .to_list()
+    )
+    if not missing:
+        return edges
+    known = pl.concat(
+        [
+            frames.get(ARTIFACT_INDEX, ARTIFACT_INDEX.empty()),
+            read_table(layout, ARTIFACT_INDEX, pl.col("artifact_id").is_in(missing)),
+        ]
+    ).select(
+        pl.col("artifact_id").alias("source_artifact_id"),
+        pl.col("artifact_type").alias("_known_type"),
+    )
+    return (
+        edges.join(known.unique("source_artifact_id"), on="source_artifact_id", how="left")
+        .with_columns(source_artifact_type=pl.coalesce("source_artifact_type", "_known_type"))
+        .select(ARTIFACT_EDGES.columns)
+    )

@@ -1,0 +1,82 @@
+"""The Delta Lake store: stemma's default :class:`~stemma.core.store.Store`."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection
+from pathlib import Path
+
+from stemma.core.layout import RootLayout
+from stemma.core.records import StepOutcome, StepRecord, StepStarted
+from stemma.storage.commit import commit_staged
+from stemma.storage.recovery import recover_staged
+from stemma.storage.rows import started_row
+from stemma.storage.schemas import STEPS
+from stemma.storage.staging import stage_outcome
+from stemma.storage.step_records import completed_records, latest_completed_by_name
+from stemma.storage.tables import append_rows
+
+
+class DeltaStore:
+    """Step events, executions, artifacts and provenance in Delta tables under ``{root}/delta``.
+
+    Safe to share between threads and to open from several processes on one root: every table
+    write holds that table's file lock, and every outcome is staged before it is committed, so a
+    crash between the two loses nothing (:meth:`recover` commits it later, once).
+
+    Constructing a store does no I/O; tables are created when first written.
+
+    Args:
+        root: the store root (see :func:`~stemma.core.layout.resolve_root`).
+    """
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self._layout = RootLayout(Path(root).absolute())
+
+    def __repr__(self) -> str:
+        return f"DeltaStore({str(self._layout.root)!r})"
+
+    @property
+    def layout(self) -> RootLayout:
+        """The directories under this store's root."""
+        return self._layout
+
+    def recover(self) -> int:
+        """Commit every complete bundle left in staging; return how many this call committed.
+
+        Incomplete bundles older than an hour (their writer died mid-way) are deleted.
+        """
+        return recover_staged(self._layout)
+
+    def completed(self, fingerprints: Collection[str]) -> dict[str, StepRecord]:
+        """The latest ``completed`` record of each of these fingerprints that has one."""
+        return completed_records(self._layout, fingerprints)
+
+    def latest_by_name(self, name: str) -> StepRecord | None:
+        """The most recent ``completed`` record of a step with this name, any fingerprint."""
+        return latest_completed_by_name(self._layout, name)
+
+    def record_started(self, event: StepStarted) -> None:
+        """Append the ``running`` event of a step attempt to the steps log."""
+        append_rows(self._layout, STEPS, STEPS.frame([started_row(event)]))
+
+    def record_outcome(self, outcome: StepOutcome) -> None:
+        """Stage a finished attempt, then commit it: artifacts, edges, final event, execution.
+
+        Raises:
+            CommitConflictError: the commit kept conflicting; the staged bundle stays for
+                :meth:`recover`.
+        """
+        self.commit_staged(self.stage_outcome(outcome))
+
+    def stage_outcome(self, outcome: StepOutcome) -> Path:
+        """Write the outcome's staged bundle (``executions.parquet`` last) and return its path."""
+        return stage_outcome(self._layout, outcome)
+
+    def commit_staged(self, bundle: Path) -> bool:
+        """Commit one staged bundle idempotently and delete it.
+
+        Returns:
+            ``True`` if this call committed it, ``False`` if it was already committed.
+        """
+        return commit_staged(self._layout, bundle)

@@ -1,0 +1,55 @@
+"""Recovery: commit what dead writers staged, and clear out what they left half-written."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+from stemma.core.layout import RootLayout
+from stemma.storage.commit import commit_staged
+from stemma.storage.staging import is_complete, staged_bundles
+
+INCOMPLETE_GRACE_SECONDS = 3600.0
+"""How long a bundle without its sentinel is assumed to belong to a live writer."""
+
+
+def recover_staged(
+    layout: RootLayout,
+    *,
+    grace_seconds: float = INCOMPLETE_GRACE_SECONDS,
+    now: float | None = None,
+) -> int:
+    """Commit every complete staged bundle under ``layout``; delete stale incomplete ones.
+
+    A bundle without ``executions.parquet`` is left alone while younger than ``grace_seconds``
+    (its writer may still be writing) and deleted once older: its writer died mid-way and the
+    execution will be rerun.
+
+    Args:
+        layout: the store root.
+        grace_seconds: the age past which an incomplete bundle is deleted.
+        now: the current time as a Unix timestamp; the wall clock when omitted.
+
+    Returns:
+        How many bundles this call committed (bundles committed concurrently by another
+        process are not counted).
+    """
+    current = time.time() if now is None else now
+    committed = 0
+    for bundle in staged_bundles(layout):
+        if is_complete(bundle):
+            committed += commit_staged(layout, bundle)
+        elif current - _last_modified(bundle) > grace_seconds:
+            shutil.rmtree(bundle, ignore_errors=True)
+    return committed
+
+
+def _last_modified(bundle: Path) -> float:
+    """The newest modification time of the bundle or anything in it; now if it just vanished."""
+    try:
+        times = [bundle.stat().st_mtime]
+        times.extend(path.stat().st_mtime for path in bundle.iterdir())
+    except FileNotFoundError:
+        return time.time()
+    return max(times)

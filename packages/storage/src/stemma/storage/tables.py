@@ -1,0 +1,125 @@
+"""Reading and appending to the Delta tables: the only module that writes Delta.
+
+Every append to a table runs under that table's file lock, so checking "is this bundle already
+committed / is this artifact already here" and writing the answer is one step for every stemma
+writer on the root. Delta's own conflict detection stays as the backstop, with retries.
+"""
+
+# pyright: reportUnknownMemberType=false
+# (polars' signatures name numpy types and numpy is not installed, so every polars method reads
+# as partially unknown; arguments and results are still checked.)
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import polars as pl
+from deltalake import CommitProperties, DeltaTable, Transaction, WriterProperties, write_deltalake
+from deltalake.exceptions import CommitFailedError
+from stemma.core.layout import RootLayout
+from stemma.storage.errors import CommitConflictError
+from stemma.storage.locks import exclusive_lock, table_lock_path
+from stemma.storage.schemas import TableSpec
+
+COMMIT_ATTEMPTS = 8
+"""How many times a conflicting commit is tried before :class:`CommitConflictError`."""
+_BACKOFF_SECONDS = 0.05
+_WRITER = WriterProperties(compression="ZSTD")
+
+
+def table_exists(path: Path) -> bool:
+    """Whether a Delta table has been created at ``path`` (no table I/O, one ``stat``)."""
+    return (path / "_delta_log").is_dir()
+
+
+def read_table(
+    layout: RootLayout,
+    spec: TableSpec,
+    predicate: pl.Expr | None = None,
+    columns: Sequence[str] | None = None,
+) -> pl.DataFrame:
+    """Rows of one table matching ``predicate``; an empty frame of the schema if none exist.
+
+    The predicate is pushed into the Delta scan, so files whose statistics rule it out are
+    skipped.
+    """
+    path = spec.path(layout.delta)
+    if not table_exists(path):
+        frame = spec.empty()
+    else:
+        scan = pl.scan_delta(DeltaTable(path))
+        if predicate is not None:
+            scan = scan.filter(predicate)
+        frame = scan.collect()
+    return frame.select(columns) if columns is not None else frame
+
+
+def append_rows(
+    layout: RootLayout, spec: TableSpec, frame: pl.DataFrame, *, app_id: str | None = None
+) -> bool:
+    """Append ``frame`` to a table, creating the table on first use.
+
+    With ``app_id``, the append is recorded as that application transaction and skipped when
+    the table already holds it. For tables with a key column, rows whose key is already in the
+    table (or earlier in ``frame``) are dropped.
+
+    Returns:
+        Whether any row was written.
+
+    Raises:
+        CommitConflictError: the commit conflicted on every attempt.
+    """
+    path = spec.path(layout.delta)
+    with exclusive_lock(table_lock_path(layout, spec)):
+        for attempt in range(COMMIT_ATTEMPTS):
+            table = _open_or_create(path, spec)
+            if app_id is not None and table.transaction_version(app_id) is not None:
+                return False
+            rows = _new_rows(table, spec, frame)
+            if rows.is_empty():
+                return False
+            properties = CommitProperties(
+                app_transactions=[Transaction(app_id, 1)] if app_id is not None else None
+            )
+            try:
+                write_deltalake(
+                    table,
+                    spec.to_arrow(rows),
+                    mode="append",
+                    writer_properties=_WRITER,
+                    commit_properties=properties,
+                )
+            except CommitFailedError:
+                # Another writer (one not holding our lock) committed first: back off, re-read.
+                time.sleep(_BACKOFF_SECONDS * 2**attempt * (1 + random.random()))
+                continue
+            return True
+    raise CommitConflictError(
+        f"appending to {spec.name} conflicted {COMMIT_ATTEMPTS} times; the staged bundle is "
+        "kept and the next recover() commits it"
+    )
+
+
+def _open_or_create(path: Path, spec: TableSpec) -> DeltaTable:
+    if table_exists(path):
+        return DeltaTable(path)
+    path.mkdir(parents=True, exist_ok=True)
+    return DeltaTable.create(path, spec.arrow_schema, mode="ignore")
+
+
+def _new_rows(table: DeltaTable, spec: TableSpec, frame: pl.DataFrame) -> pl.DataFrame:
+    if spec.key is None:
+        return frame
+    unique = frame.unique(subset=spec.key, keep="first", maintain_order=True)
+    keys = unique.get_column(spec.key).to_list()
+    present = (
+        pl.scan_delta(table)
+        .filter(pl.col(spec.key).is_in(keys))
+        .select(spec.key)
+        .collect()
+        .get_column(spec.key)
+    )
+    return unique.filter(~pl.col(spec.key).is_in(present.to_list()))

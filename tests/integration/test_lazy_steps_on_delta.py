@@ -1,0 +1,143 @@
+"""The lazy front door end to end on the real Delta store (stemma-storage installed)."""
+
+import json
+import pathlib
+import subprocess
+import sys
+from collections import Counter
+from typing import Any
+
+import polars as pl
+import pytest
+
+from stemma.core import OUT, ArtifactStep, StepSpec, apply, open_store, plan, resolve, run
+from stemma.storage import DeltaStore, artifacts, executions, lineage, steps
+
+calls: Counter[str] = Counter()
+
+RACE_WORKER = pathlib.Path(__file__).parent.parent / "core" / "race_worker.py"
+
+
+@pytest.fixture(autouse=True)
+def _reset_calls() -> None:
+    calls.clear()
+
+
+def write_json(data: Any, out_path: str) -> dict[str, int]:
+    calls["write_json"] += 1
+    pathlib.Path(out_path).write_text(json.dumps(data))
+    return {"keys": len(data)}
+
+
+def load_data(src: str, out_path: str) -> str:
+    calls["load_data"] += 1
+    pathlib.Path(out_path).write_text(src)
+    return src
+
+
+def train(data: str, out_path: str) -> float:
+    calls["train"] += 1
+    pathlib.Path(out_path).mkdir()
+    (pathlib.Path(out_path) / "model.txt").write_text(pathlib.Path(data).read_text().upper())
+    return 0.5
+
+
+def test_default_store_is_delta_when_storage_is_installed(tmp_path: pathlib.Path) -> None:
+    assert isinstance(open_store(tmp_path), DeltaStore)
+
+
+def test_seed_example_resolves_and_records_into_delta(tmp_path: pathlib.Path) -> None:
+    json_step = apply(
+        name="example/json", fn=write_json, version="v0", data={"hello": "world"}, out_path=OUT
+    )
+    spec = json_step.lower()
+    artifact = resolve(json_step, root=tmp_path)
+    assert artifact.fingerprint == spec.fingerprint
+    assert artifact.path() == tmp_path / spec.output_relpath
+    assert json.loads(artifact.path().read_text()) == {"hello": "world"}
+    assert artifact.value == {"keys": 1}
+
+    events = steps(tmp_path).sort("timestamp")
+    assert events["status"].to_list() == ["running", "completed"]
+    assert set(events["step_spec_id"].to_list()) == {spec.fingerprint}
+    (execution,) = executions(tmp_path).iter_rows(named=True)
+    assert execution["success"] is True
+    assert execution["step_spec_id"] == spec.fingerprint
+    provenance = json.loads(execution["provenance"])
+    assert {"git_commit", "user", "host", "created_at", "command_line"} <= provenance.keys()
+    kinds = artifacts(tmp_path).select("artifact_id", "artifact_type")
+    assert (artifact.artifact_id, "file_ref") in kinds.rows()
+    assert kinds.filter(pl.col("artifact_type") == "metric").height == 1
+
+
+def test_seed_memo_example_runs_the_shared_dataset_once(tmp_path: pathlib.Path) -> None:
+    dataset = apply(
+        name="dataset", fn=load_data, version="v1", src="gs://bucket/data", out_path=OUT
+    )
+    model_a = apply(name="model_a", fn=train, version="v0", data=dataset, out_path=OUT)
+    model_b = apply(name="model_b", fn=train, version="v0", data=dataset, out_path=OUT)
+    memo: dict[ArtifactStep, StepSpec] = {}
+    spec_a = model_a.lower(memo=memo)
+    spec_b = model_b.lower(memo=memo)
+    assert spec_a.deps[0] is spec_b.deps[0]
+    built_a, built_b = run(model_a, model_b, root=tmp_path)
+    assert calls == {"load_data": 1, "train": 2}
+    assert (built_a.path() / "model.txt").read_text() == "GS://BUCKET/DATA"
+    assert built_b.value == 0.5
+    # Lineage: the model's output was made from the dataset's output, one hop up.
+    dataset_output = resolve(dataset, root=tmp_path).artifact_id
+    up = lineage(tmp_path, built_a.artifact_id, direction="up")
+    assert up.select("source_artifact_id", "source_role", "depth").rows() == [
+        (dataset_output, "data", 1)
+    ]
+    down = lineage(tmp_path, dataset_output, direction="down")
+    assert {built_a.artifact_id, built_b.artifact_id} <= set(down["target_artifact_id"].to_list())
+
+
+def test_second_run_executes_nothing_and_writes_no_execution_row(tmp_path: pathlib.Path) -> None:
+    dataset = apply(name="dataset", fn=load_data, version="v1", src="x", out_path=OUT)
+    model = apply(name="model", fn=train, version="v0", data=dataset, out_path=OUT)
+    run(model, root=tmp_path)
+    before = executions(tmp_path).height
+    again = run(model, root=tmp_path)
+    assert calls == {"load_data": 1, "train": 1}
+    assert again[0].cached
+    assert executions(tmp_path).height == before == 2
+
+
+def test_plan_on_delta_writes_nothing(tmp_path: pathlib.Path) -> None:
+    root = tmp_path / "untouched"
+    step = apply(name="dataset", fn=load_data, version="v1", src="x", out_path=OUT)
+    (entry,) = plan(step, root=root)
+    assert entry.action == "run"
+    assert not root.exists()
+
+
+def test_ten_runner_processes_on_delta_execute_once(tmp_path: pathlib.Path) -> None:
+    counter = tmp_path / "executions.txt"
+    start = tmp_path / "go"
+    processes = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                str(RACE_WORKER),
+                str(tmp_path / "root"),
+                "delta",
+                str(counter),
+                str(start),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(10)
+    ]
+    start.touch()
+    values: list[object] = []
+    for process in processes:
+        out, err = process.communicate(timeout=180)
+        assert process.returncode == 0, err
+        values.append(json.loads(out.strip().splitlines()[-1])["value"])
+    assert values == [42] * 10
+    assert len(counter.read_text().splitlines()) == 1
+    assert executions(tmp_path / "root").height == 1

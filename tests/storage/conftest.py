@@ -1,0 +1,114 @@
+"""Outcomes built straight from the core records, and a store on a fresh root."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from stemma.core.canonical import canonical_json
+from stemma.core.identity import TreeDigest, content_id, file_ref_artifact_id, hash_canonical
+from stemma.core.records import (
+    OutputRecord,
+    Provenance,
+    StepIdentity,
+    StepOutcome,
+    StepStarted,
+)
+from stemma.storage import DeltaStore
+
+StartedFactory = Callable[..., StepStarted]
+OutcomeFactory = Callable[..., StepOutcome]
+
+_T0 = dt.datetime(2026, 1, 1, 12, 0, tzinfo=dt.UTC)
+_PROVENANCE = Provenance(
+    git_commit=None, user="tester", host="localhost", created_at=_T0, command_line=("pytest",)
+)
+
+
+def _new_id() -> str:
+    return uuid.uuid4().hex
+
+
+def build_started(
+    name: str = "train",
+    *,
+    config: Mapping[str, Any] | None = None,
+    run_id: str = "demo_20260101_120000_abcdef01",
+    at: dt.datetime = _T0,
+) -> StepStarted:
+    """A ``running`` event; the fingerprint follows from the name and config."""
+    step_config = dict(config if config is not None else {"lr": 0.1})
+    return StepStarted(
+        step=StepIdentity(
+            fingerprint=hash_canonical({"name": name, "config": step_config}),
+            name=name,
+            version="v1",
+            config=step_config,
+            dep_fingerprints=(),
+        ),
+        step_run_id=_new_id(),
+        run_id=run_id,
+        step_number=0,
+        backend="local-thread",
+        timestamp=at,
+    )
+
+
+def build_outcome(
+    started: StepStarted | None = None,
+    *,
+    value: Any = None,
+    error: str | None = None,
+    inputs: Mapping[str, tuple[str, ...]] | None = None,
+    output_artifact_id: str | None = None,
+    seconds: float = 2.0,
+) -> StepOutcome:
+    """A finished execution of ``started``: successful unless ``error`` is given."""
+    event = started if started is not None else build_started()
+    output: OutputRecord | None = None
+    value_json: str | None = None
+    value_id: str | None = None
+    if error is None:
+        relative = f"outputs/{event.step.name}/v1-{event.step.fingerprint[:16]}"
+        digest = TreeDigest(content_hash=content_id(relative.encode()), size=10, file_count=1)
+        output = OutputRecord(
+            relative_path=relative,
+            artifact_id=output_artifact_id or file_ref_artifact_id(digest, relative),
+            content_hash=digest.content_hash,
+            size=digest.size,
+            file_count=digest.file_count,
+        )
+        value_json = canonical_json(value if value is not None else {"loss": 0.5})
+        value_id = content_id(value_json.encode())
+    return StepOutcome(
+        started=event,
+        execution_run_id=_new_id(),
+        execution_spec_id=hash_canonical({"step": event.step.fingerprint, "inputs": inputs}),
+        worker="localhost:1",
+        ended_at=event.timestamp + dt.timedelta(seconds=seconds),
+        error=error,
+        output=output,
+        value_json=value_json,
+        value_artifact_id=value_id,
+        input_artifact_ids=dict(inputs or {}),
+        provenance=_PROVENANCE,
+    )
+
+
+@pytest.fixture
+def make_started() -> StartedFactory:
+    return build_started
+
+
+@pytest.fixture
+def make_outcome() -> OutcomeFactory:
+    return build_outcome
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> DeltaStore:
+    return DeltaStore(tmp_path / "root")
