@@ -85,7 +85,8 @@ def main(argv: list[str]) -> list[dict[str, float]]:
         row = measure(size, repeats=5 if size <= 100_000 else 3)
         rows.append(row)
         print(
-            f"{row['nodes']:>10,.0f} {row['apply_s']:>10.3f} {row['lower_s']:>10.3f} {row['lower_us_per_node']:>8.2f}"
+            f"{row['nodes']:>10,.0f} {row['apply_s']:>10.3f} {row['lower_s']:>10.3f} "
+            f"{row['lower_us_per_node']:>8.2f}"
         )
     return rows
 

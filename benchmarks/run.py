@@ -1,4 +1,4 @@
-"""Run every benchmark: ``python3 scripts/dev.py bench`` (or ``uv run python benchmarks/run.py``)."""
+"""Run every benchmark: ``python3 scripts/dev.py bench``, or ``uv run python benchmarks/run.py``."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 
-import bench_content_id  # noqa: E402
-import bench_lower  # noqa: E402
+import bench_content_id
+import bench_lower
 
 
 def main() -> None:

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 import xxhash
 from pydantic import BaseModel
+
 from stemma.core import UnfingerprintableError, canonical_json, content_id, hash_canonical
 
 

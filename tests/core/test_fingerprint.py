@@ -6,6 +6,7 @@ import sys
 from typing import Any
 
 import pytest
+
 from stemma.core import (
     OUT,
     FingerprintMismatchError,

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from stemma.core.canonical import canonical_json
 from stemma.core.identity import TreeDigest, content_id, file_ref_artifact_id, hash_canonical
 from stemma.core.records import (

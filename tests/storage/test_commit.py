@@ -8,6 +8,7 @@ from typing import Any
 
 import polars as pl
 import pytest
+
 from stemma.core.records import StepOutcome
 from stemma.storage import (
     ARTIFACT_EDGES,

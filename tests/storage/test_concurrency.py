@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import polars as pl
+
 from stemma.core.records import StepOutcome, StepStarted
 from stemma.storage import ARTIFACT_INDEX, EXECUTIONS, METRICS, STEPS, DeltaStore, TableSpec
 

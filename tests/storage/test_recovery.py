@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
+
 from stemma.core.records import StepOutcome
 from stemma.storage import COMMIT_ORDER, EXECUTIONS, DeltaStore, TableSpec
 

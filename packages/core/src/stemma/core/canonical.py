@@ -19,6 +19,7 @@ from pathlib import PurePath
 from typing import Any
 
 from pydantic import BaseModel
+
 from stemma.core.errors import UnfingerprintableError
 
 _HINT = (

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import xxhash
+
 from stemma.core.canonical import canonical_json, dumps_plain
 
 ID_LENGTH = 32

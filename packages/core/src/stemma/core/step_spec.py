@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import xxhash
+
 from stemma.core.canonical import to_canonical
 from stemma.core.context import StepContext
 from stemma.core.errors import FingerprintMismatchError, LoweringError

@@ -7,7 +7,6 @@ exclusive lock on the bundle keeps two committers of the same bundle from interl
 artifact rows already in a table are never written again.
 """
 
-# pyright: reportUnknownMemberType=false
 # (polars' signatures name numpy types and numpy is not installed, so every polars method reads
 # as partially unknown; arguments and results are still checked.)
 
@@ -17,6 +16,7 @@ import shutil
 from pathlib import Path
 
 import polars as pl
+
 from stemma.core.layout import RootLayout
 from stemma.storage.locks import exclusive_lock
 from stemma.storage.rows import app_id

@@ -4,7 +4,6 @@ Every function takes the store root and returns an empty frame of the right colu
 does not exist yet.
 """
 
-# pyright: reportUnknownMemberType=false
 # (polars' signatures name numpy types and numpy is not installed, so every polars method reads
 # as partially unknown; arguments and results are still checked.)
 
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import Literal
 
 import polars as pl
+
 from stemma.core.layout import RootLayout
 from stemma.storage.schemas import (
     ARTIFACT_EDGES,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import polars as pl
+
 from stemma.core.canonical import dumps_plain
 from stemma.core.records import StepOutcome, StepStarted, StepStatus
 from stemma.storage.schemas import (

@@ -1,13 +1,8 @@
 """Every Delta table's schema, declared once as an explicit Arrow schema and never inferred.
 
-pyarrow ships no type information, so it is reached only through ``_pa`` in this module; the rest
-of the package works with polars frames and converts them here, at the one place that knows the
-declared schema.
+pyarrow is reached only through ``_pa`` in this module; the rest of the package works with polars
+frames and converts them here, at the one place that knows the declared schema.
 """
-
-# pyright: reportUnknownMemberType=false
-# (polars' signatures name numpy types and numpy is not installed, so every polars method reads
-# as partially unknown; arguments and results are still checked.)
 
 from __future__ import annotations
 
@@ -60,7 +55,8 @@ class TableSpec:
     @cached_property
     def polars_schema(self) -> pl.Schema:
         """The declared schema in polars terms, for building and reading frames."""
-        return cast(pl.DataFrame, pl.from_arrow(self.arrow_schema.empty_table())).schema
+        table = self.arrow_schema.empty_table()
+        return cast(pl.DataFrame, pl.from_arrow(table)).schema  # pyright: ignore[reportUnknownMemberType]
 
     def path(self, delta_root: Path) -> Path:
         """The table's directory under ``delta_root``."""

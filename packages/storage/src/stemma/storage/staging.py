@@ -6,7 +6,6 @@ bundle holding the sentinel is complete, and one without it was left by a writer
 finished or died. Staging never touches Delta: workers may stage, only committers commit.
 """
 
-# pyright: reportUnknownMemberType=false
 # (polars' signatures name numpy types and numpy is not installed, so every polars method reads
 # as partially unknown; arguments and results are still checked.)
 
@@ -17,6 +16,7 @@ import re
 from pathlib import Path
 
 import polars as pl
+
 from stemma.core.layout import RootLayout
 from stemma.core.records import StepOutcome
 from stemma.storage.errors import StagedBundleError

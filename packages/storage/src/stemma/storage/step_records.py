@@ -1,6 +1,5 @@
 """Reading step records back for the runner's cache checks: one filtered scan per table."""
 
-# pyright: reportUnknownMemberType=false
 # (polars' signatures name numpy types and numpy is not installed, so every polars method reads
 # as partially unknown; arguments and results are still checked.)
 
@@ -12,6 +11,7 @@ from collections.abc import Collection
 from typing import Any, cast
 
 import polars as pl
+
 from stemma.core.layout import RootLayout
 from stemma.core.records import StepRecord, StepStatus
 from stemma.storage.schemas import METRICS, STEPS

@@ -5,7 +5,6 @@ committed / is this artifact already here" and writing the answer is one step fo
 writer on the root. Delta's own conflict detection stays as the backstop, with retries.
 """
 
-# pyright: reportUnknownMemberType=false
 # (polars' signatures name numpy types and numpy is not installed, so every polars method reads
 # as partially unknown; arguments and results are still checked.)
 
@@ -19,6 +18,7 @@ from pathlib import Path
 import polars as pl
 from deltalake import CommitProperties, DeltaTable, Transaction, WriterProperties, write_deltalake
 from deltalake.exceptions import CommitFailedError
+
 from stemma.core.layout import RootLayout
 from stemma.storage.errors import CommitConflictError
 from stemma.storage.locks import exclusive_lock, table_lock_path
