@@ -19,6 +19,7 @@ from stemma.core.errors import (
     UnfingerprintableError,
 )
 from stemma.core.explain import config_diff
+from stemma.core.file_lock import FileLock
 from stemma.core.file_store import FileStore
 from stemma.core.identity import content_id, hash_canonical
 from stemma.core.layout import RootLayout, resolve_root
@@ -60,6 +61,7 @@ __all__ = [
     "hash_canonical",
     "to_canonical",
     # stores and records
+    "FileLock",
     "FileStore",
     "OutputRecord",
     "Provenance",

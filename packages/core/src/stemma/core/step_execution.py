@@ -19,11 +19,11 @@ from pathlib import Path
 from stemma.core.artifact import Artifact
 from stemma.core.canonical import canonical_json
 from stemma.core.context import StepContext
+from stemma.core.file_lock import FileLock
 from stemma.core.identity import content_id, digest_tree, file_ref_artifact_id, hash_plain
 from stemma.core.records import OutputRecord, StepOutcome, StepRecord, StepStarted
 from stemma.core.run_ids import new_attempt_id
 from stemma.core.step import handles_in
-from stemma.core.step_lock import StepLock
 from stemma.core.step_spec import StepSpec
 from stemma.core.store import Store
 
@@ -67,7 +67,7 @@ def execute_step(
     Raises:
         StepCodeError: ``fn`` raised, or returned a value that cannot be encoded canonically.
     """
-    lock = StepLock(store.layout.locks / spec.fingerprint[:2] / f"{spec.fingerprint}.lock")
+    lock = FileLock(store.layout.locks / spec.fingerprint[:2] / f"{spec.fingerprint}.lock")
     with lock:
         # Another runner may have built it while we waited for the lock.
         if not spec.mutable:

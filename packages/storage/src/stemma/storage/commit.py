@@ -17,8 +17,8 @@ from pathlib import Path
 
 import polars as pl
 
+from stemma.core import FileLock
 from stemma.core.layout import RootLayout
-from stemma.storage.locks import exclusive_lock
 from stemma.storage.rows import app_id
 from stemma.storage.schemas import (
     ARTIFACT_EDGES,
@@ -53,7 +53,7 @@ def commit_staged(layout: RootLayout, bundle: Path) -> bool:
         CommitConflictError: a table kept conflicting with concurrent writers; the bundle stays.
     """
     try:
-        with exclusive_lock(bundle / LOCK_NAME, create_parents=False):
+        with FileLock(bundle / LOCK_NAME, create_parents=False):
             # Another committer may have finished (and deleted the bundle) while we waited.
             if not bundle.is_dir():
                 return False

@@ -19,9 +19,10 @@ import polars as pl
 from deltalake import CommitProperties, DeltaTable, Transaction, WriterProperties, write_deltalake
 from deltalake.exceptions import CommitFailedError
 
+from stemma.core import FileLock
 from stemma.core.layout import RootLayout
 from stemma.storage.errors import CommitConflictError
-from stemma.storage.locks import exclusive_lock, table_lock_path
+from stemma.storage.locks import table_lock_path
 from stemma.storage.schemas import TableSpec
 
 COMMIT_ATTEMPTS = 8
@@ -73,7 +74,7 @@ def append_rows(
         CommitConflictError: the commit conflicted on every attempt.
     """
     path = spec.path(layout.delta)
-    with exclusive_lock(table_lock_path(layout, spec)):
+    with FileLock(table_lock_path(layout, spec)):
         for attempt in range(COMMIT_ATTEMPTS):
             table = _open_or_create(path, spec)
             if app_id is not None and table.transaction_version(app_id) is not None:

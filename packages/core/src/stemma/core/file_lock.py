@@ -1,4 +1,4 @@
-"""One runner at a time executes a given step: an exclusive lock per fingerprint.
+"""Exclusive file locks across threads and processes: one runner per step, one table writer.
 
 ``flock`` rather than a lease file with heartbeats: the kernel releases it when its holder dies,
 even by ``kill -9``, so there is no takeover timeout to tune and no stale lease to steal. Linux
@@ -18,24 +18,42 @@ _FIRST_WAIT = 0.005
 _LONGEST_WAIT = 0.5
 
 
-class StepLock:
+class FileLock:
     """An exclusive, blocking lock on ``path``; use it as a context manager."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, create_parents: bool = True) -> None:
+        """Prepare a lock on ``path`` (created if missing).
+
+        Args:
+            path: the lock file.
+            create_parents: create its directory first. Pass ``False`` when the directory
+                vanishing means there is nothing left to guard: acquiring then raises
+                ``FileNotFoundError``.
+        """
         self.path = path
+        self.create_parents = create_parents
         self._fd: int | None = None
 
     def acquire(self, timeout: float | None = None) -> bool:
-        """Wait for the lock (polling with backoff); return False if ``timeout`` ran out."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        """Wait for the lock; return False if ``timeout`` ran out.
+
+        Without a timeout the wait blocks in the kernel (no polling latency); with one, it
+        polls with backoff.
+        """
+        if self.create_parents:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        deadline = None if timeout is None else time.monotonic() + timeout
+        if timeout is None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            self._fd = fd
+            return True
+        deadline = time.monotonic() + timeout
         wait = _FIRST_WAIT
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                if deadline is not None and time.monotonic() >= deadline:
+                if time.monotonic() >= deadline:
                     os.close(fd)
                     return False
                 time.sleep(wait)
@@ -50,7 +68,7 @@ class StepLock:
             os.close(self._fd)
             self._fd = None
 
-    def __enter__(self) -> StepLock:
+    def __enter__(self) -> FileLock:
         self.acquire()
         return self
 
