@@ -167,3 +167,27 @@ def test_config_shows_out_and_deps_as_placeholders() -> None:
         "$step": "data",
         "fingerprint": spec.deps[0].fingerprint,
     }
+
+
+def test_execution_key_is_role_aware_and_order_insensitive_within_a_role() -> None:
+    from stemma.core.step_execution import execution_key
+
+    a = apply(name="a", fn=write_json, version="v0", data=1, out_path=OUT)
+    b = apply(name="b", fn=write_json, version="v0", data=2, out_path=OUT)
+    spec = apply(name="pair", fn=pair, version="v0", left=a, right=b, out_path=OUT).lower()
+    x, y = "1" * 32, "2" * 32
+    straight = execution_key(spec, {"left": (x,), "right": (y,)})
+    swapped = execution_key(spec, {"left": (y,), "right": (x,)})
+    pooled = execution_key(spec, {"left": (x, y), "right": ()})
+    assert len({straight, swapped, pooled}) == 3
+    assert execution_key(spec, {"left": (x, y)}) == execution_key(spec, {"left": (y, x)})
+
+
+def test_execution_key_ignores_where_the_store_is() -> None:
+    from stemma.core.step_execution import execution_key
+
+    spec = apply(name="j", fn=write_json, version="v0", data=1, out_path=OUT).lower()
+    again = apply(name="j", fn=write_json, version="v0", data=1, out_path=OUT).lower()
+    assert execution_key(spec, {}) == execution_key(again, {})
+    changed = apply(name="j", fn=write_json, version="v0", data=2, out_path=OUT).lower()
+    assert execution_key(spec, {}) != execution_key(changed, {})

@@ -162,8 +162,9 @@ def execution_key(spec: StepSpec, inputs: Mapping[str, tuple[str, ...]]) -> str:
     """The role-aware execution key: name, version, params, sorted artifact ids per role.
 
     Params are the inputs with each dep as its position; the deps appear per role, by the
-    artifacts they delivered. So swapping two roles' inputs is a different execution, and a dep
-    rebuilt to identical content keeps the key.
+    artifacts they delivered. So swapping two roles' inputs is a different execution, while the
+    order in which one role's artifacts arrived is not. Never in it: paths of this step's own
+    output, run ids, resources or the backend.
     """
     return hash_plain(
         {
