@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 
 from stemma.core.errors import LoweringError
 
@@ -30,8 +31,15 @@ def _version_problem(version: str) -> str | None:
     return _segment_problem(version)
 
 
-@functools.lru_cache(maxsize=65536)
+# The common shape of a name, checked in one regex match; anything else gets the full check.
+_PLAIN_NAME = re.compile(
+    r"(?:[A-Za-z0-9_][A-Za-z0-9_.+=@,-]*)(?:/[A-Za-z0-9_][A-Za-z0-9_.+=@,-]*)*"
+)
+
+
 def _name_problem(name: str) -> tuple[str, str] | None:
+    if _PLAIN_NAME.fullmatch(name):
+        return None
     for segment in name.split("/"):
         problem = _segment_problem(segment)
         if problem is not None:
