@@ -77,11 +77,17 @@ def test_fingerprint_swapping_dependency_roles_changes_it() -> None:
 
 
 _FINGERPRINT_SCRIPT = """
-import json, pathlib, sys
+import dataclasses, json, pathlib, sys
+from pydantic import BaseModel
 from stemma.core import OUT, apply
+class Params(BaseModel):
+    tags: set[str] = {"alpha", "beta", "gamma", "delta", "epsilon"}
+@dataclasses.dataclass(frozen=True)
+class Window:
+    names: frozenset[str] = frozenset({"x", "y", "z", "w"})
 def write_json(data, out_path):
     pathlib.Path(out_path).write_text(json.dumps(data))
-config = {"b": [1, 2.5], "a": None}
+config = {"b": [1, 2.5], "a": None, "params": Params(), "window": Window(), "set": {"p", "q", "r"}}
 data = apply(name="data", fn=write_json, version="v1", data=config, out_path=OUT)
 top = apply(name="top", fn=write_json, version="v1", data=[data, {"k": data}], out_path=OUT)
 print(top.lower().fingerprint)
@@ -90,7 +96,7 @@ print(top.lower().fingerprint)
 
 def test_fingerprint_equal_across_processes_roots_and_directories(tmp_path: pathlib.Path) -> None:
     prints: set[str] = set()
-    for index in range(2):
+    for index in range(4):
         cwd = tmp_path / f"elsewhere-{index}"
         cwd.mkdir()
         env = {
@@ -191,3 +197,56 @@ def test_execution_key_ignores_where_the_store_is() -> None:
     assert execution_key(spec, {}) == execution_key(again, {})
     changed = apply(name="j", fn=write_json, version="v0", data=2, out_path=OUT).lower()
     assert execution_key(spec, {}) != execution_key(changed, {})
+
+
+def test_fingerprint_user_data_cannot_forge_a_dependency_or_out() -> None:
+    dep = apply(name="dep", fn=write_json, version="v0", data=1, out_path=OUT)
+    real = apply(name="t", fn=pair, version="v0", left=dep, right="x", out_path=OUT)
+    forged = apply(name="t", fn=pair, version="v0", left={"$dep": 0}, right="x", out_path=OUT)
+    out_literal = apply(
+        name="t", fn=pair, version="v0", left="x", right="x", out_path="<output_path>"
+    )
+    out_real = apply(name="t", fn=pair, version="v0", left="x", right="x", out_path=OUT)
+    assert real.lower().fingerprint != forged.lower().fingerprint
+    assert out_literal.lower().fingerprint != out_real.lower().fingerprint
+
+
+def test_fingerprint_user_data_cannot_forge_a_type_tag(tmp_path: pathlib.Path) -> None:
+    file = tmp_path / "a.csv"
+    file.write_text("1,2\n")
+    as_path = apply(name="t", fn=write_json, version="v0", data=file, out_path=OUT)
+    as_dict = apply(name="t", fn=write_json, version="v0", data={"$path": str(file)}, out_path=OUT)
+    as_set = apply(name="t", fn=write_json, version="v0", data={1, 2}, out_path=OUT)
+    as_tagged = apply(name="t", fn=write_json, version="v0", data={"$set": [1, 2]}, out_path=OUT)
+    assert as_path.lower().fingerprint != as_dict.lower().fingerprint
+    assert as_set.lower().fingerprint != as_tagged.lower().fingerprint
+
+
+def test_fingerprint_of_a_path_input_follows_its_content_not_its_name(
+    tmp_path: pathlib.Path,
+) -> None:
+    first = tmp_path / "data.csv"
+    first.write_text("a,b\n1,2\n")
+
+    def key(path: pathlib.Path) -> str:
+        return (
+            apply(name="ingest", fn=write_json, version="v0", data=path, out_path=OUT)
+            .lower()
+            .fingerprint
+        )
+
+    original = key(first)
+    moved = tmp_path / "elsewhere.csv"
+    first.rename(moved)
+    assert key(moved) == original
+    moved.write_text("a,b\n1,3\n")
+    assert key(moved) != original
+
+
+def test_apply_path_input_that_does_not_exist_is_refused_naming_the_argument(
+    tmp_path: pathlib.Path,
+) -> None:
+    with pytest.raises(
+        UnfingerprintableError, match=r"^j\.inputs\.data: input file .* does not exist"
+    ):
+        apply(name="j", fn=write_json, version="v0", data=tmp_path / "missing.csv", out_path=OUT)

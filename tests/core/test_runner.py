@@ -11,6 +11,7 @@ import pytest
 from stemma.core import (
     OUT,
     FileStore,
+    LoweringError,
     StepCycleError,
     StepFailedError,
     StepRunner,
@@ -135,18 +136,21 @@ def test_run_unencodable_return_value_fails_the_step_naming_it(store: FileStore)
 
 
 def test_runner_consumes_a_generator_lazily(store: FileStore) -> None:
-    pulled: list[str] = []
+    started = [threading.Event() for _ in range(3)]
+
+    def mark(index: int, out_path: str) -> int:
+        started[index].set()
+        return index
 
     def specs() -> Iterator[StepSpec]:
         for index in range(3):
-            pulled.append(f"s{index}")
-            yield apply(
-                name=f"s{index}", fn=write_json, version="v0", data=[index], out_path=OUT
-            ).lower()
+            if index:
+                # The previous step must be running before the next spec is even asked for.
+                assert started[index - 1].wait(timeout=10), "runner read ahead of execution"
+            yield apply(name=f"s{index}", fn=mark, version="v0", index=index, out_path=OUT).lower()
 
     artifacts = StepRunner(store, max_concurrent=2).run(specs())
-    assert pulled == ["s0", "s1", "s2"]
-    assert len(artifacts) == 3
+    assert sorted(a.value for a in artifacts.values()) == [0, 1, 2]
 
 
 def test_runner_never_runs_below_a_step_already_built(store: FileStore) -> None:
@@ -229,3 +233,51 @@ def test_run_logs_why_a_step_missed(store: FileStore, caplog: pytest.LogCaptureF
             store=store,
         )
     assert "inputs.data.n: 1 → 2" in caplog.text
+
+
+def test_run_failure_cascades_through_deps_registered_before_the_failure(store: FileStore) -> None:
+    bad = apply(name="bad", fn=explode, version="v0", source="x", out_path=OUT)
+    middle = apply(name="middle", fn=read_and_add, version="v0", source=bad, out_path=OUT)
+    top = apply(name="top", fn=read_and_add, version="v0", source=middle, out_path=OUT, extra=1)
+    filler = apply(name="filler", fn=write_json, version="v0", data=[1], out_path=OUT)
+    with pytest.raises(StepFailedError) as info:
+        run(bad, filler, top, store=store)
+    assert info.value.failed == ["bad"]
+    assert info.value.skipped == ["middle", "top"]
+
+
+def test_run_fresh_and_cached_values_are_equal(store: FileStore) -> None:
+    def returns_tuple(out_path: str) -> tuple[int, dict[str, int]]:
+        return (1, {"n": 2})
+
+    step = apply(name="tuple", fn=returns_tuple, version="v0", out_path=OUT)
+    fresh = resolve(step, store=store)
+    cached = resolve(step, store=store)
+    assert cached.cached
+    assert fresh.value == cached.value == [1, {"n": 2}]
+
+
+def test_run_dangling_symlink_in_output_fails_the_step_and_publishes_nothing(
+    store: FileStore,
+) -> None:
+    def dangling(out_path: str) -> None:
+        pathlib.Path(out_path).mkdir()
+        (pathlib.Path(out_path) / "link").symlink_to(pathlib.Path(out_path) / "missing")
+
+    step = apply(name="dangling", fn=dangling, version="v0", out_path=OUT)
+    with pytest.raises(StepFailedError) as info:
+        resolve(step, store=store)
+    assert isinstance(info.value.__cause__, FileNotFoundError)
+    assert not store.layout.output_dir(step.lower().output_relpath).exists()
+    assert store.completed([step.lower().fingerprint]) == {}
+
+
+def test_run_two_functions_under_one_name_and_version_is_an_error(store: FileStore) -> None:
+    def other(data: Any, out_path: str) -> None:
+        raise AssertionError("must not run")
+
+    first = apply(name="same", fn=write_json, version="v0", data=[1], out_path=OUT)
+    second = apply(name="same", fn=other, version="v0", data=[1], out_path=OUT)
+    with pytest.raises(LoweringError, match="two different functions"):
+        run(first, second, store=store)
+    assert calls == {}

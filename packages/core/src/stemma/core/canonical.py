@@ -64,6 +64,11 @@ def to_canonical(value: Any, path: str = "config") -> Any:
     return _structured(value, path)
 
 
+def escape_key(key: str) -> str:
+    """Double a leading ``$`` so user data can never forge a type tag such as ``{"$path": …}``."""
+    return "$" + key if key.startswith("$") else key
+
+
 def _mapping(value: Mapping[Any, Any], path: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, item in value.items():
@@ -72,7 +77,7 @@ def _mapping(value: Mapping[Any, Any], path: str) -> dict[str, Any]:
                 f"{path}: dict key {key!r} is a {type(key).__name__}; "
                 "canonical configs use str keys only (convert the key with str())"
             )
-        out[key] = to_canonical(item, f"{path}[{key!r}]")
+        out[escape_key(key)] = to_canonical(item, f"{path}[{key!r}]")
     return out
 
 
@@ -86,7 +91,9 @@ def _structured(value: Any, path: str) -> Any:
 
         return {"$bytes": content_id(bytes(value))}
     if isinstance(value, BaseModel):
-        dumped = value.model_dump(mode="json")
+        # Python mode keeps sets as sets, so they are sorted below; JSON mode would turn them
+        # into lists in hash-seed order and change the key from one process to the next.
+        dumped = value.model_dump(mode="python")
         return {"$model": type(value).__qualname__, "fields": to_canonical(dumped, path)}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
@@ -104,13 +111,14 @@ def _structured(value: Any, path: str) -> Any:
     )
 
 
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def canonical_json(value: Any, path: str = "config") -> str:
     """Encode ``value`` canonically: sorted keys, compact separators, refusing the unknown."""
-    return json.dumps(
-        to_canonical(value, path), sort_keys=True, separators=(",", ":"), ensure_ascii=False
-    )
+    return _ENCODER.encode(to_canonical(value, path))
 
 
 def dumps_plain(value: Any) -> str:
     """Encode data that is already canonical (the output of :func:`to_canonical`), fast."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _ENCODER.encode(value)

@@ -43,9 +43,21 @@ class FileLock:
         if self.create_parents:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            acquired = self._wait(fd, timeout)
+        except BaseException:  # interrupted (KeyboardInterrupt included): never leak the fd
+            os.close(fd)
+            raise
+        if acquired:
+            self._fd = fd
+        else:
+            os.close(fd)
+        return acquired
+
+    @staticmethod
+    def _wait(fd: int, timeout: float | None) -> bool:
         if timeout is None:
             fcntl.flock(fd, fcntl.LOCK_EX)
-            self._fd = fd
             return True
         deadline = time.monotonic() + timeout
         wait = _FIRST_WAIT
@@ -54,12 +66,10 @@ class FileLock:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 if time.monotonic() >= deadline:
-                    os.close(fd)
                     return False
                 time.sleep(wait)
                 wait = min(wait * 2, _LONGEST_WAIT)
                 continue
-            self._fd = fd
             return True
 
     def release(self) -> None:

@@ -52,13 +52,17 @@ class TreeDigest:
 
 
 def digest_tree(path: Path) -> TreeDigest:
-    """Digest a file or a directory tree by content; symlinks are followed, order is sorted."""
+    """Digest a file or a directory tree by content; symlinks are followed, order is sorted.
+
+    Raises:
+        FileNotFoundError: the tree holds a dangling symlink.
+    """
     if path.is_file():
         return TreeDigest(
             content_hash=file_content_hash(path), size=path.stat().st_size, file_count=1
         )
     entries: list[tuple[str, int, str]] = []
-    for dirpath, dirnames, filenames in os.walk(path):
+    for dirpath, dirnames, filenames in os.walk(path, followlinks=True):
         dirnames.sort()
         for filename in sorted(filenames):
             file = Path(dirpath, filename)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import getpass
 import os
 import socket
@@ -31,12 +30,12 @@ def _user() -> str:
         return str(os.getuid())
 
 
-@functools.lru_cache(maxsize=16)
 def git_commit(start: Path) -> str | None:
     """The commit checked out in the repository containing ``start``, read from ``.git``.
 
     Reads files instead of running ``git`` so lowering stays fast and works without git
-    installed. Returns ``None`` outside a repository or on an unborn branch.
+    installed; never cached, so a long-lived process records the commit of the moment.
+    Returns ``None`` outside a repository or on an unborn branch.
     """
     for directory in (start, *start.parents):
         git = directory / ".git"

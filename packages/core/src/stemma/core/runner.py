@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from stemma.core.artifact import Artifact
@@ -73,8 +73,11 @@ class StepRunner:
             log.info("committed %d execution(s) staged by an earlier, interrupted run", recovered)
         state = _RunState()
         with cf.ThreadPoolExecutor(self.max_concurrent, thread_name_prefix="stemma-step") as pool:
-            for root in specs:
-                self._add(root, state, pool)
+            # A list is known whole: one store query for all of it. A generator is consumed
+            # lazily, one root at a time, so its first steps start before it is exhausted.
+            batches = [list(specs)] if isinstance(specs, Sequence) else ([root] for root in specs)
+            for roots in batches:
+                self._add(roots, state, pool)
                 self._collect(state, pool, block=False)
             while state.running:
                 self._collect(state, pool, block=True)
@@ -82,11 +85,11 @@ class StepRunner:
             raise _failure(state)
         return state.artifacts
 
-    def _add(self, root: StepSpec, state: _RunState, pool: cf.ThreadPoolExecutor) -> None:
-        new = expand(root, state.specs)
+    def _add(self, roots: list[StepSpec], state: _RunState, pool: cf.ThreadPoolExecutor) -> None:
+        new = [spec for root in roots for spec in expand(root, state.specs)]
         for fingerprint, artifact in self.planner.built(new).items():
             state.artifacts.setdefault(fingerprint, artifact)
-        for spec in needed(root, set(state.artifacts)):
+        for spec in (spec for root in roots for spec in needed(root, state.artifacts)):
             if spec.fingerprint in state.scheduled:
                 continue
             state.scheduled.add(spec.fingerprint)
@@ -95,6 +98,7 @@ class StepRunner:
             ]
             if any(dep in state.failed or dep in state.skipped for dep in pending):
                 state.skipped.add(spec.fingerprint)
+                self._cascade(spec.fingerprint, state)
                 continue
             log.info(
                 "step %s (%s) will run: %s",

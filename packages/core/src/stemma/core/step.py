@@ -8,16 +8,17 @@ only has to splice dependency fingerprints into precomputed strings.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
 from stemma.core.binding import bind_inputs, describe
-from stemma.core.canonical import to_canonical
-from stemma.core.context import OUT, OUTPUT_PLACEHOLDER
+from stemma.core.canonical import dumps_plain, escape_key, to_canonical
+from stemma.core.context import OUT
 from stemma.core.errors import LoweringError
 from stemma.core.identity import ID_LENGTH
+from stemma.core.input_files import input_file_key
 from stemma.core.versions import check_name, check_version, is_mutable
 
 if TYPE_CHECKING:
@@ -26,8 +27,9 @@ if TYPE_CHECKING:
 FUNCTION_KIND = "function"
 
 
-_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-_string = _ENCODER.encode
+OUT_TAG = "$out"
+DEP_TAG = "$dep"
+FILE_TAG = "$file"
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, slots=True)
@@ -107,7 +109,7 @@ def apply(
         key: _template(value, positions, deps, f"{name}.inputs.{key}")
         for key, value in arguments.items()
     }
-    config_json = _ENCODER.encode(template)
+    config_json = dumps_plain(template)
     return ArtifactStep(
         name=name,
         version=version,
@@ -119,31 +121,37 @@ def apply(
         # Payload: {"config": …, "deps": [fp, …], "kind": …, "name": …, "version": …}, keys sorted,
         # exactly what the canonical encoder would produce for that dict.
         key_head='{"config":' + config_json + ',"deps":[',
-        key_tail=f'],"kind":"{FUNCTION_KIND}","name":{_string(name)},"version":{_string(version)}}}',
+        key_tail=f'],"kind":"{FUNCTION_KIND}","name":{dumps_plain(name)},"version":{dumps_plain(version)}}}',
         mutable=is_mutable(version),
     )
 
 
 def _template(value: Any, positions: dict[int, int], deps: list[ArtifactStep], path: str) -> Any:
-    """Encode an input canonically: handles as ``{"$dep": index}``, ``OUT`` as a placeholder."""
+    """Encode an input canonically: handles as ``{"$dep": position}``, ``OUT`` as ``{"$out": 0}``.
+
+    Tags cannot be forged: :func:`~stemma.core.canonical.escape_key` doubles a user key's
+    leading ``$``. A ``Path`` is keyed by the content of the file or tree it names.
+    """
     if value is OUT:
-        return OUTPUT_PLACEHOLDER
+        return {OUT_TAG: 0}
     if isinstance(value, ArtifactStep):
         position = positions.get(id(value))
         if position is None:
             position = positions[id(value)] = len(deps)
             deps.append(value)
-        return {"$dep": position}
+        return {DEP_TAG: position}
     if isinstance(value, dict):
         items: dict[Any, Any] = value  # pyright: ignore[reportUnknownVariableType]
         if all(isinstance(key, str) for key in items):
             return {
-                key: _template(item, positions, deps, f"{path}[{key!r}]")
+                escape_key(key): _template(item, positions, deps, f"{path}[{key!r}]")
                 for key, item in items.items()
             }
     if isinstance(value, list | tuple):
         seq: list[Any] | tuple[Any, ...] = value  # pyright: ignore[reportUnknownVariableType]
         return [_template(item, positions, deps, f"{path}[{i}]") for i, item in enumerate(seq)]
+    if isinstance(value, PurePath):
+        return {FILE_TAG: input_file_key(Path(value), path)}
     return to_canonical(value, path)
 
 

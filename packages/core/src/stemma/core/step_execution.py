@@ -8,6 +8,7 @@ dependent or a later run would take it for a finished one.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import shutil
 import socket
@@ -69,8 +70,10 @@ def execute_step(
     """
     lock = FileLock(store.layout.locks / spec.fingerprint[:2] / f"{spec.fingerprint}.lock")
     with lock:
-        # Another runner may have built it while we waited for the lock.
         if not spec.mutable:
+            # Another runner may have built it while we waited for the lock, or died after
+            # staging it: commit what it staged first, so the work is never done twice.
+            store.recover()
             done = store.completed([spec.fingerprint]).get(spec.fingerprint)
             if done is not None and store.layout.output_dir(done.output_path or "").exists():
                 return artifact_from_record(store, done)
@@ -102,12 +105,12 @@ def _run_and_record(
         value_json = canonical_json(value, f"the value returned by step {spec.name!r}")
         if not scratch.exists():
             scratch.mkdir()  # fn wrote nothing: the output is an empty directory
+        digest = digest_tree(scratch)
         _publish(scratch, final)
     except Exception as err:
         _remove(scratch)
         store.record_outcome(attempt.outcome(error=traceback.format_exc()))
         raise StepCodeError(f"step {spec.name!r} ({spec.fingerprint[:8]}) failed: {err}") from err
-    digest = digest_tree(final)
     output = OutputRecord(
         relative_path=spec.output_relpath,
         artifact_id=file_ref_artifact_id(digest, spec.output_relpath),
@@ -122,7 +125,8 @@ def _run_and_record(
         root=store.layout.root,
         relative_path=spec.output_relpath,
         artifact_id=output.artifact_id,
-        value=value,
+        # The decoded record, not the raw object: a fresh run and a cached one look the same.
+        value=json.loads(value_json),
         cached=False,
     )
 

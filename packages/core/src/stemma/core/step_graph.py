@@ -5,9 +5,9 @@ Pure: it never touches a store. The runner and the planner both build on it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 
-from stemma.core.errors import StepCycleError
+from stemma.core.errors import LoweringError, StepCycleError
 from stemma.core.step_spec import StepSpec
 
 
@@ -21,6 +21,8 @@ def expand(root: StepSpec, seen: dict[str, StepSpec]) -> list[StepSpec]:
         StepCycleError: a spec depends on itself, directly or not; the message lists the cycle.
     """
     if root.fingerprint in seen:
+        if seen[root.fingerprint].step.fn is not root.step.fn:
+            _refuse_two_functions(seen[root.fingerprint], root)
         return []
     new: list[StepSpec] = []
     on_path: dict[str, int] = {}  # fingerprint → index in `path`, for the steps being expanded
@@ -49,10 +51,24 @@ def expand(root: StepSpec, seen: dict[str, StepSpec]) -> list[StepSpec]:
             )
         elif dep.fingerprint not in seen:
             enter(dep)
+        elif seen[dep.fingerprint].step.fn is not dep.step.fn:
+            _refuse_two_functions(seen[dep.fingerprint], dep)
     return new
 
 
-def needed(root: StepSpec, is_built: set[str]) -> list[StepSpec]:
+def _refuse_two_functions(first: StepSpec, second: StepSpec) -> None:
+    raise LoweringError(
+        f"step {first.name!r} (version {first.version!r}) is given two different functions, "
+        f"{_qualname(first)} and {_qualname(second)}, with the same inputs: they would share one "
+        "key and one result. Give one of them another name or version"
+    )
+
+
+def _qualname(spec: StepSpec) -> str:
+    return getattr(spec.step.fn, "__qualname__", repr(spec.step.fn))
+
+
+def needed(root: StepSpec, is_built: Container[str]) -> list[StepSpec]:
     """The steps that must run for ``root``: walk deps, stopping at steps already built."""
     out: list[StepSpec] = []
     visited: set[str] = set()

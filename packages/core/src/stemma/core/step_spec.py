@@ -8,17 +8,17 @@ per memo, and a shared memo makes a dep shared by several handles lower to the s
 from __future__ import annotations
 
 import gc
+import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import xxhash
 
-from stemma.core.canonical import to_canonical
-from stemma.core.context import StepContext
+from stemma.core.context import OUTPUT_PLACEHOLDER
 from stemma.core.errors import FingerprintMismatchError, LoweringError
 from stemma.core.provenance import capture_provenance
 from stemma.core.records import Provenance, StepIdentity
-from stemma.core.step import FUNCTION_KIND, ArtifactStep
+from stemma.core.step import DEP_TAG, FUNCTION_KIND, OUT_TAG, ArtifactStep
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, slots=True)
@@ -53,14 +53,16 @@ class StepSpec:
 
     @property
     def config(self) -> dict[str, Any]:
-        """The fingerprint-time config: inputs with ``OUT`` and deps as placeholders."""
-        context = StepContext.for_fingerprint({dep.step: dep.fingerprint for dep in self.deps})
-        inputs = context.resolve(dict(self.step.inputs))
+        """The fingerprint-time config, decoded from exactly what the fingerprint hashed.
+
+        Deps show as ``{"$step": name, "fingerprint": …}`` and ``OUT`` as ``<output_path>``,
+        so a diff of two configs names what changed in the key.
+        """
         return {
             "kind": FUNCTION_KIND,
             "name": self.name,
             "version": self.version,
-            "inputs": to_canonical(inputs, f"{self.name}.inputs"),
+            "inputs": _readable(json.loads(self.step.template), self.deps),
         }
 
     def identity(self) -> StepIdentity:
@@ -75,6 +77,20 @@ class StepSpec:
 
     def __repr__(self) -> str:
         return f"StepSpec({self.name!r}, version={self.version!r}, fingerprint={self.fingerprint})"
+
+
+def _readable(value: Any, deps: tuple[StepSpec, ...]) -> Any:
+    if isinstance(value, dict):
+        mapping = cast(dict[str, Any], value)
+        if len(mapping) == 1 and DEP_TAG in mapping:
+            dep: StepSpec = deps[int(mapping[DEP_TAG])]
+            return {"$step": dep.name, "fingerprint": dep.fingerprint}
+        if len(mapping) == 1 and OUT_TAG in mapping:
+            return OUTPUT_PLACEHOLDER
+        return {key: _readable(item, deps) for key, item in mapping.items()}
+    if isinstance(value, list):
+        return [_readable(item, deps) for item in cast(list[Any], value)]
+    return value
 
 
 def lower(handle: ArtifactStep, memo: dict[ArtifactStep, StepSpec] | None = None) -> StepSpec:
