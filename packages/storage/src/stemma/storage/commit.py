@@ -3,8 +3,11 @@
 Each table's append carries the Delta application transaction of the bundle (keyed by its
 ``execution_run_id``) and is skipped when the table already holds it, so a commit interrupted
 half-way and retried (by ``recover()``, in another process) writes each table exactly once. An
-exclusive lock on the bundle keeps two committers of the same bundle from interleaving, and
-artifact rows already in a table are never written again.
+exclusive lock per bundle, kept outside it (:func:`~stemma.storage.locks.bundle_lock`), keeps
+two committers of the same bundle from interleaving, and artifact rows already in a table are
+never written again. A committed bundle is retired by an atomic rename before it is removed
+(:func:`~stemma.storage.retire.retire_bundle`), so a committer finds either the whole bundle or
+none of it, and a bundle that is gone was committed by someone else.
 """
 
 # (polars' signatures name numpy types and numpy is not installed, so every polars method reads
@@ -12,13 +15,14 @@ artifact rows already in a table are never written again.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import polars as pl
 
-from stemma.core import FileLock
 from stemma.core.layout import RootLayout
+from stemma.storage.errors import StagedBundleError
+from stemma.storage.locks import bundle_lock
+from stemma.storage.retire import retire_bundle
 from stemma.storage.rows import app_id
 from stemma.storage.schemas import (
     ARTIFACT_EDGES,
@@ -29,9 +33,6 @@ from stemma.storage.schemas import (
 )
 from stemma.storage.staging import read_bundle
 from stemma.storage.tables import append_rows, read_table
-
-LOCK_NAME = ".commit.lock"
-"""The lock file inside a bundle; it disappears with the bundle."""
 
 
 def commit_staged(layout: RootLayout, bundle: Path) -> bool:
@@ -52,18 +53,19 @@ def commit_staged(layout: RootLayout, bundle: Path) -> bool:
         StagedBundleError: the bundle exists but is incomplete or unreadable.
         CommitConflictError: a table kept conflicting with concurrent writers; the bundle stays.
     """
-    try:
-        with FileLock(bundle / LOCK_NAME, create_parents=False):
-            # Another committer may have finished (and deleted the bundle) while we waited.
-            if not bundle.is_dir():
-                return False
-            committed = _commit_tables(layout, read_bundle(bundle))
-            shutil.rmtree(bundle)
-            return committed
-    except FileNotFoundError:
-        if bundle.exists():
-            raise
-        return False
+    with bundle_lock(layout, bundle):
+        # Another committer may have finished (and retired the bundle) while we waited.
+        if not bundle.is_dir():
+            return False
+        try:
+            frames = read_bundle(bundle)
+        except StagedBundleError:
+            if bundle.is_dir():
+                raise
+            return False  # retired while we read it: committed by someone else
+        committed = _commit_tables(layout, frames)
+        retire_bundle(layout, bundle)
+        return committed
 
 
 def _commit_tables(layout: RootLayout, frames: dict[TableSpec, pl.DataFrame]) -> bool:

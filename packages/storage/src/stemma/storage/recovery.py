@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import shutil
 import time
 from pathlib import Path
 
 from stemma.core.layout import RootLayout
 from stemma.storage.commit import commit_staged
+from stemma.storage.locks import bundle_lock
+from stemma.storage.retire import clear_retired, retire_bundle
 from stemma.storage.staging import is_complete, staged_bundles
 
 INCOMPLETE_GRACE_SECONDS = 3600.0
@@ -24,7 +25,7 @@ def recover_staged(
 
     A bundle without ``executions.parquet`` is left alone while younger than ``grace_seconds``
     (its writer may still be writing) and deleted once older: its writer died mid-way and the
-    execution will be rerun.
+    execution will be rerun. Leftovers of bundles whose removal crashed are cleared too.
 
     Args:
         layout: the store root.
@@ -41,8 +42,16 @@ def recover_staged(
         if is_complete(bundle):
             committed += commit_staged(layout, bundle)
         elif current - _last_modified(bundle) > grace_seconds:
-            shutil.rmtree(bundle, ignore_errors=True)
+            _discard_incomplete(layout, bundle)
+    clear_retired(layout)
     return committed
+
+
+def _discard_incomplete(layout: RootLayout, bundle: Path) -> None:
+    """Retire an abandoned bundle, unless its writer finished it while we waited for its lock."""
+    with bundle_lock(layout, bundle):
+        if not is_complete(bundle):
+            retire_bundle(layout, bundle)
 
 
 def _last_modified(bundle: Path) -> float:

@@ -1,0 +1,54 @@
+"""Retiring staged bundles: an atomic rename out of the staging tree, then removal.
+
+A bundle is never deleted in place: a committer that reads it while another deletes it file by
+file would see half a bundle. Instead it is renamed to ``staging/.retired/`` in one step (so every
+reader sees either the whole bundle or none of it) and only then removed. Leftovers of a
+removal that crashed or failed are cleared by :func:`clear_retired`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from pathlib import Path
+
+from stemma.core.layout import RootLayout
+
+RETIRED = ".retired"
+"""The directory under ``staging`` retired bundles are moved to before they are removed."""
+
+
+def retired_dir(layout: RootLayout) -> Path:
+    """Where retired bundles wait to be removed: ``staging/.retired``."""
+    return layout.staging / RETIRED
+
+
+def retire_bundle(layout: RootLayout, bundle: Path) -> bool:
+    """Move ``bundle`` out of staging atomically, then remove it.
+
+    Args:
+        layout: the store root the bundle belongs to.
+        bundle: the bundle directory.
+
+    Returns:
+        ``True`` if this call retired the bundle; ``False`` if it was already gone.
+    """
+    target = retired_dir(layout) / f"{bundle.name}-{uuid.uuid4().hex}"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.rename(bundle, target)
+    except FileNotFoundError:
+        return False
+    # Out of staging now: nothing reads it, so failing to remove it loses nothing.
+    shutil.rmtree(target, ignore_errors=True)
+    return True
+
+
+def clear_retired(layout: RootLayout) -> None:
+    """Remove whatever retired bundles a crashed or failed removal left behind."""
+    retired = retired_dir(layout)
+    if not retired.is_dir():
+        return
+    for path in retired.iterdir():
+        shutil.rmtree(path, ignore_errors=True)
