@@ -10,7 +10,17 @@ from typing import Any
 import polars as pl
 import pytest
 
-from stemma.core import OUT, ArtifactStep, StepSpec, apply, open_store, plan, resolve, run
+from stemma.core import (
+    OUT,
+    ArtifactStep,
+    StepFailedError,
+    StepSpec,
+    apply,
+    open_store,
+    plan,
+    resolve,
+    run,
+)
 from stemma.storage import DeltaStore, artifacts, executions, lineage, steps
 
 calls: Counter[str] = Counter()
@@ -141,3 +151,30 @@ def test_ten_runner_processes_on_delta_execute_once(tmp_path: pathlib.Path) -> N
     assert values == [42] * 10
     assert len(counter.read_text().splitlines()) == 1
     assert executions(tmp_path / "root").height == 1
+
+
+def explode(data: str, out_path: str) -> None:
+    raise ValueError("corrupt input")
+
+
+def test_failed_step_and_skipped_dependents_are_in_the_steps_log(tmp_path: pathlib.Path) -> None:
+    dataset = apply(name="dataset", fn=load_data, version="v1", src="x", out_path=OUT)
+    broken = apply(name="broken", fn=explode, version="v0", data=dataset, out_path=OUT)
+    after = apply(name="after", fn=train, version="v0", data=broken, out_path=OUT)
+    with pytest.raises(StepFailedError):
+        run(after, root=tmp_path)
+    log = steps(tmp_path).sort("timestamp")
+    by_name = {
+        name: group["status"].to_list()
+        for (name,), group in log.group_by("step_name", maintain_order=True)
+    }
+    assert by_name == {
+        "dataset": ["running", "completed"],
+        "broken": ["running", "failed"],
+        "after": ["skipped"],
+    }
+    (skipped,) = log.filter(pl.col("status") == "skipped").iter_rows(named=True)
+    assert "'broken' failed" in skipped["error"]
+    assert json.loads(skipped["metadata"]) == {"reason": "dependency_failed"}
+    (failed,) = executions(tmp_path).filter(~pl.col("success")).iter_rows(named=True)
+    assert "corrupt input" in failed["error"]

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import polars as pl
 
-from stemma.core.records import StepOutcome
-from stemma.storage import COMMIT_ORDER, EXECUTIONS, DeltaStore, TableSpec
+from stemma.core.records import StepOutcome, StepStarted
+from stemma.storage import COMMIT_ORDER, EXECUTIONS, DeltaStore, TableSpec, executions
 
 OutcomeFactory = Callable[..., StepOutcome]
+StartedFactory = Callable[..., StepStarted]
 
 _STAGE_THEN_DIE = """
 import os, pickle, signal, sys
@@ -86,3 +87,14 @@ def test_recover_incomplete_bundles_deletes_stale_keeps_young(
 
 def test_recover_on_empty_root_returns_zero(store: DeltaStore) -> None:
     assert store.recover() == 0
+
+
+def test_recover_by_step_name_commits_only_that_steps_bundles(
+    store: DeltaStore, make_started: StartedFactory, make_outcome: OutcomeFactory
+) -> None:
+    store.stage_outcome(make_outcome(make_started("mine")))
+    store.stage_outcome(make_outcome(make_started("other")))
+    assert store.recover("mine") == 1
+    assert set(executions(store.layout)["step_name"].to_list()) == {"mine"}
+    assert store.recover() == 1
+    assert set(executions(store.layout)["step_name"].to_list()) == {"mine", "other"}

@@ -29,6 +29,7 @@ from stemma.core.records import (
     StepIdentity,
     StepOutcome,
     StepRecord,
+    StepSkipped,
     StepStarted,
     StepStatus,
 )
@@ -69,6 +70,7 @@ __all__ = [
     "StepIdentity",
     "StepOutcome",
     "StepRecord",
+    "StepSkipped",
     "StepStarted",
     "StepStatus",
     "Store",

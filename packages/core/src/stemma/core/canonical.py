@@ -74,7 +74,7 @@ def _mapping(value: Mapping[Any, Any], path: str) -> dict[str, Any]:
     for key, item in value.items():
         if not isinstance(key, str):
             raise UnfingerprintableError(
-                f"{path}: dict key {key!r} is a {type(key).__name__}; "
+                f"{path}: dict key {key!r} is of type {type(key).__name__}; "
                 "canonical configs use str keys only (convert the key with str())"
             )
         out[escape_key(key)] = to_canonical(item, f"{path}[{key!r}]")

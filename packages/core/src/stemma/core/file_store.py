@@ -11,14 +11,14 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from stemma.core.identity import hash_plain
 from stemma.core.layout import RootLayout
-from stemma.core.records import StepOutcome, StepRecord, StepStarted, StepStatus
+from stemma.core.records import StepOutcome, StepRecord, StepSkipped, StepStarted, StepStatus
 
 
 class FileStore:
@@ -34,7 +34,7 @@ class FileStore:
         """The directories under this store's root."""
         return self._layout
 
-    def recover(self) -> int:
+    def recover(self, step_name: str | None = None) -> int:
         """Nothing is ever staged here: each record is written whole, atomically."""
         return 0
 
@@ -77,6 +77,16 @@ class FileStore:
             self._write(self._by_fingerprint(record.fingerprint), payload)
             self._write(self._by_name(record.name), payload)
         self._append_event(started.step_run_id, started.step.fingerprint, status, outcome.error)
+
+    def record_skipped(self, events: Sequence[StepSkipped]) -> None:
+        """Append each ``skipped`` event, with its reason, to the event log."""
+        for event in events:
+            self._append_event(
+                event.step_run_id,
+                event.step.fingerprint,
+                StepStatus.SKIPPED,
+                f"{event.reason}: {event.detail}",
+            )
 
     def _by_fingerprint(self, fingerprint: str) -> Path:
         return self._records / "steps" / fingerprint[:2] / f"{fingerprint}.json"

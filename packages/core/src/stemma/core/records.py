@@ -80,6 +80,23 @@ class StepStarted:
 
 
 @dataclass(frozen=True, kw_only=True)
+class StepSkipped:
+    """The ``skipped`` event of a step that was not run, and why."""
+
+    step: StepIdentity
+    step_run_id: str
+    """Unique per attempt, as for a started step."""
+    run_id: str
+    """The run the step belonged to."""
+    timestamp: dt.datetime
+    """When the runner gave up on the step (UTC)."""
+    reason: str
+    """A short machine-readable reason, such as ``dependency_failed``."""
+    detail: str
+    """What a person needs to know: which dependency failed."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class OutputRecord:
     """A function step's ``OUT`` as a file-ref artifact."""
 

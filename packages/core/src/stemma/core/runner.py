@@ -9,13 +9,15 @@ independent branches finish, and then raises one error chaining the first cause.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import datetime as dt
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from stemma.core.artifact import Artifact
 from stemma.core.errors import StepFailedError
-from stemma.core.run_ids import new_run_id
+from stemma.core.records import StepSkipped
+from stemma.core.run_ids import new_attempt_id, new_run_id
 from stemma.core.step_execution import StepCodeError, execute_step
 from stemma.core.step_graph import expand, needed
 from stemma.core.step_planner import StepPlanner
@@ -82,8 +84,35 @@ class StepRunner:
             while state.running:
                 self._collect(state, pool, block=True)
         if state.failed:
+            self.store.record_skipped(self._skipped_events(state))
             raise _failure(state)
         return state.artifacts
+
+    def _skipped_events(self, state: _RunState) -> list[StepSkipped]:
+        """One ``skipped`` event per step not run, naming the failed step it waited on."""
+        now = dt.datetime.now(dt.UTC)
+        events: list[StepSkipped] = []
+        for fingerprint in sorted(state.skipped):
+            spec = state.specs[fingerprint]
+            culprit = next(
+                (
+                    d.name
+                    for d in spec.deps
+                    if d.fingerprint in state.failed or d.fingerprint in state.skipped
+                ),
+                "?",
+            )
+            events.append(
+                StepSkipped(
+                    step=spec.identity(),
+                    step_run_id=new_attempt_id(),
+                    run_id=self.run_id,
+                    timestamp=now,
+                    reason="dependency_failed",
+                    detail=f"not run: its dependency {culprit!r} failed or was not run",
+                )
+            )
+        return events
 
     def _add(self, roots: list[StepSpec], state: _RunState, pool: cf.ThreadPoolExecutor) -> None:
         new = [spec for root in roots for spec in expand(root, state.specs)]

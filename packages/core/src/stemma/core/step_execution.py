@@ -73,7 +73,7 @@ def execute_step(
         if not spec.mutable:
             # Another runner may have built it while we waited for the lock, or died after
             # staging it: commit what it staged first, so the work is never done twice.
-            store.recover()
+            store.recover(spec.name)
             done = store.completed([spec.fingerprint]).get(spec.fingerprint)
             if done is not None and store.layout.output_dir(done.output_path or "").exists():
                 return artifact_from_record(store, done)

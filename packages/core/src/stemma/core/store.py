@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from stemma.core.errors import StoreUnavailableError
 from stemma.core.layout import RootLayout, resolve_root
-from stemma.core.records import StepOutcome, StepRecord, StepStarted
+from stemma.core.records import StepOutcome, StepRecord, StepSkipped, StepStarted
 
 STORE_ENV = "STEMMA_STORE"
 STORE_GROUP = "stemma.stores"
@@ -30,8 +30,13 @@ class Store(Protocol):
         """The directories under this store's root."""
         ...
 
-    def recover(self) -> int:
-        """Commit work staged by a process that died before committing; return how many."""
+    def recover(self, step_name: str | None = None) -> int:
+        """Commit work staged by a process that died before committing; return how many.
+
+        Args:
+            step_name: only look at what was staged for steps of this name (cheap enough to
+                call before every execution); everything when omitted.
+        """
         ...
 
     def completed(self, fingerprints: Collection[str]) -> dict[str, StepRecord]:
@@ -48,6 +53,10 @@ class Store(Protocol):
 
     def record_outcome(self, outcome: StepOutcome) -> None:
         """Stage and commit a finished attempt: artifacts, edges, execution row, final event."""
+        ...
+
+    def record_skipped(self, events: Sequence[StepSkipped]) -> None:
+        """Append the ``skipped`` events of steps not run (in one write)."""
         ...
 
 

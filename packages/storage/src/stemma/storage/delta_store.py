@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from stemma.core.layout import RootLayout
-from stemma.core.records import StepOutcome, StepRecord, StepStarted
+from stemma.core.records import StepOutcome, StepRecord, StepSkipped, StepStarted
 from stemma.storage.commit import commit_staged
 from stemma.storage.recovery import recover_staged
-from stemma.storage.rows import started_row
+from stemma.storage.rows import skipped_row, started_row
 from stemma.storage.schemas import STEPS
 from stemma.storage.staging import stage_outcome
 from stemma.storage.step_records import completed_records, latest_completed_by_name
@@ -41,12 +41,15 @@ class DeltaStore:
         """The directories under this store's root."""
         return self._layout
 
-    def recover(self) -> int:
+    def recover(self, step_name: str | None = None) -> int:
         """Commit every complete bundle left in staging; return how many this call committed.
 
         Incomplete bundles older than an hour (their writer died mid-way) are deleted.
+
+        Args:
+            step_name: only the bundles of steps with this name; all when omitted.
         """
-        return recover_staged(self._layout)
+        return recover_staged(self._layout, step_name=step_name)
 
     def completed(self, fingerprints: Collection[str]) -> dict[str, StepRecord]:
         """The latest ``completed`` record of each of these fingerprints that has one."""
@@ -68,6 +71,11 @@ class DeltaStore:
                 :meth:`recover`.
         """
         self.commit_staged(self.stage_outcome(outcome))
+
+    def record_skipped(self, events: Sequence[StepSkipped]) -> None:
+        """Append the ``skipped`` events of steps not run, in one commit."""
+        if events:
+            append_rows(self._layout, STEPS, STEPS.frame([skipped_row(event) for event in events]))
 
     def stage_outcome(self, outcome: StepOutcome) -> Path:
         """Write the outcome's staged bundle (``executions.parquet`` last) and return its path."""

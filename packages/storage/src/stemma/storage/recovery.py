@@ -20,6 +20,7 @@ def recover_staged(
     *,
     grace_seconds: float = INCOMPLETE_GRACE_SECONDS,
     now: float | None = None,
+    step_name: str | None = None,
 ) -> int:
     """Commit every complete staged bundle under ``layout``; delete stale incomplete ones.
 
@@ -31,6 +32,7 @@ def recover_staged(
         layout: the store root.
         grace_seconds: the age past which an incomplete bundle is deleted.
         now: the current time as a Unix timestamp; the wall clock when omitted.
+        step_name: only the bundles of steps with this name; all when omitted.
 
     Returns:
         How many bundles this call committed (bundles committed concurrently by another
@@ -38,12 +40,13 @@ def recover_staged(
     """
     current = time.time() if now is None else now
     committed = 0
-    for bundle in staged_bundles(layout):
+    for bundle in staged_bundles(layout, step_name):
         if is_complete(bundle):
             committed += commit_staged(layout, bundle)
         elif current - _last_modified(bundle) > grace_seconds:
             _discard_incomplete(layout, bundle)
-    clear_retired(layout)
+    if step_name is None:
+        clear_retired(layout)
     return committed
 
 

@@ -7,7 +7,7 @@ from typing import Any
 import polars as pl
 
 from stemma.core.canonical import dumps_plain
-from stemma.core.records import StepOutcome, StepStarted, StepStatus
+from stemma.core.records import StepOutcome, StepSkipped, StepStarted, StepStatus
 from stemma.storage.schemas import (
     ARTIFACT_EDGES,
     ARTIFACT_INDEX,
@@ -35,6 +35,25 @@ def app_id(execution_run_id: str) -> str:
 def started_row(event: StepStarted) -> dict[str, Any]:
     """The ``running`` steps-table row of a step attempt."""
     return _step_row(event, StepStatus.RUNNING, timestamp=event.timestamp)
+
+
+def skipped_row(event: StepSkipped) -> dict[str, Any]:
+    """The ``skipped`` steps-table row of a step that was not run."""
+    started = StepStarted(
+        step=event.step,
+        step_run_id=event.step_run_id,
+        run_id=event.run_id,
+        step_number=0,  # never dispatched: it had no place in the run's order
+        backend="",
+        timestamp=event.timestamp,
+    )
+    row = _step_row(started, StepStatus.SKIPPED, timestamp=event.timestamp)
+    row.update(
+        total_count=0,
+        error=event.detail,
+        metadata=dumps_plain({"reason": event.reason}),
+    )
+    return row
 
 
 def outcome_frames(outcome: StepOutcome) -> dict[TableSpec, pl.DataFrame]:

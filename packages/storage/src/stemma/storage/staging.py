@@ -38,10 +38,14 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _BY_NAME = {spec.name: spec for spec in COMMIT_ORDER}
 
 
+def _step_dir(layout: RootLayout, step_name: str) -> Path:
+    return layout.staging / (_UNSAFE.sub("_", step_name).strip("._") or "step")
+
+
 def bundle_dir(layout: RootLayout, step_name: str, execution_run_id: str) -> Path:
     """Where the bundle of one execution is staged."""
-    safe = _UNSAFE.sub("_", step_name).strip("._") or "step"
-    return layout.staging / safe / execution_run_id[0:2] / execution_run_id[2:4] / execution_run_id
+    run = execution_run_id
+    return _step_dir(layout, step_name) / run[0:2] / run[2:4] / run
 
 
 def stage_outcome(layout: RootLayout, outcome: StepOutcome) -> Path:
@@ -98,8 +102,11 @@ def read_bundle(bundle: Path) -> dict[TableSpec, pl.DataFrame]:
     return frames
 
 
-def staged_bundles(layout: RootLayout) -> list[Path]:
-    """Every bundle directory under staging, complete or not, in path order."""
+def staged_bundles(layout: RootLayout, step_name: str | None = None) -> list[Path]:
+    """Every bundle directory under staging (or of one step name), complete or not, sorted."""
+    if step_name is not None:
+        step_dir = _step_dir(layout, step_name)
+        return sorted(path for path in step_dir.glob("*/*/*") if path.is_dir())
     if not layout.staging.is_dir():
         return []
     return sorted(
