@@ -11,6 +11,7 @@ import pytest
 from stemma.core import (
     OUT,
     FileStore,
+    InputsChangedError,
     LoweringError,
     StepCycleError,
     StepFailedError,
@@ -281,3 +282,27 @@ def test_run_two_functions_under_one_name_and_version_is_an_error(store: FileSto
     with pytest.raises(LoweringError, match="two different functions"):
         run(first, second, store=store)
     assert calls == {}
+
+
+def test_run_refuses_inputs_mutated_after_apply(store: FileStore) -> None:
+    data = {"rows": [1, 2]}
+    step = apply(name="mutated", fn=write_json, version="v0", data=data, out_path=OUT)
+    data["rows"].append(3)
+    with pytest.raises(StepFailedError) as info:
+        resolve(step, store=store)
+    assert isinstance(info.value.__cause__, InputsChangedError)
+    assert calls == {}
+
+
+def test_run_refuses_an_input_file_rewritten_after_apply(
+    store: FileStore, tmp_path: pathlib.Path
+) -> None:
+    source = tmp_path / "in.json"
+    source.write_text("[1, 2]")
+    step = apply(name="from-file", fn=read_and_add, version="v0", source=source, out_path=OUT)
+    source.write_text("[1, 2, 3]")
+    with pytest.raises(StepFailedError) as info:
+        resolve(step, store=store)
+    assert isinstance(info.value.__cause__, InputsChangedError)
+    fresh = apply(name="from-file", fn=read_and_add, version="v0", source=source, out_path=OUT)
+    assert resolve(fresh, store=store).value == 3

@@ -11,6 +11,7 @@ from stemma.core.canonical import canonical_json, to_canonical
 from stemma.core.context import OUT, StepContext
 from stemma.core.errors import (
     FingerprintMismatchError,
+    InputsChangedError,
     LoweringError,
     StemmaError,
     StepCycleError,
@@ -79,6 +80,7 @@ __all__ = [
     "resolve_root",
     # errors
     "FingerprintMismatchError",
+    "InputsChangedError",
     "LoweringError",
     "StemmaError",
     "StepCycleError",

@@ -24,6 +24,10 @@ class FingerprintMismatchError(LoweringError):
     """A step pinned with ``expected_fingerprint`` lowered to another fingerprint."""
 
 
+class InputsChangedError(StemmaError, RuntimeError):
+    """A step's inputs changed between ``apply`` and its run: a mutated object, a new file."""
+
+
 class StepCycleError(StemmaError, ValueError):
     """The step graph has a cycle; the message lists the steps around it."""
 

@@ -103,13 +103,7 @@ def apply(
         raise TypeError(f"step {name!r}: arguments do not match {describe(fn)}: {err}") from None
     if expected_fingerprint is not None and len(expected_fingerprint) != ID_LENGTH:
         raise LoweringError(f"step {name!r}: expected_fingerprint must be a 32-hex-character str")
-    positions: dict[int, int] = {}
-    deps: list[ArtifactStep] = []
-    template = {
-        key: _template(value, positions, deps, f"{name}.inputs.{key}")
-        for key, value in arguments.items()
-    }
-    config_json = dumps_plain(template)
+    config_json, deps = encode_inputs(name, arguments)
     return ArtifactStep(
         name=name,
         version=version,
@@ -124,6 +118,17 @@ def apply(
         key_tail=f'],"kind":"{FUNCTION_KIND}","name":{dumps_plain(name)},"version":{dumps_plain(version)}}}',
         mutable=is_mutable(version),
     )
+
+
+def encode_inputs(name: str, arguments: Mapping[str, Any]) -> tuple[str, list[ArtifactStep]]:
+    """The canonical template of a step's inputs, and the handles found in them, in order."""
+    positions: dict[int, int] = {}
+    deps: list[ArtifactStep] = []
+    template = {
+        key: _template(value, positions, deps, f"{name}.inputs.{key}")
+        for key, value in arguments.items()
+    }
+    return dumps_plain(template), deps
 
 
 def _template(value: Any, positions: dict[int, int], deps: list[ArtifactStep], path: str) -> Any:

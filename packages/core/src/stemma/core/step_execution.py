@@ -20,11 +20,12 @@ from pathlib import Path
 from stemma.core.artifact import Artifact
 from stemma.core.canonical import canonical_json
 from stemma.core.context import StepContext
+from stemma.core.errors import InputsChangedError
 from stemma.core.file_lock import FileLock
 from stemma.core.identity import content_id, digest_tree, file_ref_artifact_id, hash_plain
 from stemma.core.records import OutputRecord, StepOutcome, StepRecord, StepStarted
 from stemma.core.run_ids import new_attempt_id
-from stemma.core.step import handles_in
+from stemma.core.step import encode_inputs, handles_in
 from stemma.core.step_spec import StepSpec
 from stemma.core.store import Store
 
@@ -98,6 +99,7 @@ def _run_and_record(
     attempt = _Attempt(spec=spec, started=started, inputs=inputs)
     scratch = final.with_name(f".{final.name}.{attempt.execution_run_id}")
     try:
+        _check_inputs_unchanged(spec)
         context = StepContext.for_run(
             scratch, {dep.step: deps[dep.fingerprint].path() for dep in spec.deps}
         )
@@ -159,6 +161,21 @@ class _Attempt:
             value_artifact_id=None if value_json is None else content_id(value_json.encode()),
             input_artifact_ids=self.inputs,
             provenance=self.spec.provenance,
+        )
+
+
+def _check_inputs_unchanged(spec: StepSpec) -> None:
+    """Refuse to run on inputs that changed since ``apply``: the key would describe other data.
+
+    A mutable input object edited after ``apply``, or an input file rewritten since, would
+    otherwise be recorded under a fingerprint that promises the old content.
+    """
+    now, _ = encode_inputs(spec.name, spec.step.inputs)
+    if now != spec.step.template:
+        raise InputsChangedError(
+            f"step {spec.name!r}: its inputs changed after apply() (an input object was mutated "
+            "or an input file rewritten), so its fingerprint no longer describes them; build "
+            "the step again with apply() after the change"
         )
 
 
