@@ -1,0 +1,152 @@
+"""The local backend: a pool of spawned worker processes that ignore Ctrl-C.
+
+Spawn (or forkserver), never fork: the orchestrator has delta-rs loaded, and a forked child of a
+process with Rust threads can deadlock. Workers ignore SIGINT so that Ctrl-C reaches only the
+orchestrator, which decides how hard to stop them. A worker that dies (OOM killer, segfault,
+``kill -9``) breaks the pool; every unit it took down fails with :class:`WorkerCrashedError`
+naming the exit codes and the workers' peak memory, and the next submit starts a fresh pool.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from multiprocessing.process import BaseProcess
+from pathlib import Path
+from typing import Any
+
+from stemma.core.backends.base import WorkerCrashedError
+
+_START_METHODS = ("spawn", "forkserver")
+
+
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+class LocalBackend:
+    """Runs units on up to ``max_workers`` local processes."""
+
+    name = "local"
+
+    def __init__(self, max_workers: int | None = None, *, start_method: str = "spawn") -> None:
+        """Prepare the pool; processes start on the first submit.
+
+        Raises:
+            ValueError: an unknown start method or a worker count below 1.
+        """
+        if start_method not in _START_METHODS:
+            raise ValueError(
+                f"start_method {start_method!r} is not allowed; use one of {_START_METHODS} "
+                "(fork is unsafe once delta-rs is loaded)"
+            )
+        if max_workers is not None and max_workers < 1:
+            raise ValueError(f"max_workers must be at least 1, got {max_workers}")
+        self.max_workers = max_workers or os.cpu_count() or 1
+        self._context = multiprocessing.get_context(start_method)
+        self._pool: ProcessPoolExecutor | None = None
+        self._lock = threading.Lock()
+        self._peak_rss_kb: dict[int, int] = {}
+
+    def submit(self, fn: Callable[[Any], Any], payload: Any) -> Future[Any]:
+        """Run ``fn(payload)`` in a worker (``fn`` must be importable by module and name)."""
+        with self._lock:
+            if self._pool is None:
+                self._pool = ProcessPoolExecutor(
+                    self.max_workers, mp_context=self._context, initializer=_ignore_sigint
+                )
+            pool = self._pool
+        inner = pool.submit(fn, payload)
+        outer: Future[Any] = Future()
+        inner.add_done_callback(lambda done: self._settle(done, outer, pool))
+        return outer
+
+    def _settle(self, done: Future[Any], outer: Future[Any], pool: ProcessPoolExecutor) -> None:
+        error = done.exception()
+        if error is None:
+            outer.set_result(done.result())
+            return
+        if isinstance(error, BrokenProcessPool):
+            error = self._crash_report(pool)
+        outer.set_exception(error)
+
+    def _crash_report(self, pool: ProcessPoolExecutor) -> WorkerCrashedError:
+        processes = self._processes(pool)
+        codes = sorted({p.exitcode for p in processes if p.exitcode is not None and p.exitcode})
+        with self._lock:
+            if self._pool is pool:
+                self._pool = None  # the next submit starts a fresh pool
+            peak = max(self._peak_rss_kb.values(), default=None)
+        signals = ", ".join(_describe_exit(code) for code in codes) or "unknown cause"
+        memory = f"; peak worker memory {peak / 1024:.0f} MiB" if peak else ""
+        return WorkerCrashedError(
+            f"a worker process died while running this unit ({signals}){memory}. If it was "
+            "killed for memory, give the operation more memory or fewer artifacts per unit",
+            exit_codes=codes,
+            peak_rss_mb=None if peak is None else peak / 1024,
+        )
+
+    def sample_memory(self) -> None:
+        """Record each live worker's peak RSS (from /proc), for crash reports; cheap, poll it."""
+        with self._lock:
+            pool = self._pool
+        for process in self._processes(pool) if pool else []:
+            peak = _peak_rss_kb(process.pid)
+            if peak is not None and process.pid is not None:
+                self._peak_rss_kb[process.pid] = max(peak, self._peak_rss_kb.get(process.pid, 0))
+
+    def shutdown(self, *, cancel_pending: bool = False) -> None:
+        """Let running units finish (drop queued ones when ``cancel_pending``) and stop."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=cancel_pending)
+
+    def terminate(self) -> None:
+        """SIGTERM every worker, SIGKILL those still alive a moment later, drop the pool."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        processes = self._processes(pool)
+        for process in processes:
+            if process.is_alive():
+                process.terminate()
+        for process in processes:
+            process.join(timeout=2)
+            if process.is_alive():
+                process.kill()
+                process.join(timeout=2)
+        pool.shutdown(wait=False, cancel_futures=True)
+
+    @staticmethod
+    def _processes(pool: ProcessPoolExecutor) -> list[BaseProcess]:
+        # The executor keeps its workers in a private dict; it is the only handle on them.
+        found: dict[int, BaseProcess] | None = getattr(pool, "_processes", None)
+        return list((found or {}).values())
+
+
+def _describe_exit(code: int | None) -> str:
+    if code is None or code >= 0:
+        return f"exit code {code}"
+    try:
+        return f"killed by {signal.Signals(-code).name}"
+    except ValueError:
+        return f"killed by signal {-code}"
+
+
+def _peak_rss_kb(pid: int | None) -> int | None:
+    if pid is None:
+        return None
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except (OSError, ValueError):
+        return None
+    return None

@@ -1,0 +1,27 @@
+"""Units of work for the local-backend tests: importable by name in spawned workers."""
+
+import os
+import signal
+import time
+
+
+def square(value: int) -> int:
+    return value * value
+
+
+def fail(message: str) -> None:
+    raise ValueError(message)
+
+
+def die(_: object) -> None:
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def sigint_disposition(_: object) -> bool:
+    return signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+
+
+def sleep_and_report(path: str) -> None:
+    with open(path, "w") as stream:
+        stream.write(str(os.getpid()))
+    time.sleep(120)
