@@ -48,3 +48,48 @@ class StepFailedError(StemmaError, RuntimeError):
 
 class StoreUnavailableError(StemmaError, ImportError):
     """A store or backend was asked for by name but the package providing it is not installed."""
+
+
+class LineageError(StemmaError, ValueError):
+    """An output's source cannot be inferred by filename stem: no candidate, or several.
+
+    Attributes:
+        output_name: the original name of the first output that failed to match.
+        candidate_names: the original names of the candidates it was matched against.
+    """
+
+    def __init__(self, message: str, *, output_name: str, candidate_names: list[str]) -> None:
+        super().__init__(message)
+        self.output_name = output_name
+        self.candidate_names = candidate_names
+
+
+class PairingError(StemmaError, ValueError):
+    """Multi-role inputs cannot be paired as asked: unequal ZIP lengths, wrong role count."""
+
+
+class BatchingError(StemmaError, ValueError):
+    """Batching settings are invalid, or a paired group is larger than a unit may be."""
+
+
+class OperationDefinitionError(StemmaError, TypeError):
+    """An operation class is malformed; raised by its ``class`` statement.
+
+    The message names the class, the field and the fix.
+    """
+
+
+class OperationConfigError(StemmaError, ValueError):
+    """An operation was given an unknown or invalid param, resource or execution setting."""
+
+
+class UnknownOperationError(StemmaError, LookupError):
+    """No operation is registered under the name asked for; the message lists those that are."""
+
+
+class ArtifactTypeError(StemmaError, ValueError):
+    """An artifact type is unknown, registered twice differently, or its content is invalid."""
+
+
+class ResultValidationError(StemmaError, ValueError):
+    """An operation returned a result that does not match its declared outputs."""

@@ -11,6 +11,7 @@ from stemma.core.errors import StemmaError, StoreUnavailableError
 
 BACKEND_GROUP = "stemma.backends"
 
+
 class WorkerCrashedError(StemmaError, RuntimeError):
     """A worker process died while running a unit (killed, out of memory, segfault).
 

@@ -1,0 +1,111 @@
+"""The checks an operation class passes when its ``class`` statement runs.
+
+Each failure raises :class:`~stemma.core.errors.OperationDefinitionError` naming the class, the
+field and the fix, so a mistake in a declaration never waits until a pipeline runs it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, NoReturn
+
+from stemma.core.errors import ArtifactTypeError, OperationDefinitionError
+from stemma.core.operations.pairing import GroupBy
+from stemma.core.operations.specs import InputSpec, OutputSpec, get_artifact_type
+
+if TYPE_CHECKING:
+    from stemma.core.operations.definition import OperationDefinition, OperationKind
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
+
+
+def refuse(cls: type[OperationDefinition], problem: str) -> NoReturn:
+    """Raise the declaration error for ``cls``, naming it."""
+    raise OperationDefinitionError(f"operation class {cls.__qualname__}: {problem}")
+
+
+def _overrides(cls: type[OperationDefinition], method: str) -> bool:
+    # The base class is the last one in the MRO that defines the method.
+    base = next(c for c in reversed(cls.__mro__) if method in c.__dict__)
+    return getattr(cls, method) is not getattr(base, method)
+
+
+def check_declaration(cls: type[OperationDefinition]) -> None:
+    """Check the name, the role specs and ``group_by``; normalize ``group_by`` to the enum."""
+    if not isinstance(cls.name, str) or not _NAME.match(cls.name):
+        refuse(cls, f"name {cls.name!r} must match {_NAME.pattern} (it names paths and tables)")
+    for attr, spec_type in (("inputs", InputSpec), ("outputs", OutputSpec)):
+        for role, spec in getattr(cls, attr).items():
+            if not isinstance(role, str) or not role.isidentifier():
+                refuse(cls, f"{attr} role {role!r} must be a Python identifier")
+            if not isinstance(spec, spec_type):
+                refuse(
+                    cls,
+                    f"{attr}[{role!r}] is a {type(spec).__name__}; use {spec_type.__name__}(...)",
+                )
+            if spec.artifact_type != "any":
+                try:
+                    get_artifact_type(spec.artifact_type)
+                except ArtifactTypeError as err:
+                    refuse(cls, f"{attr}[{role!r}]: {err}")
+    if cls.group_by is not None:
+        try:
+            cls.group_by = GroupBy(cls.group_by)
+        except ValueError:
+            accepted = ", ".join(repr(g.value) for g in GroupBy)
+            refuse(cls, f"group_by {cls.group_by!r} is not one of {accepted} (or None)")
+
+
+def detect_kind(cls: type[OperationDefinition]) -> OperationKind:
+    """A curator overrides ``execute_curator``; a creator ``execute``; never both, never neither."""
+    from stemma.core.operations.definition import OperationKind
+
+    creator, curator = _overrides(cls, "execute"), _overrides(cls, "execute_curator")
+    if creator and curator:
+        refuse(cls, "overrides both execute (creator) and execute_curator (curator); keep one")
+    if not (creator or curator):
+        refuse(cls, "overrides neither execute (creator) nor execute_curator (curator); add one")
+    return OperationKind.CURATOR if curator else OperationKind.CREATOR
+
+
+def check_creator(cls: type[OperationDefinition]) -> None:
+    """A creator declares lineage for every output and the lifecycle its roles need."""
+    for role, spec in cls.outputs.items():
+        if spec.infer_lineage_from is None:
+            refuse(
+                cls,
+                f"creator output {role!r} has no infer_lineage_from; set "
+                'OutputSpec(infer_lineage_from={"inputs": [<input roles>]}), or '
+                '{"inputs": []} for outputs generated from nothing',
+            )
+    if cls.inputs and not _overrides(cls, "preprocess"):
+        refuse(
+            cls,
+            f"creator with inputs {sorted(cls.inputs)} does not override preprocess; "
+            "define preprocess(self, inp) to read inp.materialized_paths",
+        )
+    if cls.outputs and not _overrides(cls, "postprocess"):
+        refuse(
+            cls,
+            f"creator with outputs {sorted(cls.outputs)} does not override "
+            "postprocess; define postprocess(self, inp) returning an ArtifactResult",
+        )
+
+
+def check_lineage_roles(cls: type[OperationDefinition]) -> None:
+    """``infer_lineage_from`` names only roles the class declares."""
+    for role, spec in cls.outputs.items():
+        source = spec.lineage_source
+        if source is None or (source == "inputs" and cls.runtime_defined_inputs):
+            continue
+        declared = (
+            cls.inputs
+            if source == "inputs"
+            else {o: s for o, s in cls.outputs.items() if o != role}
+        )
+        if unknown := [r for r in spec.lineage_roles if r not in declared]:
+            refuse(
+                cls,
+                f"outputs[{role!r}].infer_lineage_from names {source} roles {unknown}, "
+                f"which it does not declare; declared: {sorted(declared) or '(none)'}",
+            )
