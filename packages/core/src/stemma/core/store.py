@@ -9,8 +9,10 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from stemma.core.errors import StoreUnavailableError
+from stemma.core.execution_records import ExecutionRecord, StepEvent, StepOutputs
 from stemma.core.layout import RootLayout, resolve_root
-from stemma.core.records import StepOutcome, StepRecord, StepSkipped, StepStarted
+from stemma.core.operations.drafts import FinalizedArtifact
+from stemma.core.records import StepOutcome, StepRecord, StepSkipped, StepStarted, StepStatus
 
 STORE_ENV = "STEMMA_STORE"
 STORE_GROUP = "stemma.stores"
@@ -101,3 +103,49 @@ def open_store(root: str | os.PathLike[str] | None = None, *, kind: str | None =
     if not isinstance(store, Store):
         raise StoreUnavailableError(f"store {chosen!r} ({registered[chosen].value}) is not a Store")
     return store
+
+
+@runtime_checkable
+class PipelineStore(Store, Protocol):
+    """What the Pipeline needs beyond function steps: executions, events, outputs, content.
+
+    Every method is batched: one call per step (or per wave of units), never one per artifact.
+    """
+
+    def record_events(self, events: Sequence[StepEvent]) -> None:
+        """Append step events (``running``, ``completed``, ``skipped``, …) in one write."""
+        ...
+
+    def stage_execution(self, record: ExecutionRecord) -> Path:
+        """Write one unit's bundle under ``staging/`` (a worker may call this) and return it."""
+        ...
+
+    def commit_executions(
+        self, bundles: Sequence[Path], *, step_outputs: StepOutputs | None = None
+    ) -> int:
+        """Commit staged bundles together (one Delta commit per table), idempotently.
+
+        With ``step_outputs``, the step's output table rows go in the same wave. Returns how
+        many bundles this call committed.
+        """
+        ...
+
+    def latest_step(self, step_spec_id: str, statuses: Collection[StepStatus]) -> StepEvent | None:
+        """The newest event of this step fingerprint whose status is one of ``statuses``."""
+        ...
+
+    def step_outputs(self, step_run_ids: Collection[str]) -> dict[str, dict[str, tuple[str, ...]]]:
+        """Per step run, per role, the artifact ids it offers downstream."""
+        ...
+
+    def executions_by_key(self, keys: Collection[str]) -> dict[str, ExecutionRecord]:
+        """The newest successful execution of each execution key that has one (no content)."""
+        ...
+
+    def load_artifacts(self, artifact_ids: Collection[str]) -> dict[str, FinalizedArtifact]:
+        """Artifacts with their content, for materializing inputs and building curator frames."""
+        ...
+
+    def ancestry(self, artifact_ids: Collection[str]) -> dict[str, frozenset[str]]:
+        """Each artifact's ancestors (itself included), walking lineage up, for LINEAGE pairing."""
+        ...
