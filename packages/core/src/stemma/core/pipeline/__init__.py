@@ -1,0 +1,1 @@
+"""The Pipeline front door: steps over many artifacts, dispatched, executed and committed."""
