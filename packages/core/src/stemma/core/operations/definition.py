@@ -73,6 +73,8 @@ class OperationDefinition(BaseModel):
 
     name: ClassVar[str | None] = None
     """The registered name; steps and tables use it."""
+    version: ClassVar[str] = "v0"
+    """Bump it when the code changes what the operation produces: it is part of both keys."""
     description: ClassVar[str] = ""
     """One line for listings and the dashboard."""
     inputs: ClassVar[Mapping[str, InputSpec]] = {}

@@ -1,0 +1,261 @@
+"""``Pipeline``: the step-by-step front door over many artifacts (DESIGN.md §2b).
+
+``submit`` validates a step before anything is written, keys it, and hands it to a step thread
+that waits for the steps it reads from; ``run`` is ``submit(...).result()``. Steps run
+DAG-parallel (bounded), units go to the backend, commits are serialized.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from stemma.core.backends.base import open_backend
+from stemma.core.errors import StoreUnavailableError
+from stemma.core.execution_records import StepEvent
+from stemma.core.operations.definition import OperationDefinition
+from stemma.core.pipeline.input_validation import build_operation, normalize_inputs
+from stemma.core.pipeline.planned_step import CachePolicy, FailurePolicy, PlannedStep
+from stemma.core.pipeline.references import OutputReference, StepFuture, StepResult
+from stemma.core.pipeline.step_dispatch import PipelineContext, run_step
+from stemma.core.provenance import capture_provenance
+from stemma.core.run_ids import new_run_id
+from stemma.core.store import PipelineStore, open_store
+
+DEFAULT_PARALLEL_STEPS = 4
+
+
+class Pipeline:
+    """A run of steps over one store. Build one with :meth:`create` or :meth:`resume`."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        context: PipelineContext,
+        skip_cache: bool,
+        failure_policy: FailurePolicy,
+        parallel_steps: int = DEFAULT_PARALLEL_STEPS,
+        first_step: int = 0,
+        earlier: Sequence[StepEvent] = (),
+    ) -> None:
+        self.name = name
+        self._ctx = context
+        self._skip_cache = skip_cache
+        self._failure_policy = failure_policy
+        self._first_step = first_step
+        self._earlier = {event.step_name: event for event in earlier}
+        self._threads = ThreadPoolExecutor(parallel_steps, thread_name_prefix="stemma-pipeline")
+        self._lock = threading.Lock()
+        self._finalized = False
+
+    # ------------------------------------------------------------------ construction
+
+    @classmethod
+    def create(
+        cls,
+        name: str,
+        root: str | os.PathLike[str] | None = None,
+        *,
+        backend: str = "local",
+        failure_policy: str = "continue",
+        cache_policy: str = "all_succeeded",
+        skip_cache: bool = False,
+        preserve_working: bool = False,
+        max_workers: int | None = None,
+        parallel_steps: int = DEFAULT_PARALLEL_STEPS,
+    ) -> Pipeline:
+        """Start a new run named ``name`` on the store at ``root`` (``.stemma`` by default).
+
+        Raises:
+            StoreUnavailableError: stemma-storage (the Delta store) is not installed.
+            ValueError: an unknown policy name.
+        """
+        store = _pipeline_store(root)
+        store.recover()
+        context = PipelineContext(
+            store=store,
+            backend=open_backend(backend, max_workers=max_workers),
+            run_id=new_run_id(name),
+            steps=[],
+            cache_policy=CachePolicy(cache_policy),
+            preserve_working=preserve_working,
+            provenance=capture_provenance().to_dict(),
+        )
+        return cls(
+            name=name,
+            context=context,
+            skip_cache=skip_cache,
+            failure_policy=FailurePolicy(failure_policy),
+            parallel_steps=parallel_steps,
+        )
+
+    @property
+    def run_id(self) -> str:
+        """``{name}_{UTC %Y%m%d_%H%M%S}_{8 hex}``."""
+        return self._ctx.run_id
+
+    @property
+    def store(self) -> PipelineStore:
+        """The store this pipeline commits to."""
+        return self._ctx.store
+
+    # ------------------------------------------------------------------ steps
+
+    def submit(
+        self,
+        operation: type[OperationDefinition] | str,
+        inputs: Mapping[str, Any] | Sequence[Any] | None = None,
+        params: Mapping[str, Any] | None = None,
+        *,
+        name: str | None = None,
+        resources: Mapping[str, Any] | None = None,
+        execution: Mapping[str, Any] | None = None,
+        environment: Mapping[str, str] | None = None,
+        tool: Mapping[str, Any] | None = None,
+        failure_policy: str | None = None,
+        skip_cache: bool = False,
+    ) -> StepFuture:
+        """Validate and submit a step; return at once with a future.
+
+        Raises:
+            ValueError: unknown params, resources or execution keys; unknown or missing roles;
+                artifact-type mismatches; references to steps that do not exist. Nothing is
+                written when this is raised.
+        """
+        op = build_operation(
+            operation,
+            params=params,
+            resources=resources,
+            execution=execution,
+            environment=environment,
+            tool=tool,
+        )
+        with self._lock:
+            if self._finalized:
+                raise RuntimeError(f"pipeline {self.run_id} is finalized; create or resume another")
+            number = self._first_step + len(self._ctx.steps)
+            step = PlannedStep(
+                number=number,
+                name=name or op.name or "step",
+                operation=op,
+                inputs=normalize_inputs(op, inputs, self._step_numbers()),
+                failure_policy=FailurePolicy(failure_policy)
+                if failure_policy
+                else self._failure_policy,
+                skip_cache=skip_cache or self._skip_cache,
+            )
+            self._ctx.steps.append(step)
+            self._threads.submit(self._run, step)
+        return StepFuture(
+            step_name=step.name,
+            step_number=number,
+            output_types={role: spec.artifact_type for role, spec in op.outputs.items()},
+            future=step.future,
+        )
+
+    def run(
+        self,
+        operation: type[OperationDefinition] | str,
+        inputs: Mapping[str, Any] | Sequence[Any] | None = None,
+        params: Mapping[str, Any] | None = None,
+        **options: Any,
+    ) -> StepResult:
+        """Submit a step and wait for its result."""
+        return self.submit(operation, inputs, params, **options).result()
+
+    def _run(self, step: PlannedStep) -> None:
+        try:
+            step.future.set_result(run_step(self._ctx, step))
+        except BaseException as error:  # an orchestration fault: the caller sees it on result()
+            step.future.set_exception(error)
+
+    def _step_numbers(self) -> dict[int, PlannedStep]:
+        return {s.number: s for s in self._ctx.steps}
+
+    def output(self, name: str, role: str, *, step_number: int | None = None) -> OutputReference:
+        """A reference to ``role`` of the latest step called ``name`` (or of ``step_number``).
+
+        Raises:
+            ValueError: no such step or role; the message lists what there is.
+        """
+        candidates = [
+            s for s in self._ctx.steps if s.name == name and step_number in (None, s.number)
+        ]
+        if not candidates:
+            known = sorted({s.name for s in self._ctx.steps})
+            raise ValueError(
+                f"no step named {name!r} in run {self.run_id}; "
+                f"steps: {', '.join(known) or '(none)'}"
+            )
+        step = candidates[-1]
+        spec = step.operation.outputs.get(role)
+        if spec is None:
+            raise ValueError(
+                f"step {name!r} has no output role {role!r}; "
+                f"its roles: {', '.join(step.operation.outputs) or '(none)'}"
+            )
+        return OutputReference(step.number, role, spec.artifact_type)
+
+    def cancel(self) -> None:
+        """Stop dispatching new units (graceful); idempotent and thread-safe."""
+        self._ctx.cancelled.set()
+
+    def finalize(self) -> dict[str, Any]:
+        """Wait for every step, stop the backend, and summarize the run."""
+        with self._lock:
+            self._finalized = True
+        self._threads.shutdown(wait=True)
+        self._ctx.backend.shutdown()
+        steps: list[dict[str, Any]] = []
+        for step in self._ctx.steps:
+            error = step.future.exception()
+            result = None if error is not None else step.future.result()
+            steps.append(
+                {
+                    "step_number": step.number,
+                    "name": step.name,
+                    "success": bool(result and result.success),
+                    "total": result.total_count if result else 0,
+                    "succeeded": result.succeeded_count if result else 0,
+                    "failed": result.failed_count if result else 0,
+                    "duration_seconds": result.duration_seconds if result else 0.0,
+                }
+            )
+        return {
+            "pipeline_name": self.name,
+            "pipeline_run_id": self.run_id,
+            "total_steps": len(steps),
+            "steps": steps,
+            "overall_success": bool(steps) and all(s["success"] for s in steps),
+        }
+
+    # ------------------------------------------------------------------ sequence protocol
+
+    def __len__(self) -> int:
+        return len(self._ctx.steps)
+
+    def __iter__(self) -> Iterator[StepResult]:
+        return (step.future.result() for step in list(self._ctx.steps))
+
+    def __getitem__(self, index: int) -> StepResult:
+        return self._ctx.steps[index].future.result()
+
+    def __contains__(self, name: object) -> bool:
+        return any(step.name == name for step in self._ctx.steps)
+
+    def __bool__(self) -> bool:
+        return bool(self._ctx.steps) and all(result.success for result in self)
+
+
+def _pipeline_store(root: str | os.PathLike[str] | None) -> PipelineStore:
+    store = open_store(root)
+    if not isinstance(store, PipelineStore):
+        raise StoreUnavailableError(
+            f"the Pipeline needs the Delta store, but {type(store).__name__} was opened; "
+            "install it with: pip install stemma-storage"
+        )
+    return store

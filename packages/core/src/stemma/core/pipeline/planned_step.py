@@ -1,0 +1,56 @@
+"""A step as the orchestrator holds it between ``submit`` and its result."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from stemma.core.operations.definition import OperationDefinition
+from stemma.core.pipeline.references import OutputReference, StepResult
+
+
+class FailurePolicy(StrEnum):
+    """What a failed unit does to its step (DESIGN.md §4)."""
+
+    CONTINUE = "continue"
+    """Record the failure; the step offers its successes downstream."""
+    FAIL_FAST = "fail_fast"
+    """Stop dispatching at the first failure; commit what finished; the step fails."""
+
+
+class CachePolicy(StrEnum):
+    """Which earlier step counts as a step-level cache hit."""
+
+    ALL_SUCCEEDED = "all_succeeded"
+    """Only a completed step none of whose units failed."""
+    STEP_COMPLETED = "step_completed"
+    """Any completed step, even with failed units (they are not retried)."""
+
+
+StepInput = OutputReference | tuple[str, ...]
+"""One role's input: another step's output, or artifact ids given literally."""
+
+
+@dataclass(kw_only=True)
+class PlannedStep:
+    """One submitted step; mutable book-keeping owned by the orchestrator."""
+
+    number: int
+    name: str
+    operation: OperationDefinition
+    inputs: Mapping[str, StepInput]
+    failure_policy: FailurePolicy
+    skip_cache: bool
+    future: Future[StepResult] = field(default_factory=Future[StepResult])
+    fingerprint: str | None = None
+    """Set when the step is keyed, before it dispatches."""
+    outputs_from: str | None = None
+    """The step run whose outputs this step offers (its own, or the one it reuses)."""
+
+    def upstream_steps(self) -> list[int]:
+        """Step numbers this step reads from, in role order."""
+        return sorted(
+            {ref.source_step for ref in self.inputs.values() if isinstance(ref, OutputReference)}
+        )

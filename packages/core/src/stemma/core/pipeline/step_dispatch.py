@@ -1,0 +1,343 @@
+"""Dispatch → execute → commit for one Pipeline step (DESIGN.md §4).
+
+Runs on one of the orchestrator's step threads once every step it reads from has finished:
+step-level cache (one lookup), input resolution, pairing, batching, execution-level cache (one
+batched lookup), units to the backend, one commit of the whole step, and the final event.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from dataclasses import dataclass, field
+from typing import Any
+
+from stemma.core.backends.base import Backend
+from stemma.core.execution_records import StepEvent, StepOutputs
+from stemma.core.operations.batching import make_units, pack_workers
+from stemma.core.operations.pairing import GroupBy, PairedGroup, pair_inputs
+from stemma.core.pipeline.planned_step import CachePolicy, FailurePolicy, PlannedStep
+from stemma.core.pipeline.references import OutputReference, StepResult
+from stemma.core.pipeline.step_keys import execution_key, step_fingerprint
+from stemma.core.pipeline.units import ExecutionUnit, UnitGroup
+from stemma.core.pipeline.worker_entry import UnitOutcome, run_units
+from stemma.core.records import StepStatus
+from stemma.core.run_ids import new_attempt_id
+from stemma.core.store import PipelineStore
+
+
+@dataclass(kw_only=True)
+class PipelineContext:
+    """What every step of one pipeline run shares."""
+
+    store: PipelineStore
+    backend: Backend
+    run_id: str
+    steps: list[PlannedStep]
+    cache_policy: CachePolicy
+    preserve_working: bool
+    provenance: Mapping[str, Any]
+    cancelled: threading.Event = field(default_factory=threading.Event)
+    commit_lock: threading.Lock = field(default_factory=threading.Lock)
+    """Commits are serialized in the orchestrator."""
+
+
+def run_step(ctx: PipelineContext, step: PlannedStep) -> StepResult:
+    """Run one step to its result; raises only for orchestration faults, never for unit failures."""
+    started = time.monotonic()
+    upstream = {n: ctx.steps[n].future.result() for n in step.upstream_steps()}
+    step.fingerprint = _fingerprint(ctx, step)
+    if ctx.cancelled.is_set():
+        return _cancelled(ctx, step, started)
+    op = step.operation
+    if not step.skip_cache and not type(op).version.endswith("dev"):
+        hit = _step_cache_hit(ctx, step.fingerprint)
+        if hit is not None:
+            return _cached_result(ctx, step, hit, started)
+    step_run_id = new_attempt_id()
+    step.outputs_from = step_run_id
+    event = _event_factory(ctx, step, step_run_id)
+    with ctx.commit_lock:
+        ctx.store.record_events([event(StepStatus.RUNNING)])
+    inputs = _resolve_inputs(ctx, step, upstream)
+    if inputs and all(not ids for ids in inputs.values()):
+        return _finish(ctx, step, event, started, [], [], skip_reason="empty_inputs")
+    groups = _pair(ctx, step, inputs)
+    units = make_units(groups, op.execution.artifacts_per_unit, op.execution.max_artifacts_per_unit)
+    keyed = [(execution_key(op, _unit_inputs(unit)), unit) for unit in units]
+    hits = {} if step.skip_cache else ctx.store.executions_by_key([key for key, _ in keyed])
+    cached_outputs = [hits[key].outputs for key, _ in keyed if key in hits]
+    misses = [_unit(ctx, step, step_run_id, key, unit) for key, unit in keyed if key not in hits]
+    outcomes = _execute(ctx, step, misses)
+    return _finish(ctx, step, event, started, cached_outputs, outcomes)
+
+
+def _fingerprint(ctx: PipelineContext, step: PlannedStep) -> str:
+    refs: dict[str, list[tuple[str, str]]] = {}
+    literals: dict[str, list[str]] = {}
+    for role, given in step.inputs.items():
+        if isinstance(given, OutputReference):
+            upstream = ctx.steps[given.source_step].fingerprint or ""
+            refs.setdefault(role, []).append((upstream, given.role))
+        else:
+            literals[role] = list(given)
+    return step_fingerprint(step.operation, refs=refs, literals=literals)
+
+
+def _step_cache_hit(ctx: PipelineContext, fingerprint: str) -> StepEvent | None:
+    hit = ctx.store.latest_step(fingerprint, [StepStatus.COMPLETED])
+    if hit is None:
+        return None
+    if ctx.cache_policy is CachePolicy.ALL_SUCCEEDED and hit.failed_count:
+        return None
+    return hit
+
+
+def _cached_result(
+    ctx: PipelineContext, step: PlannedStep, hit: StepEvent, started: float
+) -> StepResult:
+    source = str(hit.metadata.get("outputs_from", hit.step_run_id))
+    step.outputs_from = source
+    step_run_id = new_attempt_id()
+    event = _event_factory(ctx, step, step_run_id)(
+        StepStatus.COMPLETED,
+        total=hit.total_count,
+        succeeded=hit.succeeded_count,
+        failed=hit.failed_count,
+        metadata={"outputs_from": source, "cache": "step"},
+    )
+    with ctx.commit_lock:
+        ctx.store.record_events([event])
+    return _result(step, step_run_id, event, started, cache="step")
+
+
+def _cancelled(ctx: PipelineContext, step: PlannedStep, started: float) -> StepResult:
+    """A step the pipeline was cancelled before: recorded, never a cache hit later."""
+    step_run_id = new_attempt_id()
+    step.outputs_from = step_run_id
+    event = _event_factory(ctx, step, step_run_id)(
+        StepStatus.CANCELLED, metadata={"reason": "cancelled before dispatch"}
+    )
+    with ctx.commit_lock:
+        ctx.store.record_events([event])
+    return _result(step, step_run_id, event, started, cache=None)
+
+
+def _resolve_inputs(
+    ctx: PipelineContext, step: PlannedStep, upstream: Mapping[int, StepResult]
+) -> dict[str, tuple[str, ...]]:
+    sources = {
+        n: ctx.steps[n].outputs_from or upstream[n].step_run_id for n in step.upstream_steps()
+    }
+    offered = ctx.store.step_outputs([s for s in sources.values()])
+    resolved: dict[str, tuple[str, ...]] = {}
+    for role, given in step.inputs.items():
+        if isinstance(given, OutputReference):
+            ids = offered.get(sources[given.source_step], {}).get(given.role, ())
+            resolved[role] = tuple(sorted(set(ids)))
+        else:
+            resolved[role] = tuple(sorted(set(given)))
+    return resolved
+
+
+def _pair(
+    ctx: PipelineContext, step: PlannedStep, inputs: Mapping[str, tuple[str, ...]]
+) -> list[PairedGroup]:
+    group_by = step.operation.group_by
+    present = {role: ids for role, ids in inputs.items() if ids}
+    if group_by is not GroupBy.LINEAGE:
+        return pair_inputs(present, group_by)
+    known = ctx.store.ancestry([i for ids in inputs.values() for i in ids])
+
+    def ancestry(artifact_id: str) -> frozenset[str]:
+        return known.get(artifact_id, frozenset({artifact_id}))
+
+    return pair_inputs(present, group_by, ancestry=ancestry)
+
+
+def _unit_inputs(unit: Sequence[PairedGroup]) -> dict[str, list[str]]:
+    merged: dict[str, list[str]] = {}
+    for group in unit:
+        for role, artifact_id in group.members.items():
+            merged.setdefault(role, []).append(artifact_id)
+    return merged
+
+
+def _unit(
+    ctx: PipelineContext, step: PlannedStep, step_run_id: str, key: str, unit: Sequence[PairedGroup]
+) -> ExecutionUnit:
+    paired = len(step.operation.inputs) > 1 and step.operation.group_by is not None
+    return ExecutionUnit(
+        operation=step.operation,
+        step_run_id=step_run_id,
+        step_spec_id=step.fingerprint or "",
+        step_name=step.name,
+        step_number=step.number,
+        version=type(step.operation).version,
+        execution_spec_id=key,
+        groups=tuple(
+            UnitGroup(
+                group_id=group.group_id if paired else None,
+                inputs={role: (artifact_id,) for role, artifact_id in group.members.items()},
+            )
+            for group in unit
+        ),
+        root=str(ctx.store.layout.root),
+        backend=ctx.backend.name,
+        preserve_working=ctx.preserve_working,
+        provenance=ctx.provenance,
+    )
+
+
+def _execute(
+    ctx: PipelineContext, step: PlannedStep, units: list[ExecutionUnit]
+) -> list[UnitOutcome]:
+    if not units:
+        return []
+    packs = pack_workers(units, step.operation.execution.units_per_worker)
+    pending: dict[Future[Any], list[ExecutionUnit]] = {
+        ctx.backend.submit(run_units, pack): pack for pack in packs
+    }
+    outcomes: list[UnitOutcome] = []
+    stop = False
+    while pending:
+        done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+        for future in done:
+            pack = pending.pop(future)
+            error = future.exception()
+            if error is not None:  # the worker died: every unit of the pack failed
+                outcomes.extend(UnitOutcome.crashed(unit, error, ctx.store) for unit in pack)
+            else:
+                outcomes.extend(future.result())
+        failed = any(not outcome.success for outcome in outcomes)
+        if not stop and (
+            ctx.cancelled.is_set() or (failed and step.failure_policy is FailurePolicy.FAIL_FAST)
+        ):
+            stop = True
+            for future in pending:
+                future.cancel()
+            pending = {f: p for f, p in pending.items() if not f.cancelled()}
+    return outcomes
+
+
+def _finish(
+    ctx: PipelineContext,
+    step: PlannedStep,
+    event: Any,
+    started: float,
+    cached_outputs: Sequence[Mapping[str, tuple[str, ...]]],
+    outcomes: Sequence[UnitOutcome],
+    *,
+    skip_reason: str | None = None,
+) -> StepResult:
+    outputs: dict[str, set[str]] = {role: set() for role in step.operation.outputs}
+    for produced in [*cached_outputs, *(o.outputs for o in outcomes if o.success)]:
+        for role, ids in produced.items():
+            outputs.setdefault(role, set()).update(ids)
+    succeeded = len(cached_outputs) + sum(1 for o in outcomes if o.success)
+    failed = sum(1 for o in outcomes if not o.success)
+    total = succeeded + failed
+    if skip_reason is not None:
+        status = StepStatus.SKIPPED
+    elif failed and (succeeded == 0 or step.failure_policy is FailurePolicy.FAIL_FAST):
+        status = StepStatus.FAILED
+    else:
+        status = StepStatus.COMPLETED
+    step_outputs = StepOutputs(
+        step_run_id=step.outputs_from or "",
+        outputs={role: tuple(sorted(ids)) for role, ids in outputs.items()},
+    )
+    first_error = next((o.error for o in outcomes if not o.success and o.error), None)
+    final = event(
+        status,
+        total=total,
+        succeeded=succeeded,
+        failed=failed,
+        error=first_error,
+        metadata={"skip_reason": skip_reason, "execution_cache_hits": len(cached_outputs)},
+        duration=time.monotonic() - started,
+    )
+    bundles = [o.bundle for o in outcomes if o.bundle is not None]
+    with ctx.commit_lock:
+        ctx.store.commit_executions(bundles, step_outputs=step_outputs)
+        ctx.store.record_events([final])
+    return _result(step, final.step_run_id, final, started, cache=None)
+
+
+def _event_factory(ctx: PipelineContext, step: PlannedStep, step_run_id: str) -> Any:
+    op = step.operation
+
+    def make(
+        status: StepStatus,
+        *,
+        total: int = 0,
+        succeeded: int = 0,
+        failed: int = 0,
+        error: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        duration: float | None = None,
+    ) -> StepEvent:
+        return StepEvent(
+            step_run_id=step_run_id,
+            step_spec_id=step.fingerprint or "",
+            pipeline_run_id=ctx.run_id,
+            step_number=step.number,
+            step_name=step.name,
+            status=status,
+            operation=op.name or "",
+            version=type(op).version,
+            params={"params": op.key_params(), "overrides": op.overrides()},
+            backend=ctx.backend.name,
+            timestamp=dt.datetime.now(dt.UTC),
+            dep_fingerprints=tuple(ctx.steps[n].fingerprint or "" for n in step.upstream_steps()),
+            output_roles=tuple(op.outputs),
+            total_count=total,
+            succeeded_count=succeeded,
+            failed_count=failed,
+            duration_seconds=duration,
+            error=error,
+            metadata={
+                "inputs": _describe_inputs(step),
+                "output_types": {r: s.artifact_type for r, s in op.outputs.items()},
+                **(metadata or {}),
+            },
+        )
+
+    return make
+
+
+def _describe_inputs(step: PlannedStep) -> dict[str, Any]:
+    return {
+        role: {"step": given.source_step, "role": given.role}
+        if isinstance(given, OutputReference)
+        else {"ids": len(given)}
+        for role, given in step.inputs.items()
+    }
+
+
+def _result(
+    step: PlannedStep, step_run_id: str, event: StepEvent, started: float, *, cache: str | None
+) -> StepResult:
+    return StepResult(
+        step_name=step.name,
+        step_number=step.number,
+        success=event.status is StepStatus.SKIPPED
+        or (event.status is StepStatus.COMPLETED and event.failed_count == 0),
+        total_count=event.total_count,
+        succeeded_count=event.succeeded_count,
+        failed_count=event.failed_count,
+        output_roles=tuple(step.operation.outputs),
+        output_types={r: s.artifact_type for r, s in step.operation.outputs.items()},
+        duration_seconds=time.monotonic() - started,
+        step_run_id=step_run_id,
+        metadata={
+            "status": event.status.value,
+            "cache": cache,
+            "step_spec_id": step.fingerprint,
+            "skip_reason": event.metadata.get("skip_reason"),
+            "error": event.error,
+        },
+    )
