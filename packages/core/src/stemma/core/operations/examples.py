@@ -1,0 +1,175 @@
+"""Small operations the tests, docs and demo use: generate, transform, score, wait, merge.
+
+They are real operations (registered by name, run through the whole lifecycle), kept tiny so
+a reader can see everything an operation has to declare. Data artifacts are CSV files with
+columns ``x`` and ``y``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import random
+import statistics
+import time
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import BaseModel
+
+from stemma.core.operations.definition import OperationDefinition
+from stemma.core.operations.drafts import DataDraft, MetricDraft
+from stemma.core.operations.results import (
+    ArtifactResult,
+    ExecuteInput,
+    PassthroughResult,
+    PostprocessInput,
+    PreprocessInput,
+)
+from stemma.core.operations.specs import InputSpec, OutputSpec
+
+
+def _read_xy(path: Path) -> list[tuple[float, float]]:
+    with path.open(newline="") as stream:
+        return [(float(row["x"]), float(row["y"])) for row in csv.DictReader(stream)]
+
+
+def _write_xy(path: Path, rows: list[tuple[float, float]]) -> None:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["x", "y"])
+    writer.writerows(rows)
+    path.write_text(buffer.getvalue())
+
+
+def _data_drafts(inp: PostprocessInput, suffix: str = ".csv") -> list[DataDraft]:
+    return [
+        DataDraft.draft(path.read_bytes(), path.name, step_number=inp.step_number)
+        for path in inp.files
+        if path.suffix == suffix
+    ]
+
+
+class DataGenerator(OperationDefinition):
+    """Write ``count`` CSV datasets of ``rows`` random (x, y) points each, from a seed."""
+
+    class Params(BaseModel):
+        count: int = 3
+        rows: int = 10
+        seed: int = 0
+
+    name = "example.generate"
+    outputs: ClassVar = {
+        "datasets": OutputSpec(artifact_type="data", infer_lineage_from={"inputs": []})
+    }
+    params: Params = Params()
+
+    def execute(self, inp: ExecuteInput) -> Any:
+        for index in range(self.params.count):
+            rng = random.Random(self.params.seed * 1000 + index)
+            rows = [
+                (round(rng.uniform(0, 10), 3), round(rng.uniform(0, 10), 3))
+                for _ in range(self.params.rows)
+            ]
+            _write_xy(inp.execute_dir / f"dataset_{index}.csv", rows)
+        return self.params.count
+
+    def postprocess(self, inp: PostprocessInput) -> ArtifactResult:
+        return ArtifactResult(artifacts={"datasets": _data_drafts(inp)})
+
+
+class Transform(OperationDefinition):
+    """Scale every y by ``scale``; one output per input, named after it (lineage by stem)."""
+
+    class Params(BaseModel):
+        scale: float = 1.0
+
+    name = "example.transform"
+    inputs: ClassVar = {"dataset": InputSpec(artifact_type="data")}
+    outputs: ClassVar = {
+        "dataset": OutputSpec(artifact_type="data", infer_lineage_from={"inputs": ["dataset"]})
+    }
+    params: Params = Params()
+
+    def preprocess(self, inp: PreprocessInput) -> dict[str, Any]:
+        return {"paths": list(inp.materialized_paths["dataset"])}
+
+    def execute(self, inp: ExecuteInput) -> Any:
+        for path in inp.prepared["paths"]:
+            rows = [(x, round(y * self.params.scale, 6)) for x, y in _read_xy(path)]
+            _write_xy(inp.execute_dir / f"{path.stem}_scaled.csv", rows)
+
+    def postprocess(self, inp: PostprocessInput) -> ArtifactResult:
+        return ArtifactResult(artifacts={"dataset": _data_drafts(inp)})
+
+
+class MetricCalculator(OperationDefinition):
+    """The mean and spread of y of each dataset, as a metric named after it."""
+
+    name = "example.metrics"
+    inputs: ClassVar = {"dataset": InputSpec(artifact_type="data")}
+    outputs: ClassVar = {
+        "metrics": OutputSpec(artifact_type="metric", infer_lineage_from={"inputs": ["dataset"]})
+    }
+
+    def preprocess(self, inp: PreprocessInput) -> dict[str, Any]:
+        return {"paths": list(inp.materialized_paths["dataset"])}
+
+    def execute(self, inp: ExecuteInput) -> Any:
+        return {
+            path.stem: {
+                "mean_y": round(statistics.fmean(y for _, y in _read_xy(path)), 6),
+                "max_y": max(y for _, y in _read_xy(path)),
+            }
+            for path in inp.prepared["paths"]
+        }
+
+    def postprocess(self, inp: PostprocessInput) -> ArtifactResult:
+        scores: dict[str, dict[str, float]] = inp.execute_result
+        drafts = [
+            MetricDraft.draft(values, f"{stem}_metrics.json", step_number=inp.step_number)
+            for stem, values in sorted(scores.items())
+        ]
+        return ArtifactResult(artifacts={"metrics": drafts})
+
+
+class Wait(OperationDefinition):
+    """Sleep ``seconds`` per unit, then pass its inputs through: for cancellation tests."""
+
+    class Params(BaseModel):
+        seconds: float = 1.0
+
+    name = "example.wait"
+    inputs: ClassVar = {"dataset": InputSpec(artifact_type="any")}
+    outputs: ClassVar = {"dataset": OutputSpec(artifact_type="any")}
+    params: Params = Params()
+
+    def execute_curator(self, inputs: Any, step_number: int, store: Any) -> PassthroughResult:
+        time.sleep(self.params.seconds)
+        return PassthroughResult(passthrough={"dataset": list(inputs["dataset"]["artifact_id"])})
+
+
+class Fail(OperationDefinition):
+    """Fail on every input whose name contains ``match`` (all of them by default)."""
+
+    class Params(BaseModel):
+        match: str = ""
+
+    name = "example.fail"
+    inputs: ClassVar = {"dataset": InputSpec(artifact_type="data")}
+    outputs: ClassVar = {
+        "dataset": OutputSpec(artifact_type="data", infer_lineage_from={"inputs": ["dataset"]})
+    }
+    params: Params = Params()
+
+    def preprocess(self, inp: PreprocessInput) -> dict[str, Any]:
+        return {"paths": list(inp.materialized_paths["dataset"])}
+
+    def execute(self, inp: ExecuteInput) -> Any:
+        for path in inp.prepared["paths"]:
+            if self.params.match in path.name:
+                raise ValueError(f"refusing {path.name}")
+            (inp.execute_dir / path.name).write_bytes(path.read_bytes())
+
+    def postprocess(self, inp: PostprocessInput) -> ArtifactResult:
+        return ArtifactResult(artifacts={"dataset": _data_drafts(inp)})
