@@ -1,0 +1,158 @@
+"""The Pipeline end to end on the real Delta store and the local process backend."""
+
+import pathlib
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+import pytest
+
+from stemma.core.operations.examples import DataGenerator, Fail, MetricCalculator, Transform
+from stemma.core.pipeline.pipeline import Pipeline
+from stemma.core.pipeline.references import StepResult
+from stemma.storage import artifacts, executions, steps
+
+
+@pytest.fixture
+def root(tmp_path: pathlib.Path) -> pathlib.Path:
+    return tmp_path / "store"
+
+
+@dataclass(frozen=True)
+class FirstRun:
+    generated: StepResult
+    transformed: StepResult
+    scored: StepResult
+    summary: dict[str, Any]
+    pipeline: Pipeline
+
+
+def _first_pipeline(root: pathlib.Path, *, scale: float = 2.0, per_unit: int = 1) -> FirstRun:
+    pipeline = Pipeline.create("first", root=root, max_workers=2)
+    generated = pipeline.run(DataGenerator, params={"count": 3, "rows": 5})
+    transformed = pipeline.run(
+        Transform,
+        inputs={"dataset": generated.output("datasets")},
+        params={"scale": scale},
+        execution={"artifacts_per_unit": per_unit},
+    )
+    scored = pipeline.run(MetricCalculator, inputs={"dataset": transformed.output("dataset")})
+    return FirstRun(generated, transformed, scored, pipeline.finalize(), pipeline)
+
+
+def _outputs(pipeline: Pipeline, step_number: int, role: str) -> set[str]:
+    step = pipeline._ctx.steps[step_number]  # pyright: ignore[reportPrivateUsage]
+    offered = pipeline.store.step_outputs([step.outputs_from or ""])
+    return set(offered.get(step.outputs_from or "", {}).get(role, ()))
+
+
+def test_pipeline_first_run_builds_every_step(root: pathlib.Path) -> None:
+    run = _first_pipeline(root)
+    assert run.summary["overall_success"] is True
+    assert [s["succeeded"] for s in run.summary["steps"]] == [1, 3, 3]
+    pipeline = run.pipeline
+    assert len(_outputs(pipeline, 1, "dataset")) == 3
+    assert len(_outputs(pipeline, 2, "metrics")) == 3
+    kinds = artifacts(root)["artifact_type"].value_counts().sort("artifact_type").rows()
+    assert kinds == [("data", 6), ("metric", 3)]
+    assert executions(root).filter(pl.col("success")).height == 7
+
+
+def test_pipeline_identical_rerun_is_all_step_hits_with_no_new_execution_rows(
+    root: pathlib.Path,
+) -> None:
+    first = _first_pipeline(root)
+    before = executions(root).height
+    second = _first_pipeline(root)
+    assert executions(root).height == before
+    for result in (second.generated, second.transformed, second.scored):
+        assert result.metadata["cache"] == "step"
+    assert _outputs(first.pipeline, 2, "metrics") == _outputs(second.pipeline, 2, "metrics")
+
+
+def test_pipeline_changed_param_reruns_that_step_and_below_only(root: pathlib.Path) -> None:
+    _first_pipeline(root, scale=2.0)
+    second = _first_pipeline(root, scale=3.0)
+    caches = [r.metadata["cache"] for r in (second.generated, second.transformed, second.scored)]
+    assert caches == ["step", None, None]
+
+
+def test_pipeline_changed_batching_only_reruns_nothing(root: pathlib.Path) -> None:
+    _first_pipeline(root, per_unit=1)
+    before = executions(root).height
+    second = _first_pipeline(root, per_unit=3)
+    assert second.transformed.metadata["cache"] == "step"
+    assert executions(root).height == before
+
+
+def test_pipeline_same_units_at_a_new_position_are_execution_level_hits(root: pathlib.Path) -> None:
+    pipeline = _first_pipeline(root).pipeline
+    generated_ids = sorted(_outputs(pipeline, 0, "datasets"))
+    before = executions(root).height
+    again = Pipeline.create("again", root=root, max_workers=2)
+    literal = again.run(Transform, inputs={"dataset": generated_ids}, params={"scale": 2.0})
+    scored = again.run(MetricCalculator, inputs={"dataset": literal.output("dataset")})
+    again.finalize()
+    assert literal.metadata["cache"] is None  # a new step key: literal inputs, not a reference
+    assert literal.succeeded_count == 3
+    assert executions(root).height == before  # every unit was an execution-level hit
+    assert scored.metadata["cache"] == "step"  # and its outputs were visible downstream
+    assert _outputs(again, 0, "dataset") == _outputs(pipeline, 1, "dataset")
+
+
+def test_pipeline_partial_failure_under_continue_passes_successes_downstream(
+    root: pathlib.Path,
+) -> None:
+    pipeline = Pipeline.create("partial", root=root, max_workers=2)
+    generated = pipeline.run(DataGenerator, params={"count": 3})
+    failing = pipeline.run(
+        Fail, inputs={"dataset": generated.output("datasets")}, params={"match": "dataset_1"}
+    )
+    scored = pipeline.run(MetricCalculator, inputs={"dataset": failing.output("dataset")})
+    pipeline.finalize()
+    assert (failing.success, failing.succeeded_count, failing.failed_count) == (False, 2, 1)
+    assert scored.succeeded_count == 2
+    logs = list((root / "logs" / "failures").rglob("*.log"))
+    assert len(logs) == 1
+    assert "refusing dataset_1.csv" in logs[0].read_text()
+
+
+def test_pipeline_all_failed_step_skips_dependents_not_independent_branches(
+    root: pathlib.Path,
+) -> None:
+    pipeline = Pipeline.create("allfail", root=root, max_workers=2)
+    generated = pipeline.run(DataGenerator, params={"count": 2})
+    failing = pipeline.submit(Fail, inputs={"dataset": generated.output("datasets")})
+    after = pipeline.submit(MetricCalculator, inputs={"dataset": failing.output("dataset")})
+    independent = pipeline.submit(Transform, inputs={"dataset": generated.output("datasets")})
+    pipeline.finalize()
+    assert failing.result().metadata["status"] == "failed"
+    assert after.result().metadata["status"] == "skipped"
+    assert after.result().metadata["skip_reason"] == "empty_inputs"
+    assert independent.result().success
+
+
+def test_pipeline_fail_fast_fails_the_step(root: pathlib.Path) -> None:
+    pipeline = Pipeline.create("fast", root=root, max_workers=1, failure_policy="fail_fast")
+    generated = pipeline.run(DataGenerator, params={"count": 4})
+    failing = pipeline.run(
+        Fail, inputs={"dataset": generated.output("datasets")}, params={"match": "dataset_0"}
+    )
+    pipeline.finalize()
+    assert failing.metadata["status"] == "failed"
+    assert failing.failed_count >= 1
+
+
+def test_pipeline_validation_errors_write_nothing(root: pathlib.Path) -> None:
+    pipeline = Pipeline.create("invalid", root=root, max_workers=1)
+    with pytest.raises(ValueError, match="unknown param 'scael'"):
+        pipeline.submit(Transform, inputs={"dataset": ["0" * 32]}, params={"scael": 2})
+    with pytest.raises(ValueError, match="unknown input role"):
+        pipeline.submit(Transform, inputs={"data": ["0" * 32]})
+    with pytest.raises(ValueError, match="missing required input role"):
+        pipeline.submit(Transform, inputs={})
+    with pytest.raises(ValueError, match="not artifact ids"):
+        pipeline.submit(Transform, inputs={"dataset": ["a.csv"]})
+    pipeline.finalize()
+    assert steps(root).height == 0
+    assert len(pipeline) == 0
