@@ -52,6 +52,7 @@ class LocalBackend:
         self._pool: ProcessPoolExecutor | None = None
         self._lock = threading.Lock()
         self._peak_rss_kb: dict[int, int] = {}
+        self._workers: dict[int, BaseProcess] = {}
 
     def submit(self, fn: Callable[[Any], Any], payload: Any) -> Future[Any]:
         """Run ``fn(payload)`` in a worker (``fn`` must be importable by module and name)."""
@@ -62,6 +63,10 @@ class LocalBackend:
                 )
             pool = self._pool
         inner = pool.submit(fn, payload)
+        with self._lock:  # keep handles on the workers: a broken pool forgets its own
+            for process in self._processes(pool):
+                if process.pid is not None:
+                    self._workers[process.pid] = process
         outer: Future[Any] = Future()
         inner.add_done_callback(lambda done: self._settle(done, outer, pool))
         return outer
@@ -76,11 +81,17 @@ class LocalBackend:
         outer.set_exception(error)
 
     def _crash_report(self, pool: ProcessPoolExecutor) -> WorkerCrashedError:
-        processes = self._processes(pool)
+        with self._lock:
+            processes = list(
+                {**self._workers, **{p.pid: p for p in self._processes(pool) if p.pid}}.values()
+            )
+        for process in processes:
+            process.join(timeout=1)  # a dead worker's exit code is known once it is reaped
         codes = sorted({p.exitcode for p in processes if p.exitcode is not None and p.exitcode})
         with self._lock:
             if self._pool is pool:
                 self._pool = None  # the next submit starts a fresh pool
+            self._workers = {pid: p for pid, p in self._workers.items() if p.exitcode is None}
             peak = max(self._peak_rss_kb.values(), default=None)
         signals = ", ".join(_describe_exit(code) for code in codes) or "unknown cause"
         memory = f"; peak worker memory {peak / 1024:.0f} MiB" if peak else ""

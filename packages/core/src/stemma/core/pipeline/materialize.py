@@ -1,0 +1,214 @@
+"""A creator's sandbox on disk, and its input artifacts written into it as files.
+
+Each input role gets its own folder under ``materialized_inputs/``. Data and custom artifacts are
+written under their original names (with the role's ``materialize_as`` extension when set),
+metrics and configs as ``.json``, and file refs are not copied: their path is the file they
+refer to. Configs are written last, their ``{"$artifact": id}`` references replaced by the path
+of that artifact (loaded from the store when it is not one of the inputs).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from stemma.core.operations.definition import OperationDefinition
+from stemma.core.operations.drafts import FinalizedArtifact
+from stemma.core.operations.specs import InputSpec
+
+Loader = Callable[[Collection[str]], Mapping[str, FinalizedArtifact]]
+"""Loads artifacts (with content) by id: ``PipelineStore.load_artifacts``."""
+
+REFERENCED_DIR = "_referenced"
+"""Folder under ``materialized_inputs/`` for artifacts only a config refers to."""
+_JSON_TYPES = frozenset({"metric", "config"})
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """``working/{N}_{op}/{ab}/{cd}/{execution_run_id}/`` and the folders inside it."""
+
+    root: Path
+
+    @classmethod
+    def create(cls, working: Path, step_number: int, operation: str, run_id: str) -> Sandbox:
+        """Make the sandbox of one execution under the store's ``working`` folder."""
+        sandbox = cls(working / f"{step_number}_{operation}" / run_id[:2] / run_id[2:4] / run_id)
+        for folder in (sandbox.materialized_inputs, sandbox.preprocess, sandbox.execute):
+            folder.mkdir(parents=True, exist_ok=True)
+        sandbox.postprocess.mkdir(exist_ok=True)
+        sandbox.log_path.touch()
+        return sandbox
+
+    @property
+    def materialized_inputs(self) -> Path:  # noqa: D102
+        return self.root / "materialized_inputs"
+
+    @property
+    def preprocess(self) -> Path:  # noqa: D102
+        return self.root / "preprocess"
+
+    @property
+    def execute(self) -> Path:  # noqa: D102
+        return self.root / "execute"
+
+    @property
+    def postprocess(self) -> Path:  # noqa: D102
+        return self.root / "postprocess"
+
+    @property
+    def log_path(self) -> Path:
+        """``tool_output.log``: the captured stdout and stderr of the lifecycle."""
+        return self.root / "tool_output.log"
+
+    def remove(self) -> None:
+        """Delete the sandbox (best effort)."""
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def materialize_inputs(
+    op: OperationDefinition,
+    inputs: Mapping[str, Sequence[FinalizedArtifact]],
+    target: Path,
+    *,
+    root: Path,
+    load: Loader,
+) -> dict[str, list[Path]]:
+    """Write the inputs of one execution under ``target`` and return their paths by role.
+
+    Args:
+        op: the operation; its ``InputSpec`` per role says whether and how to materialize.
+        inputs: ``{role: [artifacts with content]}``.
+        target: the sandbox's ``materialized_inputs/`` folder.
+        root: the store root, against which relative file-ref paths are resolved.
+        load: fetches artifacts that configs refer to but that are not inputs.
+
+    Returns:
+        ``{role: [paths]}`` in input order; an empty list for a role with ``materialize=False``.
+
+    Raises:
+        ValueError: an artifact has no content, a file ref's file is missing, or a config refers
+            to an artifact the store does not have.
+    """
+    specs = type(op).inputs
+    paths: dict[str, list[Path]] = {}
+    planned: dict[str, tuple[FinalizedArtifact, Path]] = {}
+    for role, artifacts in inputs.items():
+        spec = specs.get(role, InputSpec())
+        paths[role] = []
+        if not spec.materialize:
+            continue
+        taken: set[str] = set()
+        for artifact in artifacts:
+            path = _plan(artifact, target / role, spec.materialize_as, taken, root)
+            planned.setdefault(artifact.artifact_id, (artifact, path))
+            paths[role].append(path)
+    _plan_references(planned, target / REFERENCED_DIR, root, load)
+    written: set[Path] = set()
+    for is_config in (False, True):  # configs last: they refer to the others' paths
+        for artifact, path in planned.values():
+            if (artifact.artifact_type == "config") is is_config:
+                _write(artifact, path, planned, written)
+    for role, artifacts in inputs.items():  # the same id under two roles: write each copy
+        for artifact, path in zip(artifacts, paths[role], strict=False):
+            _write(artifact, path, planned, written)
+    return paths
+
+
+def _plan(
+    artifact: FinalizedArtifact, folder: Path, extension: str | None, taken: set[str], root: Path
+) -> Path:
+    if artifact.artifact_type == "file_ref":
+        recorded = Path(str(artifact.fields.get("path", "")))
+        path = recorded if recorded.is_absolute() else root / recorded
+        if not recorded.parts or not path.exists():
+            raise ValueError(
+                f"file_ref artifact {artifact.original_name!r} ({artifact.artifact_id}) "
+                f"refers to {str(path)!r}, which does not exist"
+            )
+        return path
+    if extension is None and artifact.artifact_type in _JSON_TYPES:
+        extension = ".json"
+    name = artifact.original_name
+    if extension is not None and not name.endswith(extension):
+        name = name[: len(name) - len(PurePosixPath(name).suffix)] + extension
+    if name in taken:  # two inputs of one role share a name: keep both
+        suffix = PurePosixPath(name).suffix
+        name = f"{name[: len(name) - len(suffix)]}_{artifact.artifact_id[:8]}{suffix}"
+    taken.add(name)
+    return folder / name
+
+
+def _plan_references(
+    planned: dict[str, tuple[FinalizedArtifact, Path]], folder: Path, root: Path, load: Loader
+) -> None:
+    taken: set[str] = set()
+    while missing := {
+        ref
+        for artifact, _ in list(planned.values())
+        if artifact.artifact_type == "config"
+        for ref in _references(_config_content(artifact))
+        if ref not in planned
+    }:
+        found = load(missing)
+        if absent := sorted(missing - set(found)):
+            raise ValueError(f"config inputs refer to artifacts the store does not have: {absent}")
+        for ref in sorted(missing):
+            planned[ref] = (found[ref], _plan(found[ref], folder, None, taken, root))
+
+
+def _write(
+    artifact: FinalizedArtifact,
+    path: Path,
+    planned: Mapping[str, tuple[FinalizedArtifact, Path]],
+    written: set[Path],
+) -> None:
+    if artifact.artifact_type == "file_ref" or path in written:
+        return
+    if artifact.artifact_type == "config":
+        resolved = _resolve(_config_content(artifact), planned)
+        data = json.dumps(resolved, indent=2, sort_keys=True, ensure_ascii=False).encode()
+    elif artifact.content is None:
+        raise ValueError(
+            f"{artifact.artifact_type} artifact {artifact.original_name!r} "
+            f"({artifact.artifact_id}) was loaded without content, so it cannot be materialized"
+        )
+    else:
+        data = artifact.content
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    written.add(path)
+
+
+def _config_content(artifact: FinalizedArtifact) -> Any:
+    if artifact.content is None:
+        raise ValueError(f"config artifact {artifact.original_name!r} was loaded without content")
+    return json.loads(artifact.content)
+
+
+def _references(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        items: dict[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
+        if set(items) == {"$artifact"} and isinstance(items["$artifact"], str):
+            return [items["$artifact"]]
+        return [ref for item in items.values() for ref in _references(item)]
+    if isinstance(value, list):
+        seq: list[Any] = value  # pyright: ignore[reportUnknownVariableType]
+        return [ref for item in seq for ref in _references(item)]
+    return []
+
+
+def _resolve(value: Any, planned: Mapping[str, tuple[FinalizedArtifact, Path]]) -> Any:
+    if isinstance(value, dict):
+        items: dict[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
+        if set(items) == {"$artifact"} and isinstance(items["$artifact"], str):
+            return str(planned[items["$artifact"]][1])
+        return {key: _resolve(item, planned) for key, item in items.items()}
+    if isinstance(value, list):
+        seq: list[Any] = value  # pyright: ignore[reportUnknownVariableType]
+        return [_resolve(item, planned) for item in seq]
+    return value

@@ -1,0 +1,223 @@
+"""What a worker process runs for one unit: load inputs, run the lifecycle, stage one bundle.
+
+:func:`run_unit` is module-level so a spawned worker unpickles it by reference. It never raises
+for anything the unit does: a failure is staged as a failure record (and written as a failure
+log), and if even that cannot be staged, the returned report says so with both errors.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import socket
+import traceback
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from stemma.core.errors import StoreUnavailableError
+from stemma.core.execution_records import ExecutionRecord
+from stemma.core.operations.drafts import FinalizedArtifact
+from stemma.core.pipeline.creator_lifecycle import LifecycleOutcome, failure_outcome, run_creator
+from stemma.core.pipeline.curator_lifecycle import run_curator
+from stemma.core.pipeline.failure_logs import write_failure_log
+from stemma.core.pipeline.units import ExecutionUnit
+from stemma.core.run_ids import new_attempt_id
+from stemma.core.store import PipelineStore, open_store
+
+
+@dataclass(frozen=True, kw_only=True)
+class UnitReport:
+    """What a worker sends back for one unit: small, no artifact content."""
+
+    execution_run_id: str
+    execution_spec_id: str
+    step_number: int
+    success: bool
+    bundle: Path | None
+    """The staged bundle; None only when nothing could be staged (see ``error``)."""
+    error: str | None = None
+    """One line (or two folded into one, after a double fault) saying what went wrong."""
+    outputs: Mapping[str, tuple[str, ...]] = field(default_factory=dict[str, tuple[str, ...]])
+    """Per output role, the ids the unit produced or passed through."""
+    artifact_count: int = 0
+    """New artifacts staged."""
+    edge_count: int = 0
+    """Lineage edges staged."""
+    failure_log: Path | None = None
+    """The human-readable failure log, when one was written."""
+
+    @property
+    def output_count(self) -> int:
+        """How many output ids the unit reported, over every role."""
+        return sum(len(ids) for ids in self.outputs.values())
+
+
+def open_pipeline_store(root: str | os.PathLike[str]) -> PipelineStore:
+    """Open the store at ``root`` and check that it can serve the Pipeline.
+
+    Raises:
+        StoreUnavailableError: only the JSON file store (or another plain ``Store``) is there.
+    """
+    store = open_store(root)
+    if not isinstance(store, PipelineStore):
+        raise StoreUnavailableError(
+            f"the store at {root} is a {type(store).__name__}, but the Pipeline needs "
+            "stemma-storage (pip install stemma-storage, or set STEMMA_STORE=delta)"
+        )
+    return store
+
+
+def run_unit(unit: ExecutionUnit, store: PipelineStore | None = None) -> UnitReport:
+    """Run one unit and stage its execution record; never raises for the unit's failures.
+
+    Args:
+        unit: the sealed unit of work.
+        store: the store to load from and stage into; opened from ``unit.root`` when None.
+
+    Returns:
+        The report: the bundle to commit, success, a one-line error and counts.
+    """
+    run_id = new_attempt_id()
+    started = dt.datetime.now(dt.UTC)
+    if store is None:
+        try:
+            store = open_pipeline_store(unit.root)
+        except Exception as err:
+            outcome = failure_outcome(err, None, prefix="could not open the store: ")
+            return _unstaged(unit, _record(unit, run_id, started, outcome), outcome, None)
+    outcome = _execute(unit, store, run_id)
+    return _stage(store, unit, _record(unit, run_id, started, outcome), outcome)
+
+
+def _execute(unit: ExecutionUnit, store: PipelineStore, run_id: str) -> LifecycleOutcome:
+    try:
+        inputs = _load_inputs(unit, store)
+    except Exception as err:
+        return failure_outcome(err, None, prefix="could not load the inputs: ")
+    try:
+        if unit.operation.is_curator():
+            return run_curator(unit, inputs, store)
+        return run_creator(unit, inputs, run_id=run_id, load=store.load_artifacts)
+    except Exception as err:  # the lifecycles catch their own; this guards against their bugs
+        return failure_outcome(err, None, prefix="the worker failed: ")
+
+
+def _load_inputs(unit: ExecutionUnit, store: PipelineStore) -> dict[str, list[FinalizedArtifact]]:
+    roles = unit.inputs()
+    wanted = {artifact_id for ids in roles.values() for artifact_id in ids}
+    loaded = store.load_artifacts(wanted) if wanted else {}
+    if missing := sorted(wanted - set(loaded)):
+        shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if missing[10:] else "")
+        raise LookupError(f"{len(missing)} input artifacts are not in the store: {shown}")
+    return {role: [loaded[i] for i in ids] for role, ids in roles.items()}
+
+
+def _record(
+    unit: ExecutionUnit, run_id: str, started: dt.datetime, outcome: LifecycleOutcome
+) -> ExecutionRecord:
+    op = unit.operation
+    try:
+        params, overrides = op.key_params(), op.overrides()
+    except Exception:  # already checked when the step was keyed; never lose the record to it
+        params, overrides = {}, {}
+    return ExecutionRecord(
+        execution_run_id=run_id,
+        execution_spec_id=unit.execution_spec_id,
+        step_run_id=unit.step_run_id,
+        step_spec_id=unit.step_spec_id,
+        step_name=unit.step_name,
+        step_number=unit.step_number,
+        operation=op.name or type(op).__name__,
+        version=unit.version,
+        params=params,
+        overrides=overrides,
+        started_at=started,
+        ended_at=dt.datetime.now(dt.UTC),
+        worker=f"{socket.gethostname()}:{os.getpid()}",
+        backend=unit.backend,
+        success=outcome.success,
+        error=outcome.error,
+        tool_output=outcome.tool_output,
+        inputs=unit.inputs(),
+        outputs=outcome.outputs if outcome.success else {},
+        artifacts=outcome.artifacts if outcome.success else (),
+        edges=outcome.edges if outcome.success else (),
+        metadata=outcome.metadata,
+    )
+
+
+def _stage(
+    store: PipelineStore, unit: ExecutionUnit, record: ExecutionRecord, outcome: LifecycleOutcome
+) -> UnitReport:
+    try:
+        bundle = store.stage_execution(record)
+    except Exception as err:
+        if record.success:  # the work is lost; stage why, as a failure record
+            failed = failure_outcome(
+                err, outcome.tool_output, prefix="staging the execution failed: "
+            )
+            return _stage(store, unit, _failed_record(record, failed), failed)
+        return _unstaged(unit, record, outcome, err)
+    log = None if record.success else _failure_log(unit, record)
+    return UnitReport(
+        execution_run_id=record.execution_run_id,
+        execution_spec_id=unit.execution_spec_id,
+        step_number=unit.step_number,
+        success=record.success,
+        bundle=bundle,
+        error=outcome.summary,
+        outputs=record.outputs,
+        artifact_count=len(record.artifacts),
+        edge_count=len(record.edges),
+        failure_log=log,
+    )
+
+
+def _failed_record(record: ExecutionRecord, outcome: LifecycleOutcome) -> ExecutionRecord:
+    return replace(record, success=False, error=outcome.error, outputs={}, artifacts=(), edges=())
+
+
+def _unstaged(
+    unit: ExecutionUnit,
+    record: ExecutionRecord,
+    outcome: LifecycleOutcome,
+    staging_error: Exception | None,
+) -> UnitReport:
+    """The report of a failure nothing could be staged for: the double fault folded in."""
+    summary = outcome.summary or "the execution failed"
+    if staging_error is not None:
+        summary = (
+            f"{summary}; staging its failure record also failed: "
+            f"{type(staging_error).__name__}: {staging_error}"
+        )
+        details = "".join(traceback.format_exception(staging_error))
+        record = _failed_record(
+            record,
+            LifecycleOutcome(
+                success=False,
+                error=f"{record.error}\nStaging the failure record failed too:\n{details}",
+            ),
+        )
+    return UnitReport(
+        execution_run_id=record.execution_run_id,
+        execution_spec_id=unit.execution_spec_id,
+        step_number=unit.step_number,
+        success=False,
+        bundle=None,
+        error=summary,
+        failure_log=_failure_log(unit, record),
+    )
+
+
+def _failure_log(unit: ExecutionUnit, record: ExecutionRecord) -> Path | None:
+    return write_failure_log(
+        Path(unit.root),
+        step_number=unit.step_number,
+        operation=record.operation,
+        execution_run_id=record.execution_run_id,
+        backend=unit.backend,
+        error=record.error or "(no error message)",
+        tool_output=record.tool_output,
+        when=record.ended_at,
+    )
