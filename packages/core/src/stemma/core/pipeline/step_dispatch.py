@@ -148,6 +148,8 @@ def _pair(
 ) -> list[PairedGroup]:
     group_by = step.operation.group_by
     present = {role: ids for role, ids in inputs.items() if ids}
+    if not step.inputs:  # a generator: one unit, made from nothing
+        return [PairedGroup.of({})]
     if group_by is not GroupBy.LINEAGE:
         return pair_inputs(present, group_by)
     known = ctx.store.ancestry([i for ids in inputs.values() for i in ids])
