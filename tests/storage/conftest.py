@@ -1,17 +1,19 @@
-"""Outcomes built straight from the core records, and a store on a fresh root."""
+"""Outcomes and execution records built straight from the core records, and a fresh store."""
 
 from __future__ import annotations
 
 import datetime as dt
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from stemma.core.canonical import canonical_json
+from stemma.core.execution_records import ExecutionRecord, LineageEdge
 from stemma.core.identity import TreeDigest, content_id, file_ref_artifact_id, hash_canonical
+from stemma.core.operations.drafts import FinalizedArtifact, MetricDraft
 from stemma.core.records import (
     OutputRecord,
     Provenance,
@@ -23,6 +25,8 @@ from stemma.storage import DeltaStore
 
 StartedFactory = Callable[..., StepStarted]
 OutcomeFactory = Callable[..., StepOutcome]
+RecordFactory = Callable[..., ExecutionRecord]
+MetricFactory = Callable[..., FinalizedArtifact]
 
 _T0 = dt.datetime(2026, 1, 1, 12, 0, tzinfo=dt.UTC)
 _PROVENANCE = Provenance(
@@ -100,6 +104,54 @@ def build_outcome(
     )
 
 
+_T0_PIPE = dt.datetime(2026, 1, 1, 12, 0, tzinfo=dt.UTC)
+
+
+def metric(value: int, *, step: int = 1) -> FinalizedArtifact:
+    """A small metric artifact whose id follows from ``value``."""
+    return MetricDraft.draft({"value": value}, f"m{value}.json", step_number=step).finalize()
+
+
+def record(
+    artifacts: Sequence[FinalizedArtifact] = (),
+    *,
+    step_run_id: str = "run-1",
+    key: str | None = None,
+    inputs: Mapping[str, tuple[str, ...]] | None = None,
+    outputs: Mapping[str, tuple[str, ...]] | None = None,
+    edges: Sequence[LineageEdge] = (),
+    success: bool = True,
+    ended: dt.datetime = _T0_PIPE,
+    step_number: int = 1,
+    execution_run_id: str | None = None,
+) -> ExecutionRecord:
+    """One unit of step ``score``; its outputs default to its artifacts under role ``out``."""
+    ids = tuple(artifact.artifact_id for artifact in artifacts)
+    return ExecutionRecord(
+        execution_run_id=execution_run_id or uuid.uuid4().hex,
+        execution_spec_id=key or uuid.uuid4().hex,
+        step_run_id=step_run_id,
+        step_spec_id="spec-" + step_run_id,
+        step_name="score",
+        step_number=step_number,
+        operation="Score",
+        version="v0",
+        params={"threshold": 0.5},
+        overrides={},
+        started_at=ended - dt.timedelta(seconds=1),
+        ended_at=ended,
+        worker="localhost:1",
+        backend="local",
+        success=success,
+        error=None if success else "Traceback: boom",
+        inputs=dict(inputs or {}),
+        outputs=dict(outputs if outputs is not None else {"out": ids}),
+        artifacts=tuple(artifacts),
+        edges=tuple(edges),
+        metadata={"attempt": 1},
+    )
+
+
 @pytest.fixture
 def make_started() -> StartedFactory:
     return build_started
@@ -108,6 +160,16 @@ def make_started() -> StartedFactory:
 @pytest.fixture
 def make_outcome() -> OutcomeFactory:
     return build_outcome
+
+
+@pytest.fixture
+def make_record() -> RecordFactory:
+    return record
+
+
+@pytest.fixture
+def make_metric() -> MetricFactory:
+    return metric
 
 
 @pytest.fixture

@@ -13,10 +13,10 @@ from stemma.core.records import StepOutcome
 from stemma.storage import (
     ARTIFACT_EDGES,
     ARTIFACT_INDEX,
-    COMMIT_ORDER,
     EXECUTIONS,
     FILE_REFS,
     METRICS,
+    OUTCOME_TABLES,
     STEPS,
     DeltaStore,
     StagedBundleError,
@@ -53,7 +53,7 @@ def test_stage_outcome_writes_one_file_per_table_with_sentinel(
     erid = outcome.execution_run_id
     assert bundle == store.layout.staging / "train" / erid[:2] / erid[2:4] / erid
     assert sorted(path.name for path in bundle.iterdir()) == sorted(
-        spec.staged_name for spec in COMMIT_ORDER
+        spec.staged_name for spec in OUTCOME_TABLES
     )
     assert not store.layout.delta.exists()
 
@@ -67,14 +67,14 @@ def test_commit_staged_same_bundle_twice_adds_nothing(
 
     assert store.commit_staged(bundle) is True
     assert not bundle.exists()
-    counts = {spec.name: _count(store, spec) for spec in COMMIT_ORDER}
+    counts = {spec.name: _count(store, spec) for spec in OUTCOME_TABLES}
     shutil.copytree(copy, bundle)
     assert store.commit_staged(bundle) is False
 
-    assert {spec.name: _count(store, spec) for spec in COMMIT_ORDER} == counts
+    assert {spec.name: _count(store, spec) for spec in OUTCOME_TABLES} == counts
     assert counts[EXECUTIONS.name] == 1
     assert counts[ARTIFACT_EDGES.name] == 2
-    for spec in COMMIT_ORDER:
+    for spec in OUTCOME_TABLES:
         transactions = _log_actions(store, spec, "txn")
         assert [txn["appId"] for txn in transactions] == [f"stemma-exec-{outcome.execution_run_id}"]
     assert not bundle.exists()
@@ -170,7 +170,7 @@ def test_commit_staged_after_partial_commit_writes_only_the_rest(
 
     assert store.commit_staged(bundle) is True
 
-    assert {spec.name: _count(store, spec) for spec in COMMIT_ORDER} == {
+    assert {spec.name: _count(store, spec) for spec in OUTCOME_TABLES} == {
         METRICS.name: 1,
         FILE_REFS.name: 1,
         ARTIFACT_INDEX.name: 2,

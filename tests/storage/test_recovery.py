@@ -12,7 +12,7 @@ from pathlib import Path
 import polars as pl
 
 from stemma.core.records import StepOutcome, StepStarted
-from stemma.storage import COMMIT_ORDER, EXECUTIONS, DeltaStore, TableSpec, executions
+from stemma.storage import EXECUTIONS, OUTCOME_TABLES, DeltaStore, TableSpec, executions
 
 OutcomeFactory = Callable[..., StepOutcome]
 StartedFactory = Callable[..., StepStarted]
@@ -53,13 +53,13 @@ def test_recover_after_kill_9_commits_staged_outcome_once(
     store = DeltaStore(root)
     assert not store.layout.delta.exists()
     assert store.recover() == 1
-    counts = {spec.name: _count(store, spec) for spec in COMMIT_ORDER}
+    counts = {spec.name: _count(store, spec) for spec in OUTCOME_TABLES}
     assert counts[EXECUTIONS.name] == 1
     assert all(count >= 1 for count in counts.values()), counts
     assert fingerprint_completed(store, outcome)
 
     assert DeltaStore(root).recover() == 0
-    assert {spec.name: _count(store, spec) for spec in COMMIT_ORDER} == counts
+    assert {spec.name: _count(store, spec) for spec in OUTCOME_TABLES} == counts
 
 
 def fingerprint_completed(store: DeltaStore, outcome: StepOutcome) -> bool:

@@ -14,14 +14,19 @@ from stemma.storage.schemas import (
     ARTIFACT_EDGES,
     ARTIFACT_INDEX,
     COMMIT_ORDER,
+    CONFIGS,
+    DATA,
     EXECUTION_EDGES,
     EXECUTIONS,
     FILE_REFS,
     METRICS,
+    OUTCOME_TABLES,
+    STEP_OUTPUTS,
     STEPS,
     TableSpec,
 )
-from stemma.storage.staging import stage_outcome
+from stemma.storage.staging import stage_execution, stage_outcome
+from stemma.storage.waves import commit_wave
 
 __all__ = [
     # The store
@@ -29,6 +34,8 @@ __all__ = [
     # Staging and committing, for runners that split the two
     "stage_outcome",
     "commit_staged",
+    "stage_execution",
+    "commit_wave",
     "recover_staged",
     # Queries
     "StoreRoot",
@@ -39,13 +46,17 @@ __all__ = [
     # Tables
     "TableSpec",
     "ARTIFACT_INDEX",
+    "DATA",
     "METRICS",
+    "CONFIGS",
     "FILE_REFS",
     "ARTIFACT_EDGES",
     "EXECUTION_EDGES",
     "EXECUTIONS",
+    "STEP_OUTPUTS",
     "STEPS",
     "COMMIT_ORDER",
+    "OUTCOME_TABLES",
     # Errors
     "StorageError",
     "StagedBundleError",

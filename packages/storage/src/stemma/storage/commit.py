@@ -27,9 +27,9 @@ from stemma.storage.rows import app_id
 from stemma.storage.schemas import (
     ARTIFACT_EDGES,
     ARTIFACT_INDEX,
-    COMMIT_ORDER,
     EXECUTIONS,
     TableSpec,
+    commit_order,
 )
 from stemma.storage.staging import read_bundle
 from stemma.storage.tables import append_rows, read_table
@@ -68,40 +68,54 @@ def commit_staged(layout: RootLayout, bundle: Path) -> bool:
         return committed
 
 
-def _commit_tables(layout: RootLayout, frames: dict[TableSpec, pl.DataFrame]) -> bool:
-    execution_run_id = str(frames[EXECUTIONS].get_column("execution_run_id")[0])
-    transaction = app_id(execution_run_id)
+def commit_frames(
+    layout: RootLayout, frames: dict[TableSpec, pl.DataFrame], transaction: str
+) -> bool:
+    """Append each table's rows once, in commit order, as application transaction ``transaction``.
+
+    Tables that already hold the transaction are skipped, artifact rows already present are
+    dropped, and missing edge artifact types are filled from the index. Returns whether any row
+    was written.
+    """
     if ARTIFACT_EDGES in frames:
-        frames[ARTIFACT_EDGES] = _with_source_types(layout, frames)
+        frames[ARTIFACT_EDGES] = _with_artifact_types(layout, frames)
     wrote = False
-    for spec in COMMIT_ORDER:
-        if spec in frames:
+    for spec in commit_order(frames):
+        if not frames[spec].is_empty():
             wrote = append_rows(layout, spec, frames[spec], app_id=transaction) or wrote
     return wrote
 
 
-def _with_source_types(layout: RootLayout, frames: dict[TableSpec, pl.DataFrame]) -> pl.DataFrame:
-    """Fill in the type of each edge's source artifact from the index (the bundle's or Delta's)."""
+def _commit_tables(layout: RootLayout, frames: dict[TableSpec, pl.DataFrame]) -> bool:
+    execution_run_id = str(frames[EXECUTIONS].get_column("execution_run_id")[0])
+    return commit_frames(layout, frames, app_id(execution_run_id))
+
+
+def _with_artifact_types(layout: RootLayout, frames: dict[TableSpec, pl.DataFrame]) -> pl.DataFrame:
+    """Fill in the types of edges' artifacts from the index (the staged one's or Delta's)."""
     edges = frames[ARTIFACT_EDGES]
-    missing = (
-        edges.filter(pl.col("source_artifact_type").is_null())
-        .get_column("source_artifact_id")
-        .unique()
-        .to_list()
-    )
+    missing: set[str] = set()
+    for side in ("source", "target"):
+        unknown = edges.filter(pl.col(f"{side}_artifact_type").is_null())
+        missing.update(unknown.get_column(f"{side}_artifact_id").to_list())
     if not missing:
         return edges
-    known = pl.concat(
-        [
-            frames.get(ARTIFACT_INDEX, ARTIFACT_INDEX.empty()),
-            read_table(layout, ARTIFACT_INDEX, pl.col("artifact_id").is_in(missing)),
-        ]
-    ).select(
-        pl.col("artifact_id").alias("source_artifact_id"),
-        pl.col("artifact_type").alias("_known_type"),
+    wanted = sorted(missing)
+    known = (
+        pl.concat(
+            [
+                frames.get(ARTIFACT_INDEX, ARTIFACT_INDEX.empty()),
+                read_table(layout, ARTIFACT_INDEX, pl.col("artifact_id").is_in(wanted)),
+            ]
+        )
+        .select("artifact_id", "artifact_type")
+        .unique("artifact_id")
     )
-    return (
-        edges.join(known.unique("source_artifact_id"), on="source_artifact_id", how="left")
-        .with_columns(source_artifact_type=pl.coalesce("source_artifact_type", "_known_type"))
-        .select(ARTIFACT_EDGES.columns)
-    )
+    for side in ("source", "target"):
+        named = known.rename(
+            {"artifact_id": f"{side}_artifact_id", "artifact_type": f"_{side}_known"}
+        )
+        edges = edges.join(named, on=f"{side}_artifact_id", how="left").with_columns(
+            pl.coalesce(f"{side}_artifact_type", f"_{side}_known").alias(f"{side}_artifact_type")
+        )
+    return edges.select(ARTIFACT_EDGES.columns)

@@ -1,4 +1,4 @@
-"""The Delta Lake store: stemma's default :class:`~stemma.core.store.Store`."""
+"""The Delta Lake store: stemma's default Store, and the PipelineStore the Pipeline runs on."""
 
 from __future__ import annotations
 
@@ -6,15 +6,20 @@ import os
 from collections.abc import Collection, Sequence
 from pathlib import Path
 
+from stemma.core.execution_records import ExecutionRecord, StepEvent, StepOutputs
 from stemma.core.layout import RootLayout
-from stemma.core.records import StepOutcome, StepRecord, StepSkipped, StepStarted
+from stemma.core.operations.drafts import FinalizedArtifact
+from stemma.core.records import StepOutcome, StepRecord, StepSkipped, StepStarted, StepStatus
+from stemma.storage import pipeline_queries
 from stemma.storage.commit import commit_staged
+from stemma.storage.execution_rows import event_frame
 from stemma.storage.recovery import recover_staged
 from stemma.storage.rows import skipped_row, started_row
 from stemma.storage.schemas import STEPS
-from stemma.storage.staging import stage_outcome
+from stemma.storage.staging import stage_execution, stage_outcome
 from stemma.storage.step_records import completed_records, latest_completed_by_name
 from stemma.storage.tables import append_rows
+from stemma.storage.waves import commit_wave
 
 
 class DeltaStore:
@@ -88,3 +93,54 @@ class DeltaStore:
             ``True`` if this call committed it, ``False`` if it was already committed.
         """
         return commit_staged(self._layout, bundle)
+
+    # The Pipeline's side (stemma.core.store.PipelineStore)
+
+    def record_events(self, events: Sequence[StepEvent]) -> None:
+        """Append step events to the steps log in one commit (extra detail in ``metadata``)."""
+        if events:
+            append_rows(self._layout, STEPS, event_frame(list(events)))
+
+    def stage_execution(self, record: ExecutionRecord) -> Path:
+        """Write one unit's bundle under ``staging/{N}_{step}/…`` and return it (workers call this).
+
+        Raises:
+            ArtifactTypeError: an artifact's type is not registered in this process.
+        """
+        return stage_execution(self._layout, record)
+
+    def commit_executions(
+        self, bundles: Sequence[Path], *, step_outputs: StepOutputs | None = None
+    ) -> int:
+        """Commit staged bundles as one wave: one Delta append per table, idempotently.
+
+        See :mod:`stemma.storage.waves` for how a crash at any point is recovered, once.
+
+        Returns:
+            How many bundles this call committed (already committed ones are not counted).
+
+        Raises:
+            StagedBundleError: a bundle is incomplete or unreadable; nothing was committed.
+            CommitConflictError: a table kept conflicting; :meth:`recover` finishes the wave.
+        """
+        return commit_wave(self._layout, bundles, step_outputs)
+
+    def latest_step(self, step_spec_id: str, statuses: Collection[StepStatus]) -> StepEvent | None:
+        """The newest event of this step fingerprint whose status is one of ``statuses``."""
+        return pipeline_queries.latest_step(self._layout, step_spec_id, statuses)
+
+    def step_outputs(self, step_run_ids: Collection[str]) -> dict[str, dict[str, tuple[str, ...]]]:
+        """Per step run, per role, the artifact ids it offers downstream."""
+        return pipeline_queries.step_outputs(self._layout, step_run_ids)
+
+    def executions_by_key(self, keys: Collection[str]) -> dict[str, ExecutionRecord]:
+        """The newest successful execution of each execution key that has one (no content)."""
+        return pipeline_queries.executions_by_key(self._layout, keys)
+
+    def load_artifacts(self, artifact_ids: Collection[str]) -> dict[str, FinalizedArtifact]:
+        """Artifacts with their content, read from each type's content table."""
+        return pipeline_queries.load_artifacts(self._layout, artifact_ids)
+
+    def ancestry(self, artifact_ids: Collection[str]) -> dict[str, frozenset[str]]:
+        """Each artifact's ancestors (itself included), walking lineage up."""
+        return pipeline_queries.ancestry(self._layout, artifact_ids)

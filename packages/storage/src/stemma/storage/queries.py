@@ -82,7 +82,12 @@ def artifacts(
     index = read_table(layout, ARTIFACT_INDEX, predicate)
     ids = pl.col("artifact_id").is_in(index.get_column("artifact_id").to_list())
     metrics = read_table(layout, METRICS, ids, columns=["artifact_id", "content"])
-    files = read_table(layout, FILE_REFS, ids).drop("origin_step_name")
+    files = read_table(
+        layout,
+        FILE_REFS,
+        ids,
+        columns=["artifact_id", "path", "content_hash", "size", "file_count"],
+    )
     return (
         index.join(metrics, on="artifact_id", how="left")
         .join(files, on="artifact_id", how="left")

@@ -10,6 +10,7 @@ from stemma.storage.commit import commit_staged
 from stemma.storage.locks import bundle_lock
 from stemma.storage.retire import clear_retired, retire_bundle
 from stemma.storage.staging import is_complete, staged_bundles
+from stemma.storage.waves import recover_waves
 
 INCOMPLETE_GRACE_SECONDS = 3600.0
 """How long a bundle without its sentinel is assumed to belong to a live writer."""
@@ -22,7 +23,7 @@ def recover_staged(
     now: float | None = None,
     step_name: str | None = None,
 ) -> int:
-    """Commit every complete staged bundle under ``layout``; delete stale incomplete ones.
+    """Commit every complete staged bundle and every wave a dead committer left under ``layout``.
 
     A bundle without ``executions.parquet`` is left alone while younger than ``grace_seconds``
     (its writer may still be writing) and deleted once older: its writer died mid-way and the
@@ -39,7 +40,8 @@ def recover_staged(
         process are not counted).
     """
     current = time.time() if now is None else now
-    committed = 0
+    # Waves first: an unsealed wave hands its bundles back to staging, committed just below.
+    committed = recover_waves(layout, step_name)
     for bundle in staged_bundles(layout, step_name):
         if is_complete(bundle):
             committed += commit_staged(layout, bundle)

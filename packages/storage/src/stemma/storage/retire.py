@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 import uuid
 from pathlib import Path
 
@@ -24,12 +25,15 @@ def retired_dir(layout: RootLayout) -> Path:
     return layout.staging / RETIRED
 
 
-def retire_bundle(layout: RootLayout, bundle: Path) -> bool:
+def retire_bundle(layout: RootLayout, bundle: Path, *, background: bool = False) -> bool:
     """Move ``bundle`` out of staging atomically, then remove it.
 
     Args:
         layout: the store root the bundle belongs to.
         bundle: the bundle directory.
+        background: remove it in a (non-daemon) thread, for big waves whose thousands of files
+            would otherwise hold up the caller; leftovers of an interrupted removal are cleared
+            by :func:`clear_retired`.
 
     Returns:
         ``True`` if this call retired the bundle; ``False`` if it was already gone.
@@ -41,7 +45,10 @@ def retire_bundle(layout: RootLayout, bundle: Path) -> bool:
     except FileNotFoundError:
         return False
     # Out of staging now: nothing reads it, so failing to remove it loses nothing.
-    shutil.rmtree(target, ignore_errors=True)
+    if background:
+        threading.Thread(target=shutil.rmtree, args=(target, True), name="stemma-retire").start()
+    else:
+        shutil.rmtree(target, ignore_errors=True)
     return True
 
 

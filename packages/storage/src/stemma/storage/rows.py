@@ -95,8 +95,8 @@ def outcome_frames(outcome: StepOutcome) -> dict[TableSpec, pl.DataFrame]:
         rows[ARTIFACT_INDEX].append(_index_row(outcome, artifact_id, kind))
         rows[EXECUTION_EDGES].append(_execution_edge(outcome, "output", role, artifact_id))
     for role, artifact_ids in outcome.input_artifact_ids.items():
-        for source in artifact_ids:
-            rows[EXECUTION_EDGES].append(_execution_edge(outcome, "input", role, source))
+        for position, source in enumerate(artifact_ids):
+            rows[EXECUTION_EDGES].append(_execution_edge(outcome, "input", role, source, position))
             for target, kind, target_role in targets:
                 rows[ARTIFACT_EDGES].append(
                     {
@@ -121,19 +121,21 @@ def _index_row(outcome: StepOutcome, artifact_id: str, kind: str) -> dict[str, A
         "artifact_type": kind,
         "origin_step_run_id": outcome.started.step_run_id,
         "origin_step_name": outcome.started.step.name,
+        "origin_step": outcome.started.step_number,
         "created_at": outcome.ended_at,
         "metadata": dumps_plain({}),
     }
 
 
 def _execution_edge(
-    outcome: StepOutcome, direction: str, role: str, artifact_id: str
+    outcome: StepOutcome, direction: str, role: str, artifact_id: str, position: int = 0
 ) -> dict[str, Any]:
     return {
         "execution_run_id": outcome.execution_run_id,
         "direction": direction,
         "role": role,
         "artifact_id": artifact_id,
+        "position": position,
     }
 
 
@@ -149,6 +151,7 @@ def _execution_row(outcome: StepOutcome) -> dict[str, Any]:
         "operation": started.step.name,
         "version": started.step.version,
         "params": dumps_plain(dict(started.step.config)),
+        "overrides": dumps_plain({}),
         "started_at": started.timestamp,
         "ended_at": outcome.ended_at,
         "worker": outcome.worker,

@@ -6,10 +6,11 @@ frames and converts them here, at the one place that knows the declared schema.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import polars as pl
 import pyarrow
@@ -31,6 +32,22 @@ def _text(name: str) -> Any:
     return _field(name, _pa.string())
 
 
+def _int(name: str, *, nullable: bool = True) -> Any:
+    return _field(name, _pa.int64(), nullable=nullable)
+
+
+_STRINGS: Any = _pa.list_(_pa.string())
+_COLUMN_TYPES: dict[str, Any] = {
+    "string": _pa.string(),
+    "int64": _pa.int64(),
+    "float64": _pa.float64(),
+    "bool": _pa.bool_(),
+    "binary": _pa.binary(),
+    "json": _pa.string(),  # canonical JSON text
+    "list<string>": _STRINGS,
+}
+
+
 @dataclass(frozen=True, eq=False)
 class TableSpec:
     """One Delta table: where it lives under ``{root}/delta`` and its declared schema."""
@@ -41,10 +58,21 @@ class TableSpec:
     """The explicit ``pyarrow.Schema`` every write is cast to."""
     key: str | None = None
     """The column rows are deduplicated by (``artifact_id`` for artifact tables), if any."""
+    phase: int = 0
+    """Where the table comes in a commit: content (0), index, provenance, step outputs, steps,
+    executions (6); see :func:`commit_order`."""
+    user_fields: tuple[tuple[str, str], ...] | None = None
+    """For a user type's content table, its ``(field, column type)`` pairs; else None."""
 
     @property
     def staged_name(self) -> str:
-        """The file this table's rows are staged in: such as ``steps.parquet``."""
+        """The file this table's rows are staged in: such as ``steps.parquet``.
+
+        User content tables are staged under their full dotted name
+        (``artifacts.structures.parquet``), so they never collide with a built-in table's file.
+        """
+        if self.user_fields is not None:
+            return f"{self.name.replace('/', '.')}.parquet"
         return f"{self.name.rsplit('/', 1)[-1]}.parquet"
 
     @cached_property
@@ -72,10 +100,60 @@ class TableSpec:
 
     def to_arrow(self, frame: pl.DataFrame) -> Any:
         """``frame`` as a ``pyarrow.Table`` cast to the declared schema (nullability included)."""
-        table = cast(Any, frame.select(self.columns).to_arrow())
+        # Large (offset) strings cast to the declared ones far faster than string views do.
+        oldest = pl.CompatLevel.oldest()
+        table = cast(Any, frame.select(self.columns).to_arrow(compat_level=oldest))
         return table.cast(self.arrow_schema)
 
 
+def _content_table(
+    name: str,
+    content: Literal["binary", "text", "none"],
+    fields: Iterable[Any],
+    user_fields: tuple[tuple[str, str], ...] | None = None,
+) -> TableSpec:
+    """A content table: the common artifact columns, then the type's own ``fields``."""
+    leading = [_required("artifact_id")]
+    if content != "none":
+        leading.append(_field("content", _pa.binary() if content == "binary" else _pa.string()))
+    common = [
+        _text("original_name"),
+        _text("extension"),
+        _int("size"),
+        _int("origin_step"),
+        _text("origin_step_name"),
+        _text("metadata"),
+    ]
+    schema = _pa.schema([*leading, *common, *fields])
+    return TableSpec(name, schema, key="artifact_id", phase=0, user_fields=user_fields)
+
+
+@cache
+def user_content_table(name: str, fields: tuple[tuple[str, str], ...]) -> TableSpec:
+    """The content table of a user-registered artifact type: binary content plus its fields.
+
+    Built from the type's ``(field, column type)`` pairs alone, so a bundle staged by another
+    process rebuilds the same spec without the type being registered here.
+
+    Raises:
+        ValueError: ``name`` is one of stemma's own tables, or a column type is unknown.
+    """
+    if name in _RESERVED:
+        raise ValueError(f"table {name!r} is one of stemma's own tables; register another one")
+    unknown = sorted(kind for _, kind in fields if kind not in _COLUMN_TYPES)
+    if unknown:
+        raise ValueError(f"table {name!r}: unknown column types {unknown}")
+    columns = [_field(field, _COLUMN_TYPES[kind]) for field, kind in fields]
+    return _content_table(name, "binary", columns, user_fields=fields)
+
+
+DATA = _content_table("artifacts/data", "binary", [_field("columns", _STRINGS), _int("row_count")])
+METRICS = _content_table("artifacts/metrics", "text", [])
+"""Metric content is canonical JSON, kept as text so that it reads back as it was written."""
+CONFIGS = _content_table("artifacts/configs", "binary", [_field("references", _STRINGS)])
+FILE_REFS = _content_table(
+    "artifacts/file_refs", "none", [_text("path"), _text("content_hash"), _int("file_count")]
+)
 ARTIFACT_INDEX = TableSpec(
     "artifacts/index",
     _pa.schema(
@@ -84,30 +162,13 @@ ARTIFACT_INDEX = TableSpec(
             _required("artifact_type"),
             _text("origin_step_run_id"),
             _text("origin_step_name"),
+            _int("origin_step"),
             _field("created_at", _UTC_MICROS, nullable=False),
             _text("metadata"),
         ]
     ),
     key="artifact_id",
-)
-METRICS = TableSpec(
-    "artifacts/metrics",
-    _pa.schema([_required("artifact_id"), _required("content"), _text("origin_step_name")]),
-    key="artifact_id",
-)
-FILE_REFS = TableSpec(
-    "artifacts/file_refs",
-    _pa.schema(
-        [
-            _required("artifact_id"),
-            _required("path"),
-            _required("content_hash"),
-            _field("size", _pa.int64(), nullable=False),
-            _field("file_count", _pa.int64(), nullable=False),
-            _text("origin_step_name"),
-        ]
-    ),
-    key="artifact_id",
+    phase=1,
 )
 ARTIFACT_EDGES = TableSpec(
     "provenance/artifact_edges",
@@ -124,6 +185,7 @@ ARTIFACT_EDGES = TableSpec(
             _field("step_boundary", _pa.bool_(), nullable=False),
         ]
     ),
+    phase=2,
 )
 EXECUTION_EDGES = TableSpec(
     "provenance/execution_edges",
@@ -133,8 +195,45 @@ EXECUTION_EDGES = TableSpec(
             _required("direction"),
             _required("role"),
             _required("artifact_id"),
+            _int("position"),
         ]
     ),
+    phase=3,
+)
+STEP_OUTPUTS = TableSpec(
+    "orchestration/step_outputs",
+    _pa.schema([_required("step_run_id"), _required("role"), _text("artifact_id")]),
+    phase=4,
+)
+"""What a step run offers downstream; a role with no artifacts is one row with a null id."""
+STEPS = TableSpec(
+    "orchestration/steps",
+    _pa.schema(
+        [
+            _required("step_run_id"),
+            _required("step_spec_id"),
+            _required("pipeline_run_id"),
+            _int("step_number", nullable=False),
+            _required("step_name"),
+            _required("status"),
+            _text("operation"),
+            _text("version"),
+            _text("params"),
+            _field("dep_fingerprints", _STRINGS),
+            _text("backend"),
+            _field("output_roles", _STRINGS),
+            _int("total_count"),
+            _int("succeeded_count"),
+            _int("failed_count"),
+            _field("timestamp", _UTC_MICROS, nullable=False),
+            _field("duration_seconds", _pa.float64()),
+            _text("error"),
+            _text("dispatch_error"),
+            _text("commit_error"),
+            _text("metadata"),
+        ]
+    ),
+    phase=5,
 )
 EXECUTIONS = TableSpec(
     "orchestration/executions",
@@ -145,10 +244,11 @@ EXECUTIONS = TableSpec(
             _required("step_run_id"),
             _required("step_spec_id"),
             _required("step_name"),
-            _field("step_number", _pa.int64(), nullable=False),
+            _int("step_number", nullable=False),
             _text("operation"),
             _text("version"),
             _text("params"),
+            _text("overrides"),
             _field("started_at", _UTC_MICROS),
             _field("ended_at", _UTC_MICROS),
             _text("worker"),
@@ -161,37 +261,25 @@ EXECUTIONS = TableSpec(
             _text("metadata"),
         ]
     ),
-)
-STEPS = TableSpec(
-    "orchestration/steps",
-    _pa.schema(
-        [
-            _required("step_run_id"),
-            _required("step_spec_id"),
-            _required("pipeline_run_id"),
-            _field("step_number", _pa.int64(), nullable=False),
-            _required("step_name"),
-            _required("status"),
-            _text("operation"),
-            _text("version"),
-            _text("params"),
-            _field("dep_fingerprints", _pa.list_(_pa.string())),
-            _text("backend"),
-            _field("output_roles", _pa.list_(_pa.string())),
-            _field("total_count", _pa.int64()),
-            _field("succeeded_count", _pa.int64()),
-            _field("failed_count", _pa.int64()),
-            _field("timestamp", _UTC_MICROS, nullable=False),
-            _field("duration_seconds", _pa.float64()),
-            _text("error"),
-            _text("dispatch_error"),
-            _text("commit_error"),
-            _text("metadata"),
-        ]
-    ),
+    phase=6,
 )
 
 COMMIT_ORDER: tuple[TableSpec, ...] = (
+    DATA,
+    METRICS,
+    CONFIGS,
+    FILE_REFS,
+    ARTIFACT_INDEX,
+    ARTIFACT_EDGES,
+    EXECUTION_EDGES,
+    STEP_OUTPUTS,
+    STEPS,
+    EXECUTIONS,
+)
+"""stemma's own tables in commit order: content, index, provenance, step outputs, the step event,
+and the execution rows last, so a reader that sees an execution row sees everything it refers to.
+User content tables come with the built-in ones (:func:`commit_order`)."""
+OUTCOME_TABLES: tuple[TableSpec, ...] = (
     METRICS,
     FILE_REFS,
     ARTIFACT_INDEX,
@@ -200,5 +288,11 @@ COMMIT_ORDER: tuple[TableSpec, ...] = (
     STEPS,
     EXECUTIONS,
 )
-"""Content, index, provenance, the step event, and the execution row last: a reader that sees an
-execution row sees everything it refers to."""
+"""The tables a function step's bundle holds."""
+BY_NAME: Mapping[str, TableSpec] = {spec.name: spec for spec in COMMIT_ORDER}
+_RESERVED = frozenset(BY_NAME)
+
+
+def commit_order(specs: Iterable[TableSpec]) -> list[TableSpec]:
+    """``specs`` in commit order: by phase, then by name (user content tables included)."""
+    return sorted(set(specs), key=lambda spec: (spec.phase, spec.name))

@@ -1,12 +1,14 @@
 """Staging: a finished execution written as one Parquet file per table, the sentinel last.
 
-A bundle lives at ``staging/{step name}/{id[0:2]}/{id[2:4]}/{execution_run_id}/``. Every file is
+A function step's bundle lives at ``staging/{step name}/{id[0:2]}/{id[2:4]}/{execution_run_id}/``,
+a pipeline unit's at ``staging/{step number}_{step name}/…`` (same shape below). Every file is
 fsynced before ``executions.parquet`` appears (written under a temporary name, then renamed), so a
 bundle holding the sentinel is complete, and one without it was left by a writer that has not
 finished or died. The sentinel lists the tables staged beside it, so a bundle missing one of them
-is refused rather than committed in part. Staging holds the bundle's lock
-(:func:`~stemma.storage.locks.bundle_lock`), so no committer reads a bundle being written, and
-never touches Delta: workers may stage, only committers commit.
+is refused rather than committed in part, and the fields of any user-type content table, so a
+committer rebuilds its schema without the type being registered in its process. Staging holds
+the bundle's lock (:func:`~stemma.storage.locks.bundle_lock`), so no committer reads a bundle
+being written, and never touches Delta: workers may stage, only committers commit.
 """
 
 # (polars' signatures name numpy types and numpy is not installed, so every polars method reads
@@ -22,30 +24,68 @@ from typing import cast
 
 import polars as pl
 
+from stemma.core.execution_records import ExecutionRecord
 from stemma.core.layout import RootLayout
 from stemma.core.records import StepOutcome
 from stemma.storage.errors import StagedBundleError
+from stemma.storage.execution_rows import execution_frames
 from stemma.storage.locks import bundle_lock
 from stemma.storage.retire import RETIRED
 from stemma.storage.rows import outcome_frames
-from stemma.storage.schemas import COMMIT_ORDER, EXECUTIONS, TableSpec
+from stemma.storage.schemas import (
+    BY_NAME,
+    EXECUTIONS,
+    TableSpec,
+    commit_order,
+    user_content_table,
+)
 
 SENTINEL = EXECUTIONS.staged_name
 """The file whose presence marks a bundle complete: ``executions.parquet``."""
 TABLES_KEY = "stemma.staged_tables"
 """The sentinel's Parquet metadata key listing the bundle's tables, as a JSON array of names."""
+USER_TABLES_KEY = "stemma.user_tables"
+"""The sentinel's metadata key giving each user content table's ``[[field, type], …]``."""
+WAVES = ".waves"
+"""The directory under ``staging`` that wave commits move their bundles into (``waves.py``)."""
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
-_BY_NAME = {spec.name: spec for spec in COMMIT_ORDER}
+
+
+def _safe(step_name: str) -> str:
+    return _UNSAFE.sub("_", step_name).strip("._") or "step"
 
 
 def _step_dir(layout: RootLayout, step_name: str) -> Path:
-    return layout.staging / (_UNSAFE.sub("_", step_name).strip("._") or "step")
+    return layout.staging / _safe(step_name)
+
+
+def matches_step(directory: str, step_name: str) -> bool:
+    """Whether a staging directory name is ``step_name``'s: ``{name}`` or ``{number}_{name}``."""
+    return re.fullmatch(rf"(\d+_)?{re.escape(_safe(step_name))}", directory) is not None
+
+
+def step_dirs(layout: RootLayout, step_name: str) -> list[Path]:
+    """The staging directories of a step name: ``{name}`` and every ``{number}_{name}``."""
+    if not layout.staging.is_dir():
+        return []
+    return sorted(path for path in layout.staging.iterdir() if matches_step(path.name, step_name))
 
 
 def bundle_dir(layout: RootLayout, step_name: str, execution_run_id: str) -> Path:
     """Where the bundle of one execution is staged."""
     run = execution_run_id
     return _step_dir(layout, step_name) / run[0:2] / run[2:4] / run
+
+
+def stage_execution(layout: RootLayout, record: ExecutionRecord) -> Path:
+    """Write the bundle of one pipeline execution unit and return its directory.
+
+    Same rules as :func:`stage_outcome`; the bundle is under ``{step number}_{step name}``.
+    """
+    name = f"{record.step_number}_{record.step_name}"
+    bundle = bundle_dir(layout, name, record.execution_run_id)
+    _write_bundle(layout, bundle, execution_frames(record))
+    return bundle
 
 
 def stage_outcome(layout: RootLayout, outcome: StepOutcome) -> Path:
@@ -56,21 +96,32 @@ def stage_outcome(layout: RootLayout, outcome: StepOutcome) -> Path:
     then reports it as already committed.
     """
     bundle = bundle_dir(layout, outcome.started.step.name, outcome.execution_run_id)
-    frames = outcome_frames(outcome)
+    _write_bundle(layout, bundle, outcome_frames(outcome))
+    return bundle
+
+
+def _write_bundle(layout: RootLayout, bundle: Path, frames: dict[TableSpec, pl.DataFrame]) -> None:
+    ordered = commit_order(frames)
+    user_tables = {
+        spec.name: [list(pair) for pair in spec.user_fields]
+        for spec in ordered
+        if spec.user_fields is not None
+    }
+    metadata = {TABLES_KEY: json.dumps([spec.name for spec in ordered])}
+    if user_tables:
+        metadata[USER_TABLES_KEY] = json.dumps(user_tables)
     with bundle_lock(layout, bundle):
         bundle.mkdir(parents=True, exist_ok=True)
         if (bundle / SENTINEL).exists():  # restaging: incomplete until the sentinel is back
             (bundle / SENTINEL).unlink()
             _fsync_directory(bundle)
-        for spec in COMMIT_ORDER:
-            if spec is not EXECUTIONS and spec in frames:
-                _write_durably(frames[spec], bundle / spec.staged_name)
+        for spec in ordered:
+            if spec is not EXECUTIONS:
+                write_durably(frames[spec], bundle / spec.staged_name)
         temporary = bundle / f"{SENTINEL}.tmp"
-        listed = json.dumps([spec.name for spec in COMMIT_ORDER if spec in frames])
-        _write_durably(frames[EXECUTIONS], temporary, metadata={TABLES_KEY: listed})
+        write_durably(frames[EXECUTIONS], temporary, metadata=metadata)
         os.replace(temporary, bundle / SENTINEL)
         _fsync_directory(bundle)
-    return bundle
 
 
 def is_complete(bundle: Path) -> bool:
@@ -91,7 +142,7 @@ def read_bundle(bundle: Path) -> dict[TableSpec, pl.DataFrame]:
             "it cannot be committed"
         )
     frames: dict[TableSpec, pl.DataFrame] = {}
-    for spec in _listed_tables(bundle):
+    for spec in bundle_tables(bundle):
         file = bundle / spec.staged_name
         if not file.is_file():
             raise StagedBundleError(
@@ -103,36 +154,70 @@ def read_bundle(bundle: Path) -> dict[TableSpec, pl.DataFrame]:
 
 
 def staged_bundles(layout: RootLayout, step_name: str | None = None) -> list[Path]:
-    """Every bundle directory under staging (or of one step name), complete or not, sorted."""
+    """Every bundle directory under staging (or of one step name), complete or not, sorted.
+
+    Bundles claimed by a wave commit (under ``staging/.waves``) are not listed: recovery finds
+    them through their wave.
+    """
     if step_name is not None:
-        step_dir = _step_dir(layout, step_name)
-        return sorted(path for path in step_dir.glob("*/*/*") if path.is_dir())
+        return sorted(
+            path
+            for step_dir in step_dirs(layout, step_name)
+            for path in step_dir.glob("*/*/*")
+            if path.is_dir()
+        )
     if not layout.staging.is_dir():
         return []
     return sorted(
         path
         for path in layout.staging.glob("*/*/*/*")
-        if path.relative_to(layout.staging).parts[0] != RETIRED and path.is_dir()
+        if path.relative_to(layout.staging).parts[0] not in (RETIRED, WAVES) and path.is_dir()
     )
 
 
-def _listed_tables(bundle: Path) -> list[TableSpec]:
+def bundle_tables(bundle: Path) -> list[TableSpec]:
+    """The tables a complete bundle's sentinel lists, in commit order.
+
+    Raises:
+        StagedBundleError: the sentinel is unreadable or does not list valid tables.
+    """
     sentinel = bundle / SENTINEL
     try:
-        listed = pl.read_parquet_metadata(sentinel).get(TABLES_KEY)
+        metadata = pl.read_parquet_metadata(sentinel)
     except (OSError, pl.exceptions.PolarsError) as err:
         raise StagedBundleError(f"cannot read the metadata of {sentinel}: {err}") from err
+    listed = metadata.get(TABLES_KEY)
     try:
         decoded: object = json.loads(listed) if listed is not None else None
-    except ValueError:
+        users = cast("dict[str, list[list[str]]]", json.loads(metadata.get(USER_TABLES_KEY, "{}")))
+        known = dict(BY_NAME)
+        for name, fields in users.items():
+            known[name] = user_content_table(name, tuple((f, kind) for f, kind in fields))
+    except (ValueError, TypeError):
         decoded = None
+        known = dict(BY_NAME)
     names = set(cast("list[object]", decoded)) if isinstance(decoded, list) else set[object]()
-    if EXECUTIONS.name not in names or not names <= _BY_NAME.keys():
+    if EXECUTIONS.name not in names or not names <= known.keys():
         raise StagedBundleError(
             f"{sentinel} does not list the bundle's tables under {TABLES_KEY!r} (found "
             f"{listed!r}); remove the bundle directory if the execution should be rerun"
         )
-    return [spec for spec in COMMIT_ORDER if spec.name in names]
+    return commit_order(known[str(name)] for name in names)
+
+
+def read_staged_files(spec: TableSpec, files: list[Path]) -> pl.DataFrame:
+    """The rows of many staged files of one table, read in parallel, cast to its schema.
+
+    Raises:
+        StagedBundleError: a file cannot be read.
+    """
+    if not files:
+        return spec.empty()
+    try:
+        frame = pl.scan_parquet(files).collect()
+    except (OSError, pl.exceptions.PolarsError) as err:
+        raise StagedBundleError(f"cannot read staged {spec.name} rows: {err}") from err
+    return frame.cast(spec.polars_schema).select(spec.columns)
 
 
 def _read_staged(spec: TableSpec, file: Path) -> pl.DataFrame:
@@ -146,7 +231,8 @@ def _read_staged(spec: TableSpec, file: Path) -> pl.DataFrame:
     return frame.cast(spec.polars_schema).select(spec.columns)
 
 
-def _write_durably(frame: pl.DataFrame, path: Path, metadata: dict[str, str] | None = None) -> None:
+def write_durably(frame: pl.DataFrame, path: Path, metadata: dict[str, str] | None = None) -> None:
+    """Write ``frame`` as zstd Parquet at ``path`` and fsync it before returning."""
     with path.open("wb") as stream:
         frame.write_parquet(stream, compression="zstd", metadata=metadata)
         stream.flush()

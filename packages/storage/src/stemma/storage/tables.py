@@ -115,12 +115,8 @@ def _new_rows(table: DeltaTable, spec: TableSpec, frame: pl.DataFrame) -> pl.Dat
     if spec.key is None:
         return frame
     unique = frame.unique(subset=spec.key, keep="first", maintain_order=True)
-    keys = unique.get_column(spec.key).to_list()
-    present = (
-        pl.scan_delta(table)
-        .filter(pl.col(spec.key).is_in(keys))
-        .select(spec.key)
-        .collect()
-        .get_column(spec.key)
-    )
-    return unique.filter(~pl.col(spec.key).is_in(present.to_list()))
+    keys = unique.get_column(spec.key)
+    present = pl.scan_delta(table).select(spec.key).filter(pl.col(spec.key).is_in(keys)).collect()
+    if present.is_empty():
+        return unique
+    return unique.join(present, on=spec.key, how="anti", maintain_order="left")

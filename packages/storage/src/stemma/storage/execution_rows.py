@@ -1,0 +1,223 @@
+"""Pipeline records to table rows, and back: pure functions, no I/O.
+
+An :class:`ExecutionRecord` becomes rows of its artifacts' content tables, the index, artifact
+edges, execution edges and one execution row; a :class:`StepEvent` one steps row; a
+:class:`StepOutputs` one row per (role, artifact). The reverse functions rebuild the records the
+queries return. Function steps' rows (``rows.py``) use the same tables and columns.
+"""
+
+# (polars' signatures name numpy types and numpy is not installed, so every polars method reads
+# as partially unknown; arguments and results are still checked.)
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Mapping
+from typing import Any, cast
+
+import polars as pl
+
+from stemma.core.canonical import dumps_plain
+from stemma.core.execution_records import ExecutionRecord, StepEvent, StepOutputs
+from stemma.core.records import StepStatus
+from stemma.storage.artifact_tables import content_row, table_for_type
+from stemma.storage.schemas import (
+    ARTIFACT_EDGES,
+    ARTIFACT_INDEX,
+    EXECUTION_EDGES,
+    EXECUTIONS,
+    STEP_OUTPUTS,
+    STEPS,
+    TableSpec,
+)
+
+
+def execution_frames(record: ExecutionRecord) -> dict[TableSpec, pl.DataFrame]:
+    """Every row one execution unit adds, per table (tables with no rows are left out).
+
+    Raises:
+        ArtifactTypeError: an artifact's type is not registered in this process.
+    """
+    rows: dict[TableSpec, list[dict[str, Any]]] = {EXECUTIONS: [execution_row(record)]}
+    types: dict[str, str] = {}
+    for artifact in record.artifacts:
+        spec = table_for_type(artifact.artifact_type)
+        types[artifact.artifact_id] = artifact.artifact_type
+        rows.setdefault(spec, []).append(
+            content_row(spec, artifact, record.step_name, record.step_number)
+        )
+        rows.setdefault(ARTIFACT_INDEX, []).append(
+            {
+                "artifact_id": artifact.artifact_id,
+                "artifact_type": artifact.artifact_type,
+                "origin_step_run_id": record.step_run_id,
+                "origin_step_name": record.step_name,
+                "origin_step": record.step_number,
+                "created_at": record.ended_at,
+                "metadata": dumps_plain(dict(artifact.metadata)),
+            }
+        )
+    for edge in record.edges:
+        rows.setdefault(ARTIFACT_EDGES, []).append(
+            {
+                "execution_run_id": record.execution_run_id,
+                "source_artifact_id": edge.source_artifact_id,
+                "target_artifact_id": edge.target_artifact_id,
+                "source_artifact_type": edge.source_artifact_type
+                or types.get(edge.source_artifact_id),
+                "target_artifact_type": edge.target_artifact_type
+                or types.get(edge.target_artifact_id),
+                "source_role": edge.source_role,
+                "target_role": edge.target_role,
+                "group_id": edge.group_id,
+                "step_boundary": edge.step_boundary,
+            }
+        )
+    for direction, by_role in (("input", record.inputs), ("output", record.outputs)):
+        for role, artifact_ids in by_role.items():
+            for position, artifact_id in enumerate(artifact_ids):
+                rows.setdefault(EXECUTION_EDGES, []).append(
+                    {
+                        "execution_run_id": record.execution_run_id,
+                        "direction": direction,
+                        "role": role,
+                        "artifact_id": artifact_id,
+                        "position": position,
+                    }
+                )
+    return {spec: spec.frame(found) for spec, found in rows.items()}
+
+
+def execution_row(record: ExecutionRecord) -> dict[str, Any]:
+    """The ``orchestration/executions`` row of one unit."""
+    return {
+        "execution_run_id": record.execution_run_id,
+        "execution_spec_id": record.execution_spec_id,
+        "step_run_id": record.step_run_id,
+        "step_spec_id": record.step_spec_id,
+        "step_name": record.step_name,
+        "step_number": record.step_number,
+        "operation": record.operation,
+        "version": record.version,
+        "params": dumps_plain(dict(record.params)),
+        "overrides": dumps_plain(dict(record.overrides)),
+        "started_at": record.started_at,
+        "ended_at": record.ended_at,
+        "worker": record.worker,
+        "backend": record.backend,
+        "success": record.success,
+        "error": record.error,
+        "tool_output": record.tool_output,
+        "worker_log": record.worker_log,
+        "provenance": None,
+        "metadata": dumps_plain(dict(record.metadata)),
+    }
+
+
+def execution_from_row(
+    row: Mapping[str, Any], edges: Mapping[str, Mapping[str, tuple[str, ...]]]
+) -> ExecutionRecord:
+    """An execution row read back, with its ``{"input"|"output": {role: ids}}`` edges."""
+    return ExecutionRecord(
+        execution_run_id=row["execution_run_id"],
+        execution_spec_id=row["execution_spec_id"],
+        step_run_id=row["step_run_id"],
+        step_spec_id=row["step_spec_id"],
+        step_name=row["step_name"],
+        step_number=row["step_number"],
+        operation=row["operation"] or "",
+        version=row["version"] or "",
+        params=_json(row["params"]),
+        overrides=_json(row["overrides"]),
+        started_at=_utc(row["started_at"]),
+        ended_at=_utc(row["ended_at"]),
+        worker=row["worker"] or "",
+        backend=row["backend"] or "",
+        success=row["success"],
+        error=row["error"],
+        tool_output=row["tool_output"],
+        worker_log=row["worker_log"],
+        inputs=dict(edges.get("input", {})),
+        outputs=dict(edges.get("output", {})),
+        metadata=_json(row["metadata"]),
+    )
+
+
+def event_row(event: StepEvent) -> dict[str, Any]:
+    """The ``orchestration/steps`` row of one step event."""
+    return {
+        "step_run_id": event.step_run_id,
+        "step_spec_id": event.step_spec_id,
+        "pipeline_run_id": event.pipeline_run_id,
+        "step_number": event.step_number,
+        "step_name": event.step_name,
+        "status": StepStatus(event.status).value,
+        "operation": event.operation,
+        "version": event.version,
+        "params": dumps_plain(dict(event.params)),
+        "dep_fingerprints": list(event.dep_fingerprints),
+        "backend": event.backend,
+        "output_roles": list(event.output_roles),
+        "total_count": event.total_count,
+        "succeeded_count": event.succeeded_count,
+        "failed_count": event.failed_count,
+        "timestamp": event.timestamp,
+        "duration_seconds": event.duration_seconds,
+        "error": event.error,
+        "dispatch_error": event.dispatch_error,
+        "commit_error": event.commit_error,
+        "metadata": dumps_plain(dict(event.metadata)),
+    }
+
+
+def event_from_row(row: Mapping[str, Any]) -> StepEvent:
+    """A steps row read back as a :class:`StepEvent`."""
+    return StepEvent(
+        step_run_id=row["step_run_id"],
+        step_spec_id=row["step_spec_id"],
+        pipeline_run_id=row["pipeline_run_id"],
+        step_number=row["step_number"],
+        step_name=row["step_name"],
+        status=StepStatus(row["status"]),
+        operation=row["operation"] or "",
+        version=row["version"] or "",
+        params=_json(row["params"]),
+        backend=row["backend"] or "",
+        timestamp=_utc(row["timestamp"]),
+        dep_fingerprints=tuple(row["dep_fingerprints"] or ()),
+        output_roles=tuple(row["output_roles"] or ()),
+        total_count=row["total_count"] or 0,
+        succeeded_count=row["succeeded_count"] or 0,
+        failed_count=row["failed_count"] or 0,
+        duration_seconds=row["duration_seconds"],
+        error=row["error"],
+        dispatch_error=row["dispatch_error"],
+        commit_error=row["commit_error"],
+        metadata=_json(row["metadata"]),
+    )
+
+
+def step_outputs_frame(outputs: StepOutputs) -> pl.DataFrame:
+    """The ``orchestration/step_outputs`` rows of one step run (an empty role: a null id)."""
+    roles: list[str] = []
+    ids: list[str | None] = []
+    for role, artifact_ids in outputs.outputs.items():
+        unique: list[str | None] = [*sorted(set(artifact_ids))] or [None]
+        roles.extend([role] * len(unique))
+        ids.extend(unique)
+    columns = {"step_run_id": [outputs.step_run_id] * len(ids), "role": roles, "artifact_id": ids}
+    return pl.DataFrame(columns, schema=STEP_OUTPUTS.polars_schema)
+
+
+def event_frame(events: list[StepEvent]) -> pl.DataFrame:
+    """Steps rows of ``events``, in order."""
+    return STEPS.frame([event_row(event) for event in events])
+
+
+def _json(text: str | None) -> dict[str, Any]:
+    return cast(dict[str, Any], json.loads(text)) if text else {}
+
+
+def _utc(value: dt.datetime) -> dt.datetime:
+    return value.astimezone(dt.UTC)

@@ -1,0 +1,144 @@
+"""The Pipeline's lookups: batched, one filtered scan per table, free when a table is missing.
+
+Each function answers for many keys at once (a whole step's execution keys, a whole frontier of
+lineage), pushing an ``is_in`` predicate into the Delta scan so files whose statistics rule it
+out are skipped. A table not created yet costs one ``stat`` and answers empty.
+"""
+
+# (polars' signatures name numpy types and numpy is not installed, so every polars method reads
+# as partially unknown; arguments and results are still checked.)
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+import polars as pl
+
+from stemma.core.execution_records import ExecutionRecord, StepEvent
+from stemma.core.layout import RootLayout
+from stemma.core.operations.drafts import FinalizedArtifact
+from stemma.core.records import StepStatus
+from stemma.storage.artifact_tables import artifact_from_row, table_for_type
+from stemma.storage.execution_rows import event_from_row, execution_from_row
+from stemma.storage.schemas import (
+    ARTIFACT_EDGES,
+    ARTIFACT_INDEX,
+    EXECUTION_EDGES,
+    EXECUTIONS,
+    STEP_OUTPUTS,
+    STEPS,
+)
+from stemma.storage.tables import read_table
+
+
+def latest_step(
+    layout: RootLayout, step_spec_id: str, statuses: Collection[StepStatus]
+) -> StepEvent | None:
+    """The newest event of fingerprint ``step_spec_id`` whose status is one of ``statuses``."""
+    if not statuses:
+        return None
+    wanted = [StepStatus(status).value for status in statuses]
+    predicate = (pl.col("step_spec_id") == step_spec_id) & pl.col("status").is_in(wanted)
+    rows = read_table(layout, STEPS, predicate)
+    if rows.is_empty():
+        return None
+    return event_from_row(rows.sort("timestamp", maintain_order=True).row(-1, named=True))
+
+
+def step_outputs(
+    layout: RootLayout, step_run_ids: Collection[str]
+) -> dict[str, dict[str, tuple[str, ...]]]:
+    """Per step run that recorded outputs, per role, its sorted artifact ids (maybe none)."""
+    if not step_run_ids:
+        return {}
+    rows = read_table(layout, STEP_OUTPUTS, pl.col("step_run_id").is_in(list(step_run_ids)))
+    grouped = rows.group_by("step_run_id", "role").agg(pl.col("artifact_id").drop_nulls())
+    found: dict[str, dict[str, tuple[str, ...]]] = {}
+    for run, role, ids in grouped.iter_rows():
+        found.setdefault(run, {})[role] = tuple(sorted(set(ids)))
+    return found
+
+
+def executions_by_key(layout: RootLayout, keys: Collection[str]) -> dict[str, ExecutionRecord]:
+    """The newest successful execution of each key that has one, with its input/output ids."""
+    if not keys:
+        return {}
+    predicate = pl.col("success") & pl.col("execution_spec_id").is_in(list(keys))
+    rows = read_table(layout, EXECUTIONS, predicate)
+    if rows.is_empty():
+        return {}
+    latest = rows.sort("ended_at", nulls_last=False).unique(
+        "execution_spec_id", keep="last", maintain_order=True
+    )
+    run_ids = latest.get_column("execution_run_id").to_list()
+    edges = (
+        read_table(layout, EXECUTION_EDGES, pl.col("execution_run_id").is_in(run_ids))
+        .unique(["execution_run_id", "direction", "role", "artifact_id"], maintain_order=True)
+        .sort("position", maintain_order=True)
+        .group_by("execution_run_id", "direction", "role", maintain_order=True)
+        .agg("artifact_id")
+    )
+    by_run: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {}
+    for run, direction, role, ids in edges.iter_rows():
+        by_run.setdefault(run, {}).setdefault(direction, {})[role] = tuple(ids)
+    return {
+        row["execution_spec_id"]: execution_from_row(row, by_run.get(row["execution_run_id"], {}))
+        for row in latest.iter_rows(named=True)
+    }
+
+
+def load_artifacts(
+    layout: RootLayout, artifact_ids: Collection[str]
+) -> dict[str, FinalizedArtifact]:
+    """The artifacts found among ``artifact_ids``, content included, one scan per type's table.
+
+    Raises:
+        ArtifactTypeError: an artifact's user type is not registered in this process.
+    """
+    if not artifact_ids:
+        return {}
+    index = read_table(
+        layout,
+        ARTIFACT_INDEX,
+        pl.col("artifact_id").is_in(list(artifact_ids)),
+        columns=["artifact_id", "artifact_type"],
+    ).unique("artifact_id")
+    found: dict[str, FinalizedArtifact] = {}
+    for (artifact_type,), group in index.group_by("artifact_type"):
+        kind = str(artifact_type)
+        spec = table_for_type(kind)
+        ids = group.get_column("artifact_id").to_list()
+        rows = read_table(layout, spec, pl.col("artifact_id").is_in(ids)).unique("artifact_id")
+        for row in rows.iter_rows(named=True):
+            found[row["artifact_id"]] = artifact_from_row(spec, kind, row)
+    return found
+
+
+def ancestry(layout: RootLayout, artifact_ids: Collection[str]) -> dict[str, frozenset[str]]:
+    """Each artifact's ancestors, itself included: one edge scan per generation walked up."""
+    parents: dict[str, set[str]] = {}
+    seen: set[str] = set(artifact_ids)
+    frontier = sorted(seen)
+    while frontier:
+        hop = read_table(
+            layout,
+            ARTIFACT_EDGES,
+            pl.col("target_artifact_id").is_in(frontier),
+            columns=["target_artifact_id", "source_artifact_id"],
+        )
+        for target, source in hop.iter_rows():
+            parents.setdefault(target, set()).add(source)
+        reached = set(hop.get_column("source_artifact_id").to_list())
+        frontier = sorted(reached - seen)
+        seen |= reached
+    result: dict[str, frozenset[str]] = {}
+    for artifact_id in artifact_ids:
+        found = {artifact_id}
+        stack = [artifact_id]
+        while stack:
+            for parent in parents.get(stack.pop(), ()):
+                if parent not in found:
+                    found.add(parent)
+                    stack.append(parent)
+        result[artifact_id] = frozenset(found)
+    return result

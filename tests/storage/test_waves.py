@@ -1,0 +1,193 @@
+from __future__ import annotations
+
+import json
+import pickle
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+from stemma.core.execution_records import ExecutionRecord, StepOutputs
+from stemma.core.operations.drafts import FinalizedArtifact
+from stemma.storage import (
+    ARTIFACT_INDEX,
+    EXECUTION_EDGES,
+    EXECUTIONS,
+    METRICS,
+    STEP_OUTPUTS,
+    DeltaStore,
+    StagedBundleError,
+    TableSpec,
+)
+from stemma.storage.staging import SENTINEL
+
+RecordFactory = Callable[..., ExecutionRecord]
+MetricFactory = Callable[..., FinalizedArtifact]
+WAVE_TABLES = (METRICS, ARTIFACT_INDEX, EXECUTION_EDGES, STEP_OUTPUTS, EXECUTIONS)
+
+_COMMIT_THEN_DIE = """
+import os, pickle, signal, sys
+from pathlib import Path
+import stemma.storage.commit as commit
+import stemma.storage.waves as waves
+from stemma.storage import DeltaStore
+
+if sys.argv[3] == "after-first-table":
+    original = commit.append_rows
+    def dying(*args, **kwargs):
+        wrote = original(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGKILL)
+        return wrote
+    commit.append_rows = dying
+else:  # while claiming: after the second bundle was moved into the wave
+    original_rename = waves.os.rename
+    moved = []
+    def dying_rename(source, target):
+        original_rename(source, target)
+        moved.append(target)
+        if len(moved) == 2:
+            os.kill(os.getpid(), signal.SIGKILL)
+    waves.os.rename = dying_rename
+bundles, outputs = pickle.loads(Path(sys.argv[2]).read_bytes())
+DeltaStore(Path(sys.argv[1])).commit_executions(bundles, step_outputs=outputs)
+"""
+
+
+def _count(store: DeltaStore, spec: TableSpec) -> int:
+    path = spec.path(store.layout.delta)
+    return pl.read_delta(str(path)).height if path.exists() else 0
+
+
+def _transactions(store: DeltaStore, spec: TableSpec) -> list[str]:
+    found: list[str] = []
+    for file in sorted((spec.path(store.layout.delta) / "_delta_log").glob("*.json")):
+        for line in file.read_text().splitlines():
+            action: dict[str, Any] = json.loads(line)
+            if "txn" in action:
+                found.append(str(action["txn"]["appId"]))
+    return found
+
+
+def _wave(
+    store: DeltaStore, make_record: RecordFactory, make_metric: MetricFactory, size: int = 4
+) -> tuple[list[Path], StepOutputs]:
+    """``size`` bundles of two metrics each; metric 0 is in every bundle (a duplicate)."""
+    records = [make_record([make_metric(0), make_metric(i + 1)]) for i in range(size)]
+    ids = sorted({a.artifact_id for r in records for a in r.artifacts})
+    outputs = StepOutputs(step_run_id="run-1", outputs={"out": tuple(ids)})
+    return [store.stage_execution(r) for r in records], outputs
+
+
+def test_commit_executions_writes_each_table_once_and_dedupes_within_the_wave(
+    store: DeltaStore, make_record: RecordFactory, make_metric: MetricFactory
+) -> None:
+    bundles, outputs = _wave(store, make_record, make_metric)
+    assert all(b.parent.parent.parent.name == "1_score" for b in bundles)
+    assert all((b / SENTINEL).is_file() for b in bundles)
+
+    assert store.commit_executions(bundles, step_outputs=outputs) == 4
+
+    assert {spec.name: _count(store, spec) for spec in WAVE_TABLES} == {
+        METRICS.name: 5,
+        ARTIFACT_INDEX.name: 5,
+        EXECUTION_EDGES.name: 8,
+        STEP_OUTPUTS.name: 5,
+        EXECUTIONS.name: 4,
+    }
+    for spec in WAVE_TABLES:
+        (transaction,) = _transactions(store, spec)
+        assert transaction.startswith("stemma-wave-")
+    assert not any(b.exists() for b in bundles)
+    assert store.recover() == 0
+
+
+def test_commit_executions_dedupes_artifacts_against_earlier_waves(
+    store: DeltaStore, make_record: RecordFactory, make_metric: MetricFactory
+) -> None:
+    first, _ = _wave(store, make_record, make_metric, size=2)
+    second, _ = _wave(store, make_record, make_metric, size=3)
+
+    assert store.commit_executions(first) == 2
+    assert store.commit_executions(second) == 3
+
+    assert _count(store, METRICS) == 4
+    assert _count(store, ARTIFACT_INDEX) == 4
+    assert _count(store, EXECUTIONS) == 5
+
+
+def test_commit_executions_same_wave_again_adds_nothing(
+    store: DeltaStore, make_record: RecordFactory, make_metric: MetricFactory
+) -> None:
+    records = [make_record([make_metric(i)]) for i in range(3)]
+    bundles = [store.stage_execution(r) for r in records]
+    outputs = StepOutputs(step_run_id="run-1", outputs={"out": ("a" * 32,)})
+    assert store.commit_executions(bundles, step_outputs=outputs) == 3
+    counts = {spec.name: _count(store, spec) for spec in WAVE_TABLES}
+
+    assert store.commit_executions(bundles, step_outputs=outputs) == 0  # bundles are gone
+    restaged = [store.stage_execution(r) for r in records]  # a worker staged them again
+    assert restaged == bundles
+    assert store.commit_executions(restaged, step_outputs=outputs) == 0
+
+    assert {spec.name: _count(store, spec) for spec in WAVE_TABLES} == counts
+    assert not any(b.exists() for b in bundles)
+
+
+def test_commit_executions_refuses_incomplete_bundle_and_moves_nothing(
+    store: DeltaStore, make_record: RecordFactory, make_metric: MetricFactory
+) -> None:
+    bundles, _ = _wave(store, make_record, make_metric, size=3)
+    (bundles[-1] / SENTINEL).unlink()
+
+    with pytest.raises(StagedBundleError, match="no sentinel"):
+        store.commit_executions(bundles)
+
+    assert all(b.is_dir() for b in bundles)
+    assert not store.layout.delta.exists()
+    assert store.recover() == 2
+
+
+@pytest.mark.parametrize("when", ["after-first-table", "while-claiming"])
+def test_kill_9_mid_wave_then_recover_commits_every_bundle_once(
+    tmp_path: Path, make_record: RecordFactory, make_metric: MetricFactory, when: str
+) -> None:
+    store = DeltaStore(tmp_path / "root")
+    bundles, outputs = _wave(store, make_record, make_metric, size=5)
+    pickled = tmp_path / "wave.pickle"
+    pickled.write_bytes(pickle.dumps((bundles, outputs)))
+
+    child = subprocess.run(
+        [sys.executable, "-c", _COMMIT_THEN_DIE, str(store.layout.root), str(pickled), when],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert child.returncode == -signal.SIGKILL, child.stderr
+    assert _count(store, EXECUTIONS) == 0
+    if when == "after-first-table":
+        assert _count(store, METRICS) == 6  # the first table of the wave, written once
+
+    recovered = DeltaStore(store.layout.root)
+    assert recovered.recover() == 5
+    assert {spec.name: _count(recovered, spec) for spec in WAVE_TABLES} == {
+        METRICS.name: 6,
+        ARTIFACT_INDEX.name: 6,
+        EXECUTION_EDGES.name: 10,
+        # A wave interrupted before it was sealed loses its claim; its outputs are rewritten by
+        # the orchestrator's retry of the wave, below.
+        STEP_OUTPUTS.name: 6 if when == "after-first-table" else 0,
+        EXECUTIONS.name: 5,
+    }
+    assert recovered.recover() == 0
+    assert recovered.commit_executions(bundles, step_outputs=outputs) == 0
+    assert _count(recovered, EXECUTIONS) == 5
+    assert _count(recovered, STEP_OUTPUTS) == 6
+    assert not (recovered.layout.staging / ".waves").exists() or not any(
+        (recovered.layout.staging / ".waves").iterdir()
+    )
