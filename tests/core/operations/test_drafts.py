@@ -162,8 +162,11 @@ def test_register_artifact_type_again_is_idempotent_but_redefining_raises() -> N
     [
         ("Bad Key", "artifacts/x", {}, "must be lower case"),
         ("any", "artifacts/x", {}, "not 'any'"),
-        ("ok_for_tests", "../escape", {}, "must look like"),
-        ("ok_for_tests", "artifacts/data", {}, "belongs to 'data'"),
+        ("ok_for_tests", "../escape", {}, "must be 'artifacts/<name>'"),
+        ("ok_for_tests", "results/ok", {}, "must be 'artifacts/<name>'"),
+        ("ok_for_tests", "artifacts/data", {}, "not one of stemma's own"),
+        ("ok_for_tests", "artifacts/index", {}, "not one of stemma's own"),
+        ("ok_for_tests", "artifacts/metrics", {}, "not one of stemma's own"),
         ("ok_for_tests", "artifacts/ok", {"size": "int64"}, r"\['size'\] are common columns"),
         ("ok_for_tests", "artifacts/ok", {"x": "decimal"}, "accepted: string, int64"),
     ],

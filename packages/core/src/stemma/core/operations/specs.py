@@ -63,8 +63,18 @@ class ArtifactType:
     """True for the four types stemma ships."""
 
 
+# The built-in tables, as stemma.storage names them (plural, like the other tables).
+_BUILTIN_TABLES = {
+    "data": "artifacts/data",
+    "metric": "artifacts/metrics",
+    "config": "artifacts/configs",
+    "file_ref": "artifacts/file_refs",
+}
+
+_RESERVED_TABLES = frozenset({"artifacts/index", *_BUILTIN_TABLES.values()})
+
 _TYPES: dict[str, ArtifactType] = {
-    key: ArtifactType(key=key, table=f"artifacts/{key}", schema_fields=fields, builtin=True)
+    key: ArtifactType(key=key, table=_BUILTIN_TABLES[key], schema_fields=fields, builtin=True)
     for key, fields in {
         "data": {"columns": ColumnType.STRING_LIST, "row_count": ColumnType.INT64},
         "metric": {},
@@ -89,8 +99,11 @@ def register_artifact_type(
         raise ArtifactTypeError(
             f"artifact type key {key!r} must be lower case letters, digits and '_', not 'any'"
         )
-    if not re.match(r"^[a-z0-9_]+(/[a-z0-9_]+)*$", table):
-        raise ArtifactTypeError(f"artifact type {key!r}: table {table!r} must look like 'a/b_c'")
+    if not re.match(r"^artifacts/[a-z0-9_]+$", table) or table in _RESERVED_TABLES:
+        raise ArtifactTypeError(
+            f"artifact type {key!r}: table {table!r} must be 'artifacts/<name>' and not one of "
+            f"stemma's own ({', '.join(sorted(_RESERVED_TABLES))})"
+        )
     try:
         fields = {name: ColumnType(kind) for name, kind in schema_fields.items()}
     except ValueError as err:
