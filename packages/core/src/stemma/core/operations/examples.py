@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from stemma.core.operations.definition import OperationDefinition
 from stemma.core.operations.drafts import DataDraft, MetricDraft
+from stemma.core.operations.pairing import GroupBy
 from stemma.core.operations.results import (
     ArtifactResult,
     ExecuteInput,
@@ -57,6 +58,7 @@ class DataGenerator(OperationDefinition):
         count: int = 3
         rows: int = 10
         seed: int = 0
+        prefix: str = "dataset"
 
     name = "example.generate"
     outputs: ClassVar = {
@@ -71,7 +73,7 @@ class DataGenerator(OperationDefinition):
                 (round(rng.uniform(0, 10), 3), round(rng.uniform(0, 10), 3))
                 for _ in range(self.params.rows)
             ]
-            _write_xy(inp.execute_dir / f"dataset_{index}.csv", rows)
+            _write_xy(inp.execute_dir / f"{self.params.prefix}_{index}.csv", rows)
         return self.params.count
 
     def postprocess(self, inp: PostprocessInput) -> ArtifactResult:
@@ -101,6 +103,53 @@ class Transform(OperationDefinition):
 
     def postprocess(self, inp: PostprocessInput) -> ArtifactResult:
         return ArtifactResult(artifacts={"dataset": _data_drafts(inp)})
+
+
+class _Combine(OperationDefinition):
+    """Add the y of a ``left`` and a ``right`` dataset point by point; abstract (no name)."""
+
+    name = None
+    inputs: ClassVar = {
+        "left": InputSpec(artifact_type="data"),
+        "right": InputSpec(artifact_type="data"),
+    }
+    outputs: ClassVar = {
+        "combined": OutputSpec(
+            artifact_type="data", infer_lineage_from={"inputs": ["left", "right"]}
+        )
+    }
+
+    def preprocess(self, inp: PreprocessInput) -> dict[str, Any]:
+        return {
+            "left": list(inp.materialized_paths["left"]),
+            "right": list(inp.materialized_paths["right"]),
+        }
+
+    def execute(self, inp: ExecuteInput) -> Any:
+        for left in inp.prepared["left"]:
+            for right in inp.prepared["right"]:
+                rows = [
+                    (x, y1 + y2)
+                    for (x, y1), (_, y2) in zip(_read_xy(left), _read_xy(right), strict=False)
+                ]
+                _write_xy(inp.execute_dir / f"{left.stem}__{right.stem}.csv", rows)
+
+    def postprocess(self, inp: PostprocessInput) -> ArtifactResult:
+        return ArtifactResult(artifacts={"combined": _data_drafts(inp)})
+
+
+class Combine(_Combine):
+    """Combine datasets pairwise, first with first (ZIP)."""
+
+    name = "example.combine"
+    group_by = GroupBy.ZIP
+
+
+class CombineAll(_Combine):
+    """Combine every left dataset with every right one (CROSS_PRODUCT)."""
+
+    name = "example.combine_all"
+    group_by = GroupBy.CROSS_PRODUCT
 
 
 class MetricCalculator(OperationDefinition):

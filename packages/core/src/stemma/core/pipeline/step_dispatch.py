@@ -7,7 +7,6 @@ batched lookup), units to the backend, one commit of the whole step, and the fin
 
 from __future__ import annotations
 
-import datetime as dt
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -16,11 +15,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stemma.core.backends.base import Backend
+from stemma.core.errors import BatchingError, PairingError
 from stemma.core.execution_records import StepEvent, StepOutputs
 from stemma.core.operations.batching import make_units, pack_workers
 from stemma.core.operations.pairing import GroupBy, PairedGroup, pair_inputs
 from stemma.core.pipeline.planned_step import CachePolicy, FailurePolicy, PlannedStep
 from stemma.core.pipeline.references import OutputReference, StepResult
+from stemma.core.pipeline.step_events import EventFactory, event_factory, step_result
 from stemma.core.pipeline.step_keys import execution_key, step_fingerprint
 from stemma.core.pipeline.units import ExecutionUnit, UnitGroup
 from stemma.core.pipeline.worker_entry import UnitOutcome, run_units
@@ -59,14 +60,19 @@ def run_step(ctx: PipelineContext, step: PlannedStep) -> StepResult:
             return _cached_result(ctx, step, hit, started)
     step_run_id = new_attempt_id()
     step.outputs_from = step_run_id
-    event = _event_factory(ctx, step, step_run_id)
+    event = event_factory(ctx, step, step_run_id)
     with ctx.commit_lock:
         ctx.store.record_events([event(StepStatus.RUNNING)])
     inputs = _resolve_inputs(ctx, step, upstream)
     if inputs and all(not ids for ids in inputs.values()):
         return _finish(ctx, step, event, started, [], [], skip_reason="empty_inputs")
-    groups = _pair(ctx, step, inputs)
-    units = make_units(groups, op.execution.artifacts_per_unit, op.execution.max_artifacts_per_unit)
+    try:
+        groups = _pair(ctx, step, inputs)
+        units = make_units(
+            groups, op.execution.artifacts_per_unit, op.execution.max_artifacts_per_unit
+        )
+    except (PairingError, BatchingError) as err:  # the inputs cannot form units: nothing runs
+        return _finish(ctx, step, event, started, [], [], dispatch_error=str(err))
     keyed = [(execution_key(op, _unit_inputs(unit)), unit) for unit in units]
     hits = {} if step.skip_cache else ctx.store.executions_by_key([key for key, _ in keyed])
     cached_outputs = [hits[key].outputs for key, _ in keyed if key in hits]
@@ -102,7 +108,7 @@ def _cached_result(
     source = str(hit.metadata.get("outputs_from", hit.step_run_id))
     step.outputs_from = source
     step_run_id = new_attempt_id()
-    event = _event_factory(ctx, step, step_run_id)(
+    event = event_factory(ctx, step, step_run_id)(
         StepStatus.COMPLETED,
         total=hit.total_count,
         succeeded=hit.succeeded_count,
@@ -111,19 +117,19 @@ def _cached_result(
     )
     with ctx.commit_lock:
         ctx.store.record_events([event])
-    return _result(step, step_run_id, event, started, cache="step")
+    return step_result(step, step_run_id, event, started, cache="step")
 
 
 def _cancelled(ctx: PipelineContext, step: PlannedStep, started: float) -> StepResult:
     """A step the pipeline was cancelled before: recorded, never a cache hit later."""
     step_run_id = new_attempt_id()
     step.outputs_from = step_run_id
-    event = _event_factory(ctx, step, step_run_id)(
+    event = event_factory(ctx, step, step_run_id)(
         StepStatus.CANCELLED, metadata={"reason": "cancelled before dispatch"}
     )
     with ctx.commit_lock:
         ctx.store.record_events([event])
-    return _result(step, step_run_id, event, started, cache=None)
+    return step_result(step, step_run_id, event, started, cache=None)
 
 
 def _resolve_inputs(
@@ -228,12 +234,13 @@ def _execute(
 def _finish(
     ctx: PipelineContext,
     step: PlannedStep,
-    event: Any,
+    event: EventFactory,
     started: float,
     cached_outputs: Sequence[Mapping[str, tuple[str, ...]]],
     outcomes: Sequence[UnitOutcome],
     *,
     skip_reason: str | None = None,
+    dispatch_error: str | None = None,
 ) -> StepResult:
     outputs: dict[str, set[str]] = {role: set() for role in step.operation.outputs}
     for produced in [*cached_outputs, *(o.outputs for o in outcomes if o.success)]:
@@ -244,7 +251,9 @@ def _finish(
     total = succeeded + failed
     if skip_reason is not None:
         status = StepStatus.SKIPPED
-    elif failed and (succeeded == 0 or step.failure_policy is FailurePolicy.FAIL_FAST):
+    elif dispatch_error is not None or (
+        failed and (succeeded == 0 or step.failure_policy is FailurePolicy.FAIL_FAST)
+    ):
         status = StepStatus.FAILED
     else:
         status = StepStatus.COMPLETED
@@ -252,13 +261,16 @@ def _finish(
         step_run_id=step.outputs_from or "",
         outputs={role: tuple(sorted(ids)) for role, ids in outputs.items()},
     )
-    first_error = next((o.error for o in outcomes if not o.success and o.error), None)
+    first_error = dispatch_error or next(
+        (o.error for o in outcomes if not o.success and o.error), None
+    )
     final = event(
         status,
         total=total,
         succeeded=succeeded,
         failed=failed,
         error=first_error,
+        dispatch_error=dispatch_error,
         metadata={"skip_reason": skip_reason, "execution_cache_hits": len(cached_outputs)},
         duration=time.monotonic() - started,
     )
@@ -266,80 +278,4 @@ def _finish(
     with ctx.commit_lock:
         ctx.store.commit_executions(bundles, step_outputs=step_outputs)
         ctx.store.record_events([final])
-    return _result(step, final.step_run_id, final, started, cache=None)
-
-
-def _event_factory(ctx: PipelineContext, step: PlannedStep, step_run_id: str) -> Any:
-    op = step.operation
-
-    def make(
-        status: StepStatus,
-        *,
-        total: int = 0,
-        succeeded: int = 0,
-        failed: int = 0,
-        error: str | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        duration: float | None = None,
-    ) -> StepEvent:
-        return StepEvent(
-            step_run_id=step_run_id,
-            step_spec_id=step.fingerprint or "",
-            pipeline_run_id=ctx.run_id,
-            step_number=step.number,
-            step_name=step.name,
-            status=status,
-            operation=op.name or "",
-            version=type(op).version,
-            params={"params": op.key_params(), "overrides": op.overrides()},
-            backend=ctx.backend.name,
-            timestamp=dt.datetime.now(dt.UTC),
-            dep_fingerprints=tuple(ctx.steps[n].fingerprint or "" for n in step.upstream_steps()),
-            output_roles=tuple(op.outputs),
-            total_count=total,
-            succeeded_count=succeeded,
-            failed_count=failed,
-            duration_seconds=duration,
-            error=error,
-            metadata={
-                "inputs": _describe_inputs(step),
-                "output_types": {r: s.artifact_type for r, s in op.outputs.items()},
-                **(metadata or {}),
-            },
-        )
-
-    return make
-
-
-def _describe_inputs(step: PlannedStep) -> dict[str, Any]:
-    return {
-        role: {"step": given.source_step, "role": given.role}
-        if isinstance(given, OutputReference)
-        else {"ids": len(given)}
-        for role, given in step.inputs.items()
-    }
-
-
-def _result(
-    step: PlannedStep, step_run_id: str, event: StepEvent, started: float, *, cache: str | None
-) -> StepResult:
-    return StepResult(
-        step_name=step.name,
-        step_number=step.number,
-        success=event.status is StepStatus.SKIPPED
-        or (event.status is StepStatus.COMPLETED and event.failed_count == 0),
-        total_count=event.total_count,
-        succeeded_count=event.succeeded_count,
-        failed_count=event.failed_count,
-        output_roles=tuple(step.operation.outputs),
-        output_types={r: s.artifact_type for r, s in step.operation.outputs.items()},
-        duration_seconds=time.monotonic() - started,
-        step_run_id=step_run_id,
-        metadata={
-            "status": event.status.value,
-            "cache": cache,
-            "step_spec_id": step.fingerprint,
-            "skip_reason": event.metadata.get("skip_reason"),
-            "error": event.error,
-        },
-    )
+    return step_result(step, final.step_run_id, final, started, cache=None)
