@@ -39,6 +39,8 @@ class FakeStore:
     ) -> None:
         self.root = root
         self.artifacts = {a.artifact_id: a for a in artifacts}
+        self.edges: list[tuple[str, str]] = []
+        """Lineage as (source id, target id) pairs, for ``descendants``."""
         self.staged: list[ExecutionRecord] = []
         self.fail_failures = fail_failures
         self.fail_successes = fail_successes
@@ -100,6 +102,27 @@ class FakeStore:
 
     def ancestry(self, artifact_ids: Collection[str]) -> dict[str, frozenset[str]]:
         raise NotImplementedError
+
+    def descendants(
+        self, artifact_ids: Collection[str], artifact_type: str | None = None
+    ) -> dict[str, frozenset[str]]:
+        found: dict[str, frozenset[str]] = {}
+        for artifact_id in artifact_ids:
+            reached: set[str] = set()
+            stack = [artifact_id]
+            while stack:
+                parent = stack.pop()
+                for source, target in self.edges:
+                    if source == parent and target not in reached and target != artifact_id:
+                        reached.add(target)
+                        stack.append(target)
+            found[artifact_id] = frozenset(
+                i
+                for i in reached
+                if artifact_type is None
+                or (i in self.artifacts and self.artifacts[i].artifact_type == artifact_type)
+            )
+        return found
 
 
 def final(draft: ArtifactDraft) -> FinalizedArtifact:

@@ -149,3 +149,12 @@ class PipelineStore(Store, Protocol):
     def ancestry(self, artifact_ids: Collection[str]) -> dict[str, frozenset[str]]:
         """Each artifact's ancestors (itself included), walking lineage up, for LINEAGE pairing."""
         ...
+
+    def descendants(
+        self, artifact_ids: Collection[str], artifact_type: str | None = None
+    ) -> dict[str, frozenset[str]]:
+        """Each artifact's descendants (itself excluded), walking lineage down, for ``Filter``.
+
+        With ``artifact_type``, only descendants of that type (the walk crosses every type).
+        """
+        ...

@@ -144,3 +144,9 @@ class DeltaStore:
     def ancestry(self, artifact_ids: Collection[str]) -> dict[str, frozenset[str]]:
         """Each artifact's ancestors (itself included), walking lineage up."""
         return pipeline_queries.ancestry(self._layout, artifact_ids)
+
+    def descendants(
+        self, artifact_ids: Collection[str], artifact_type: str | None = None
+    ) -> dict[str, frozenset[str]]:
+        """Each artifact's descendants (itself excluded), walking lineage down, of one type."""
+        return pipeline_queries.descendants(self._layout, artifact_ids, artifact_type)

@@ -142,3 +142,43 @@ def ancestry(layout: RootLayout, artifact_ids: Collection[str]) -> dict[str, fro
                     stack.append(parent)
         result[artifact_id] = frozenset(found)
     return result
+
+
+def descendants(
+    layout: RootLayout, artifact_ids: Collection[str], artifact_type: str | None = None
+) -> dict[str, frozenset[str]]:
+    """Each artifact's descendants, itself excluded: one edge scan per generation walked down.
+
+    With ``artifact_type``, only descendants of that type are returned, but the walk still goes
+    through every type (a metric computed from a transformed dataset is found from the raw one).
+    """
+    children: dict[str, set[str]] = {}
+    types: dict[str, str | None] = {}
+    seen: set[str] = set(artifact_ids)
+    frontier = sorted(seen)
+    while frontier:
+        hop = read_table(
+            layout,
+            ARTIFACT_EDGES,
+            pl.col("source_artifact_id").is_in(frontier),
+            columns=["source_artifact_id", "target_artifact_id", "target_artifact_type"],
+        )
+        for source, target, target_type in hop.iter_rows():
+            children.setdefault(source, set()).add(target)
+            types[target] = target_type
+        reached = set(hop.get_column("target_artifact_id").to_list())
+        frontier = sorted(reached - seen)
+        seen |= reached
+    result: dict[str, frozenset[str]] = {}
+    for artifact_id in artifact_ids:
+        found: set[str] = set()
+        stack = [artifact_id]
+        while stack:
+            for child in children.get(stack.pop(), ()):
+                if child not in found and child != artifact_id:
+                    found.add(child)
+                    stack.append(child)
+        if artifact_type is not None:
+            found = {child for child in found if types.get(child) == artifact_type}
+        result[artifact_id] = frozenset(found)
+    return result

@@ -6,6 +6,7 @@ in an :class:`ArtifactResult`, or existing ids in a :class:`PassthroughResult`.
 """
 
 from stemma.core.operations.batching import make_units, pack_workers
+from stemma.core.operations.builtins import Criterion, Filter, IngestData, IngestFiles, Merge
 from stemma.core.operations.definition import NoParams, OperationDefinition, OperationKind
 from stemma.core.operations.drafts import (
     ArtifactDraft,
@@ -85,4 +86,10 @@ __all__ = [
     "match_lineage",
     "pack_workers",
     "pair_inputs",
+    # built-in operations
+    "Criterion",
+    "Filter",
+    "IngestData",
+    "IngestFiles",
+    "Merge",
 ]
