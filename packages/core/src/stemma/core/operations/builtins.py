@@ -33,10 +33,11 @@ from stemma.core.operations.results import (
     PostprocessInput,
 )
 from stemma.core.operations.specs import InputSpec, OutputSpec
-from stemma.core.store import PipelineStore
 
 if TYPE_CHECKING:
     import polars as pl
+
+    from stemma.core.store import PipelineStore
 
 # ---------------------------------------------------------------------------- ingestion
 
