@@ -36,9 +36,7 @@ def _write_csv(path: pathlib.Path, rows: int, *, offset: float = 0.0) -> pathlib
 
 
 def _ids(pipeline: Pipeline, result: StepResult, role: str) -> set[str]:
-    step = pipeline._ctx.steps[result.step_number]  # pyright: ignore[reportPrivateUsage]
-    source = step.outputs_from or ""
-    return set(pipeline.store.step_outputs([source]).get(source, {}).get(role, ()))
+    return set(pipeline.artifact_ids(result.output(role)))
 
 
 def _ingest(root: pathlib.Path, paths: list[pathlib.Path]) -> tuple[StepResult, set[str]]:

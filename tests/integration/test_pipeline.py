@@ -41,9 +41,7 @@ def _first_pipeline(root: pathlib.Path, *, scale: float = 2.0, per_unit: int = 1
 
 
 def _outputs(pipeline: Pipeline, step_number: int, role: str) -> set[str]:
-    step = pipeline._ctx.steps[step_number]  # pyright: ignore[reportPrivateUsage]
-    offered = pipeline.store.step_outputs([step.outputs_from or ""])
-    return set(offered.get(step.outputs_from or "", {}).get(role, ()))
+    return set(pipeline.artifact_ids(pipeline[step_number].output(role)))
 
 
 def test_pipeline_first_run_builds_every_step(root: pathlib.Path) -> None:
@@ -157,3 +155,27 @@ def test_pipeline_validation_errors_write_nothing(root: pathlib.Path) -> None:
     pipeline.finalize()
     assert steps(root).height == 0
     assert len(pipeline) == 0
+
+
+def test_pipeline_resume_continues_numbering_and_references_finished_steps(
+    root: pathlib.Path,
+) -> None:
+    first = Pipeline.create("resumable", root=root, max_workers=1)
+    first.run(DataGenerator, params={"count": 2})
+    first.finalize()
+    resumed = Pipeline.resume(root, name="resumable", max_workers=1)
+    assert resumed.run_id == first.run_id
+    datasets = resumed.output("example.generate", "datasets")
+    transformed = resumed.run(Transform, inputs={"dataset": datasets})
+    resumed.finalize()
+    assert transformed.step_number == 1
+    assert transformed.succeeded_count == 2
+    runs = Pipeline.list_runs(root)
+    (row,) = runs.filter(pl.col("pipeline_run_id") == first.run_id).iter_rows(named=True)
+    assert row["steps"] == 2
+    assert row["last_status"] == "completed"
+
+
+def test_pipeline_resume_of_an_unknown_run_says_so(root: pathlib.Path) -> None:
+    with pytest.raises(ValueError, match="no run of pipeline 'nothing'"):
+        Pipeline.resume(root, name="nothing")

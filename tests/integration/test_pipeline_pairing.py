@@ -16,9 +16,7 @@ from stemma.storage import artifacts, executions, lineage
 
 
 def _offered(pipeline: Pipeline, step_number: int, role: str) -> list[str]:
-    step = pipeline._ctx.steps[step_number]  # pyright: ignore[reportPrivateUsage]
-    source = step.outputs_from or ""
-    return list(pipeline.store.step_outputs([source]).get(source, {}).get(role, ()))
+    return list(pipeline.artifact_ids(pipeline[step_number].output(role)))
 
 
 def test_cross_product_2x3_makes_6_outputs_with_shared_group_ids(tmp_path: pathlib.Path) -> None:

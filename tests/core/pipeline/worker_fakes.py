@@ -103,6 +103,9 @@ class FakeStore:
     def ancestry(self, artifact_ids: Collection[str]) -> dict[str, frozenset[str]]:
         raise NotImplementedError
 
+    def step_events(self, pipeline_run_id: str | None = None) -> list[StepEvent]:
+        return []
+
     def descendants(
         self, artifact_ids: Collection[str], artifact_type: str | None = None
     ) -> dict[str, frozenset[str]]:

@@ -150,6 +150,10 @@ class PipelineStore(Store, Protocol):
         """Each artifact's ancestors (itself included), walking lineage up, for LINEAGE pairing."""
         ...
 
+    def step_events(self, pipeline_run_id: str | None = None) -> list[StepEvent]:
+        """Every step event of one run (all runs when omitted), oldest first."""
+        ...
+
     def descendants(
         self, artifact_ids: Collection[str], artifact_type: str | None = None
     ) -> dict[str, frozenset[str]]:

@@ -145,6 +145,10 @@ class DeltaStore:
         """Each artifact's ancestors (itself included), walking lineage up."""
         return pipeline_queries.ancestry(self._layout, artifact_ids)
 
+    def step_events(self, pipeline_run_id: str | None = None) -> list[StepEvent]:
+        """Every step event of one run (all runs when omitted), oldest first."""
+        return pipeline_queries.step_events(self._layout, pipeline_run_id)
+
     def descendants(
         self, artifact_ids: Collection[str], artifact_type: str | None = None
     ) -> dict[str, frozenset[str]]:

@@ -45,6 +45,13 @@ def latest_step(
     return event_from_row(rows.sort("timestamp", maintain_order=True).row(-1, named=True))
 
 
+def step_events(layout: RootLayout, pipeline_run_id: str | None = None) -> list[StepEvent]:
+    """Every step event of one run (all runs when omitted), oldest first."""
+    predicate = None if pipeline_run_id is None else pl.col("pipeline_run_id") == pipeline_run_id
+    rows = read_table(layout, STEPS, predicate)
+    return [event_from_row(row) for row in rows.sort("timestamp").iter_rows(named=True)]
+
+
 def step_outputs(
     layout: RootLayout, step_run_ids: Collection[str]
 ) -> dict[str, dict[str, tuple[str, ...]]]:

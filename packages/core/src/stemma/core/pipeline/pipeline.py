@@ -13,6 +13,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import polars as pl
+
 from stemma.core.backends.base import open_backend
 from stemma.core.errors import StoreUnavailableError
 from stemma.core.execution_records import StepEvent
@@ -20,6 +22,12 @@ from stemma.core.operations.definition import OperationDefinition
 from stemma.core.pipeline.input_validation import build_operation, normalize_inputs
 from stemma.core.pipeline.planned_step import CachePolicy, FailurePolicy, PlannedStep
 from stemma.core.pipeline.references import OutputReference, StepFuture, StepResult
+from stemma.core.pipeline.run_history import (
+    latest_run_id,
+    restore_steps,
+    runs_frame,
+    summarize,
+)
 from stemma.core.pipeline.step_dispatch import PipelineContext, run_step
 from stemma.core.provenance import capture_provenance
 from stemma.core.run_ids import new_run_id
@@ -80,7 +88,7 @@ class Pipeline:
             store=store,
             backend=open_backend(backend, max_workers=max_workers),
             run_id=new_run_id(name),
-            steps=[],
+            steps={},
             cache_policy=CachePolicy(cache_policy),
             preserve_working=preserve_working,
             provenance=capture_provenance().to_dict(),
@@ -92,6 +100,64 @@ class Pipeline:
             failure_policy=FailurePolicy(failure_policy),
             parallel_steps=parallel_steps,
         )
+
+    @classmethod
+    def resume(
+        cls,
+        root: str | os.PathLike[str] | None = None,
+        pipeline_run_id: str | None = None,
+        *,
+        name: str | None = None,
+        backend: str = "local",
+        max_workers: int | None = None,
+        **options: Any,
+    ) -> Pipeline:
+        """Continue a run: its id, its step numbering, and references to its finished steps.
+
+        Args:
+            root: the store root.
+            pipeline_run_id: the run to continue; or give ``name`` for its newest run.
+            name: the pipeline name, when ``pipeline_run_id`` is not given.
+            backend: where new steps run.
+            max_workers: worker processes of the local backend.
+            **options: ``failure_policy``, ``cache_policy``, ``skip_cache``, ``preserve_working``.
+
+        Raises:
+            ValueError: neither an id nor a name was given, or no such run exists.
+        """
+        store = _pipeline_store(root)
+        store.recover()
+        if pipeline_run_id is None:
+            if name is None:
+                raise ValueError("resume needs pipeline_run_id or name")
+            pipeline_run_id = latest_run_id(store.step_events(), name)
+            if pipeline_run_id is None:
+                raise ValueError(f"no run of pipeline {name!r} under {store.layout.root}")
+        events = store.step_events(pipeline_run_id)
+        if not events:
+            raise ValueError(f"no run {pipeline_run_id!r} under {store.layout.root}")
+        restored, next_number = restore_steps(events)
+        context = PipelineContext(
+            store=store,
+            backend=open_backend(backend, max_workers=max_workers),
+            run_id=pipeline_run_id,
+            steps=restored,
+            cache_policy=CachePolicy(options.get("cache_policy", "all_succeeded")),
+            preserve_working=bool(options.get("preserve_working", False)),
+            provenance=capture_provenance().to_dict(),
+        )
+        return cls(
+            name=pipeline_run_id.rsplit("_", 3)[0],
+            context=context,
+            skip_cache=bool(options.get("skip_cache", False)),
+            failure_policy=FailurePolicy(options.get("failure_policy", "continue")),
+            first_step=next_number,
+        )
+
+    @staticmethod
+    def list_runs(root: str | os.PathLike[str] | None = None) -> pl.DataFrame:
+        """Every run on the root: id, step count, last status, started, ended; newest first."""
+        return runs_frame(_pipeline_store(root).step_events())
 
     @property
     def run_id(self) -> str:
@@ -137,7 +203,7 @@ class Pipeline:
         with self._lock:
             if self._finalized:
                 raise RuntimeError(f"pipeline {self.run_id} is finalized; create or resume another")
-            number = self._first_step + len(self._ctx.steps)
+            number = max([self._first_step - 1, *self._ctx.steps]) + 1
             step = PlannedStep(
                 number=number,
                 name=name or op.name or "step",
@@ -148,7 +214,7 @@ class Pipeline:
                 else self._failure_policy,
                 skip_cache=skip_cache or self._skip_cache,
             )
-            self._ctx.steps.append(step)
+            self._ctx.steps[number] = step
             self._threads.submit(self._run, step)
         return StepFuture(
             step_name=step.name,
@@ -174,7 +240,7 @@ class Pipeline:
             step.future.set_exception(error)
 
     def _step_numbers(self) -> dict[int, PlannedStep]:
-        return {s.number: s for s in self._ctx.steps}
+        return dict(self._ctx.steps)
 
     def output(self, name: str, role: str, *, step_number: int | None = None) -> OutputReference:
         """A reference to ``role`` of the latest step called ``name`` (or of ``step_number``).
@@ -183,10 +249,12 @@ class Pipeline:
             ValueError: no such step or role; the message lists what there is.
         """
         candidates = [
-            s for s in self._ctx.steps if s.name == name and step_number in (None, s.number)
+            s
+            for s in self._ctx.steps.values()
+            if s.name == name and step_number in (None, s.number)
         ]
         if not candidates:
-            known = sorted({s.name for s in self._ctx.steps})
+            known = sorted({s.name for s in self._ctx.steps.values()})
             raise ValueError(
                 f"no step named {name!r} in run {self.run_id}; "
                 f"steps: {', '.join(known) or '(none)'}"
@@ -200,6 +268,19 @@ class Pipeline:
             )
         return OutputReference(step.number, role, spec.artifact_type)
 
+    def artifact_ids(self, reference: OutputReference) -> tuple[str, ...]:
+        """The artifact ids a step offers under a role, once that step has finished.
+
+        Raises:
+            ValueError: the reference names a step that is not in this pipeline.
+        """
+        step = self._ctx.steps.get(reference.source_step)
+        if step is None:
+            raise ValueError(f"step #{reference.source_step} is not in run {self.run_id}")
+        step.future.result()
+        source = step.outputs_from or ""
+        return self._ctx.store.step_outputs([source]).get(source, {}).get(reference.role, ())
+
     def cancel(self) -> None:
         """Stop dispatching new units (graceful); idempotent and thread-safe."""
         self._ctx.cancelled.set()
@@ -210,28 +291,8 @@ class Pipeline:
             self._finalized = True
         self._threads.shutdown(wait=True)
         self._ctx.backend.shutdown()
-        steps: list[dict[str, Any]] = []
-        for step in self._ctx.steps:
-            error = step.future.exception()
-            result = None if error is not None else step.future.result()
-            steps.append(
-                {
-                    "step_number": step.number,
-                    "name": step.name,
-                    "success": bool(result and result.success),
-                    "total": result.total_count if result else 0,
-                    "succeeded": result.succeeded_count if result else 0,
-                    "failed": result.failed_count if result else 0,
-                    "duration_seconds": result.duration_seconds if result else 0.0,
-                }
-            )
-        return {
-            "pipeline_name": self.name,
-            "pipeline_run_id": self.run_id,
-            "total_steps": len(steps),
-            "steps": steps,
-            "overall_success": bool(steps) and all(s["success"] for s in steps),
-        }
+        steps = [self._ctx.steps[n] for n in sorted(self._ctx.steps)]
+        return summarize(self.name, self.run_id, steps)
 
     # ------------------------------------------------------------------ sequence protocol
 
@@ -239,13 +300,13 @@ class Pipeline:
         return len(self._ctx.steps)
 
     def __iter__(self) -> Iterator[StepResult]:
-        return (step.future.result() for step in list(self._ctx.steps))
+        return (step.future.result() for step in list(self._ctx.steps.values()))
 
     def __getitem__(self, index: int) -> StepResult:
-        return self._ctx.steps[index].future.result()
+        return self._ctx.steps[index].future.result()  # by step number
 
     def __contains__(self, name: object) -> bool:
-        return any(step.name == name for step in self._ctx.steps)
+        return any(step.name == name for step in self._ctx.steps.values())
 
     def __bool__(self) -> bool:
         return bool(self._ctx.steps) and all(result.success for result in self)

@@ -37,7 +37,8 @@ class PipelineContext:
     store: PipelineStore
     backend: Backend
     run_id: str
-    steps: list[PlannedStep]
+    steps: dict[int, PlannedStep]
+    """Every step of the run by number (restored ones included, after a resume)."""
     cache_policy: CachePolicy
     preserve_working: bool
     provenance: Mapping[str, Any]
