@@ -1,5 +1,6 @@
 """The Pipeline end to end on the real Delta store and the local process backend."""
 
+import itertools
 import pathlib
 from dataclasses import dataclass
 from typing import Any
@@ -179,3 +180,23 @@ def test_pipeline_resume_continues_numbering_and_references_finished_steps(
 def test_pipeline_resume_of_an_unknown_run_says_so(root: pathlib.Path) -> None:
     with pytest.raises(ValueError, match="no run of pipeline 'nothing'"):
         Pipeline.resume(root, name="nothing")
+
+
+def test_pipeline_gpu_operation_runs_one_unit_at_a_time(root: pathlib.Path) -> None:
+    pipeline = Pipeline.create("gpu", root=root, max_workers=2)
+    generated = pipeline.run(DataGenerator, params={"count": 3})
+    transformed = pipeline.run(
+        Transform, inputs={"dataset": generated.output("datasets")}, resources={"gpus": 1}
+    )
+    pipeline.finalize()
+    assert transformed.succeeded_count == 3
+    spans = (
+        executions(root)
+        .filter(pl.col("step_name") == "example.transform")
+        .sort("started_at")
+        .select("started_at", "ended_at")
+        .rows()
+    )
+    assert len(spans) == 3
+    for (_, ended), (started, _) in itertools.pairwise(spans):
+        assert ended <= started  # never two at once

@@ -29,6 +29,8 @@ from stemma.core.records import StepStatus
 from stemma.core.run_ids import new_attempt_id
 from stemma.core.store import PipelineStore
 
+_SAMPLE_SECONDS = 0.5
+
 
 @dataclass(kw_only=True)
 class PipelineContext:
@@ -204,16 +206,31 @@ def _unit(
 def _execute(
     ctx: PipelineContext, step: PlannedStep, units: list[ExecutionUnit]
 ) -> list[UnitOutcome]:
-    if not units:
-        return []
-    packs = pack_workers(units, step.operation.execution.units_per_worker)
-    pending: dict[Future[Any], list[ExecutionUnit]] = {
-        ctx.backend.submit(run_units, pack): pack for pack in packs
-    }
+    """Run the units: at most ``max_workers`` packs at once, and GPU operations one at a time.
+
+    Packs are submitted as slots free up, so a stop (cancel, or ``fail_fast`` after a failure)
+    drops everything not yet dispatched. While waiting, the backend samples its workers' memory
+    so a worker the OOM killer takes is reported with its peak.
+    """
+    op = step.operation
+    queue = pack_workers(units, op.execution.units_per_worker) if units else []
+    limit = 1 if op.resources.gpus > 0 else (op.execution.max_workers or len(queue) or 1)
+    pending: dict[Future[Any], list[ExecutionUnit]] = {}
     outcomes: list[UnitOutcome] = []
-    stop = False
-    while pending:
-        done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+    sample = getattr(ctx.backend, "sample_memory", None)
+    while queue or pending:
+        if not _stopping(ctx, step, outcomes):
+            while queue and len(pending) < limit:
+                pack = queue.pop(0)
+                pending[ctx.backend.submit(run_units, pack)] = pack
+        else:
+            queue.clear()
+            pending = {f: p for f, p in pending.items() if not f.cancel()}  # drop the unstarted
+        if not pending:
+            break
+        done, _ = wait(list(pending), timeout=_SAMPLE_SECONDS, return_when=FIRST_COMPLETED)
+        if callable(sample):
+            sample()
         for future in done:
             pack = pending.pop(future)
             error = future.exception()
@@ -221,15 +238,14 @@ def _execute(
                 outcomes.extend(UnitOutcome.crashed(unit, error, ctx.store) for unit in pack)
             else:
                 outcomes.extend(future.result())
-        failed = any(not outcome.success for outcome in outcomes)
-        if not stop and (
-            ctx.cancelled.is_set() or (failed and step.failure_policy is FailurePolicy.FAIL_FAST)
-        ):
-            stop = True
-            for future in pending:
-                future.cancel()
-            pending = {f: p for f, p in pending.items() if not f.cancelled()}
     return outcomes
+
+
+def _stopping(ctx: PipelineContext, step: PlannedStep, outcomes: list[UnitOutcome]) -> bool:
+    if ctx.cancelled.is_set():
+        return True
+    fail_fast = step.failure_policy is FailurePolicy.FAIL_FAST
+    return fail_fast and any(not outcome.success for outcome in outcomes)
 
 
 def _finish(
