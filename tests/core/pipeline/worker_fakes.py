@@ -106,6 +106,9 @@ class FakeStore:
     def step_events(self, pipeline_run_id: str | None = None) -> list[StepEvent]:
         return []
 
+    def completed_steps(self) -> dict[str, StepEvent]:
+        return {}
+
     def descendants(
         self, artifact_ids: Collection[str], artifact_type: str | None = None
     ) -> dict[str, frozenset[str]]:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Collection, Sequence
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -69,6 +70,12 @@ def available_stores() -> dict[str, str]:
     return found
 
 
+@functools.cache
+def _registered() -> dict[str, EntryPoint]:
+    # Reading every installed distribution's metadata costs milliseconds: once per process.
+    return {ep.name: ep for ep in entry_points(group=STORE_GROUP)}
+
+
 def open_store(root: str | os.PathLike[str] | None = None, *, kind: str | None = None) -> Store:
     """Open the store at ``root`` (see :func:`~stemma.core.layout.resolve_root`).
 
@@ -82,7 +89,7 @@ def open_store(root: str | os.PathLike[str] | None = None, *, kind: str | None =
         StoreUnavailableError: the named store is not installed.
     """
     path: Path = resolve_root(root)
-    registered = {ep.name: ep for ep in entry_points(group=STORE_GROUP)}
+    registered = _registered()
     chosen = kind or os.environ.get(STORE_ENV) or ("delta" if "delta" in registered else "file")
     if chosen == "file" and "file" not in registered:
         from stemma.core.file_store import FileStore
@@ -148,6 +155,10 @@ class PipelineStore(Store, Protocol):
 
     def ancestry(self, artifact_ids: Collection[str]) -> dict[str, frozenset[str]]:
         """Each artifact's ancestors (itself included), walking lineage up, for LINEAGE pairing."""
+        ...
+
+    def completed_steps(self) -> dict[str, StepEvent]:
+        """The newest ``completed`` event of every step fingerprint: a step-cache index."""
         ...
 
     def step_events(self, pipeline_run_id: str | None = None) -> list[StepEvent]:

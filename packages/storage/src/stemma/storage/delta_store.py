@@ -145,6 +145,10 @@ class DeltaStore:
         """Each artifact's ancestors (itself included), walking lineage up."""
         return pipeline_queries.ancestry(self._layout, artifact_ids)
 
+    def completed_steps(self) -> dict[str, StepEvent]:
+        """The newest ``completed`` event of every step fingerprint: a step-cache index."""
+        return pipeline_queries.completed_steps(self._layout)
+
     def step_events(self, pipeline_run_id: str | None = None) -> list[StepEvent]:
         """Every step event of one run (all runs when omitted), oldest first."""
         return pipeline_queries.step_events(self._layout, pipeline_run_id)

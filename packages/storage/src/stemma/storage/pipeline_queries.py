@@ -45,6 +45,13 @@ def latest_step(
     return event_from_row(rows.sort("timestamp", maintain_order=True).row(-1, named=True))
 
 
+def completed_steps(layout: RootLayout) -> dict[str, StepEvent]:
+    """The newest ``completed`` event of every step fingerprint, in one scan."""
+    rows = read_table(layout, STEPS, pl.col("status") == StepStatus.COMPLETED.value)
+    latest = rows.sort("timestamp").unique("step_spec_id", keep="last")
+    return {row["step_spec_id"]: event_from_row(row) for row in latest.iter_rows(named=True)}
+
+
 def step_events(layout: RootLayout, pipeline_run_id: str | None = None) -> list[StepEvent]:
     """Every step event of one run (all runs when omitted), oldest first."""
     predicate = None if pipeline_run_id is None else pl.col("pipeline_run_id") == pipeline_run_id

@@ -11,6 +11,7 @@ writer on the root. Delta's own conflict detection stays as the backstop, with r
 from __future__ import annotations
 
 import random
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -51,7 +52,7 @@ def read_table(
     if not table_exists(path):
         frame = spec.empty()
     else:
-        scan = pl.scan_delta(DeltaTable(path))
+        scan = pl.scan_delta(open_table(path))
         if predicate is not None:
             scan = scan.filter(predicate)
         frame = scan.collect()
@@ -104,9 +105,29 @@ def append_rows(
     )
 
 
+_handles = threading.local()
+
+
+def open_table(path: Path) -> DeltaTable:
+    """The table at ``path``, brought up to date; handles are kept per thread.
+
+    Opening a Delta table replays its log since the last checkpoint (tens of milliseconds on a
+    busy table); catching up a handle already open reads only the new commits. Per thread,
+    because a handle is not meant to be shared between threads.
+    """
+    cache: dict[str, DeltaTable] = getattr(_handles, "tables", None) or {}
+    _handles.tables = cache
+    table = cache.get(str(path))
+    if table is None:
+        table = cache[str(path)] = DeltaTable(path)
+    else:
+        table.update_incremental()
+    return table
+
+
 def _open_or_create(path: Path, spec: TableSpec) -> DeltaTable:
     if table_exists(path):
-        return DeltaTable(path)
+        return open_table(path)
     path.mkdir(parents=True, exist_ok=True)
     return DeltaTable.create(path, spec.arrow_schema, mode="ignore")
 

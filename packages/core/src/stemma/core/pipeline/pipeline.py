@@ -19,6 +19,11 @@ from stemma.core.backends.base import open_backend
 from stemma.core.errors import StoreUnavailableError
 from stemma.core.execution_records import StepEvent
 from stemma.core.operations.definition import OperationDefinition
+from stemma.core.pipeline.composite_expansion import (
+    ExpandedComposite,
+    expand_composite,
+    with_intermediates,
+)
 from stemma.core.pipeline.input_validation import build_operation, normalize_inputs
 from stemma.core.pipeline.planned_step import CachePolicy, FailurePolicy, PlannedStep
 from stemma.core.pipeline.references import OutputReference, StepFuture, StepResult
@@ -184,8 +189,12 @@ class Pipeline:
         tool: Mapping[str, Any] | None = None,
         failure_policy: str | None = None,
         skip_cache: bool = False,
+        intermediates: str | None = None,
     ) -> StepFuture:
         """Validate and submit a step; return at once with a future.
+
+        A composite runs collapsed (one worker per unit); ``intermediates`` (``discard``,
+        ``persist``, ``expose``) says what of its inner operations is committed.
 
         Raises:
             ValueError: unknown params, resources or execution keys; unknown or missing roles;
@@ -200,6 +209,7 @@ class Pipeline:
             environment=environment,
             tool=tool,
         )
+        op = with_intermediates(op, intermediates)
         with self._lock:
             if self._finalized:
                 raise RuntimeError(f"pipeline {self.run_id} is finalized; create or resume another")
@@ -232,6 +242,26 @@ class Pipeline:
     ) -> StepResult:
         """Submit a step and wait for its result."""
         return self.submit(operation, inputs, params, **options).result()
+
+    def expand(
+        self,
+        composite: type[OperationDefinition] | str,
+        inputs: Mapping[str, Any] | None = None,
+        params: Mapping[str, Any] | None = None,
+        *,
+        prefix: str | None = None,
+        intermediates: str = "expose",
+    ) -> ExpandedComposite:
+        """Submit each ``ctx.run`` of a composite as a step named ``{prefix}.{op name}``.
+
+        Raises:
+            ValueError: not a composite; bad params or inputs; a wiring mistake in compose.
+        """
+        op = build_operation(
+            composite, params=params, resources=None, execution=None, environment=None, tool=None
+        )
+        given = normalize_inputs(op, inputs, self._step_numbers())
+        return expand_composite(op, given, self.submit, prefix=prefix, intermediates=intermediates)
 
     def _run(self, step: PlannedStep) -> None:
         try:
@@ -290,6 +320,7 @@ class Pipeline:
         with self._lock:
             self._finalized = True
         self._threads.shutdown(wait=True)
+        self._ctx.record([])  # the events of cache hits not yet written
         self._ctx.backend.shutdown()
         steps = [self._ctx.steps[n] for n in sorted(self._ctx.steps)]
         return summarize(self.name, self.run_id, steps)

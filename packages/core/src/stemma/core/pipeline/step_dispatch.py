@@ -47,6 +47,18 @@ class PipelineContext:
     cancelled: threading.Event = field(default_factory=threading.Event)
     commit_lock: threading.Lock = field(default_factory=threading.Lock)
     """Commits are serialized in the orchestrator."""
+    deferred_events: list[StepEvent] = field(default_factory=list[StepEvent])
+    """Events of step-level cache hits, written with the next commit (one write, not one each)."""
+    step_index: dict[str, StepEvent] | None = None
+    """The store's completed steps by fingerprint, read once; a miss asks the store again."""
+
+    def record(self, events: Sequence[StepEvent]) -> None:
+        """Write ``events`` and everything deferred, in one append (holds the commit lock)."""
+        with self.commit_lock:
+            batch = [*self.deferred_events, *events]
+            self.deferred_events.clear()
+            if batch:
+                self.store.record_events(batch)
 
 
 def run_step(ctx: PipelineContext, step: PlannedStep) -> StepResult:
@@ -64,8 +76,7 @@ def run_step(ctx: PipelineContext, step: PlannedStep) -> StepResult:
     step_run_id = new_attempt_id()
     step.outputs_from = step_run_id
     event = event_factory(ctx, step, step_run_id)
-    with ctx.commit_lock:
-        ctx.store.record_events([event(StepStatus.RUNNING)])
+    ctx.record([event(StepStatus.RUNNING)])
     inputs = _resolve_inputs(ctx, step, upstream)
     if inputs and all(not ids for ids in inputs.values()):
         return _finish(ctx, step, event, started, [], [], skip_reason="empty_inputs")
@@ -97,7 +108,12 @@ def _fingerprint(ctx: PipelineContext, step: PlannedStep) -> str:
 
 
 def _step_cache_hit(ctx: PipelineContext, fingerprint: str) -> StepEvent | None:
-    hit = ctx.store.latest_step(fingerprint, [StepStatus.COMPLETED])
+    with ctx.commit_lock:
+        if ctx.step_index is None:
+            ctx.step_index = ctx.store.completed_steps()
+        hit = ctx.step_index.get(fingerprint)
+    if hit is None:  # another run may have completed it since the index was read
+        hit = ctx.store.latest_step(fingerprint, [StepStatus.COMPLETED])
     if hit is None:
         return None
     if ctx.cache_policy is CachePolicy.ALL_SUCCEEDED and hit.failed_count:
@@ -119,7 +135,7 @@ def _cached_result(
         metadata={"outputs_from": source, "cache": "step"},
     )
     with ctx.commit_lock:
-        ctx.store.record_events([event])
+        ctx.deferred_events.append(event)  # written with the next commit, or at finalize
     return step_result(step, step_run_id, event, started, cache="step")
 
 
@@ -130,8 +146,7 @@ def _cancelled(ctx: PipelineContext, step: PlannedStep, started: float) -> StepR
     event = event_factory(ctx, step, step_run_id)(
         StepStatus.CANCELLED, metadata={"reason": "cancelled before dispatch"}
     )
-    with ctx.commit_lock:
-        ctx.store.record_events([event])
+    ctx.record([event])
     return step_result(step, step_run_id, event, started, cache=None)
 
 
@@ -294,5 +309,5 @@ def _finish(
     bundles = [o.bundle for o in outcomes if o.bundle is not None]
     with ctx.commit_lock:
         ctx.store.commit_executions(bundles, step_outputs=step_outputs)
-        ctx.store.record_events([final])
+    ctx.record([final])
     return step_result(step, final.step_run_id, final, started, cache=None)

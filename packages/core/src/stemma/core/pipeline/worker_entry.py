@@ -76,11 +76,17 @@ class UnitOutcome:
 
 def run_units(units: Sequence[ExecutionUnit]) -> list[UnitOutcome]:
     """Run a pack of units one after another in this worker (``units_per_worker``)."""
-    from stemma.core.pipeline.worker import run_unit
+    from stemma.core.pipeline.worker import open_pipeline_store, run_unit
 
+    store: PipelineStore | None = None
+    if units:
+        try:  # once per pack: opening a store is not free
+            store = open_pipeline_store(units[0].root)
+        except Exception:  # run_unit opens it again and reports the error per unit
+            store = None
     outcomes: list[UnitOutcome] = []
     for unit in units:
-        report = run_unit(unit)
+        report = run_unit(unit, store)
         outcomes.append(
             UnitOutcome(
                 execution_run_id=report.execution_run_id,
