@@ -61,6 +61,12 @@ def detect_kind(cls: type[OperationDefinition]) -> OperationKind:
     from stemma.core.operations.definition import OperationKind
 
     creator, curator = _overrides(cls, "execute"), _overrides(cls, "execute_curator")
+    if hasattr(cls, "compose"):  # a CompositeDefinition
+        if creator or curator:
+            refuse(cls, "is a composite but overrides execute/execute_curator; keep compose only")
+        if not _overrides(cls, "compose"):
+            refuse(cls, "is a composite but does not override compose(self, ctx); define it")
+        return OperationKind.COMPOSITE
     if creator and curator:
         refuse(cls, "overrides both execute (creator) and execute_curator (curator); keep one")
     if not (creator or curator):
@@ -89,6 +95,16 @@ def check_creator(cls: type[OperationDefinition]) -> None:
             cls,
             f"creator with outputs {sorted(cls.outputs)} does not override "
             "postprocess; define postprocess(self, inp) returning an ArtifactResult",
+        )
+
+
+def check_composite(cls: type[OperationDefinition]) -> None:
+    """A composite declares its outputs: they are what ``compose`` binds with ``ctx.output``."""
+    if not cls.outputs:
+        refuse(
+            cls,
+            "composite declares no outputs; set outputs = {role: OutputSpec(...)} and bind "
+            "each in compose with ctx.output(role, handle.output(...))",
         )
 
 

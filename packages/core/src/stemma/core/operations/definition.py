@@ -21,6 +21,7 @@ from stemma.core.errors import (
     OperationConfigError,
 )
 from stemma.core.operations.declaration_checks import (
+    check_composite,
     check_creator,
     check_declaration,
     check_lineage_roles,
@@ -55,6 +56,8 @@ class OperationKind(StrEnum):
     """In a sandbox on disk: preprocess, execute, postprocess."""
     CURATOR = "curator"
     """In a subprocess over DataFrames of its inputs: ``execute_curator``."""
+    COMPOSITE = "composite"
+    """Other operations wired in ``compose(ctx)``: collapsed in one worker, or expanded."""
 
 
 class NoParams(BaseModel, frozen=True, extra="forbid"):
@@ -126,6 +129,8 @@ class OperationDefinition(BaseModel):
         cls.kind = detect_kind(cls)
         if cls.kind is OperationKind.CREATOR:
             check_creator(cls)
+        elif cls.kind is OperationKind.COMPOSITE:
+            check_composite(cls)
         check_lineage_roles(cls)
         register(cls)
 

@@ -17,7 +17,9 @@ from pathlib import Path
 
 from stemma.core.errors import StoreUnavailableError
 from stemma.core.execution_records import ExecutionRecord
+from stemma.core.operations.definition import OperationKind
 from stemma.core.operations.drafts import FinalizedArtifact
+from stemma.core.pipeline.composite_runner import run_composite
 from stemma.core.pipeline.creator_lifecycle import LifecycleOutcome, failure_outcome, run_creator
 from stemma.core.pipeline.curator_lifecycle import run_curator
 from stemma.core.pipeline.failure_logs import write_failure_log
@@ -98,6 +100,8 @@ def _execute(unit: ExecutionUnit, store: PipelineStore, run_id: str) -> Lifecycl
     try:
         if unit.operation.is_curator():
             return run_curator(unit, inputs, store)
+        if unit.operation.kind is OperationKind.COMPOSITE:
+            return run_composite(unit, inputs, load=store.load_artifacts)
         return run_creator(unit, inputs, run_id=run_id, load=store.load_artifacts)
     except Exception as err:  # the lifecycles catch their own; this guards against their bugs
         return failure_outcome(err, None, prefix="the worker failed: ")
