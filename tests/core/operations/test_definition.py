@@ -395,3 +395,9 @@ def test_the_same_class_defined_again_replaces_itself_as_a_reload_does() -> None
     first, second = _define_reloadable(), _define_reloadable()
     assert first is not second
     assert get_operation("reloadable_for_definition_tests") is second
+
+
+def test_build_with_empty_params_on_an_operation_without_params_works() -> None:
+    from stemma.core.operations.examples import MetricCalculator
+
+    assert MetricCalculator.build(params={}).key_params() == {}

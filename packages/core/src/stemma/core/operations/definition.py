@@ -140,6 +140,10 @@ class OperationDefinition(BaseModel):
         # Checked here, not by Params' own config, so unknown params fail even when a user's
         # Params model allows extra fields.
         _check_param_keys(cls, value)
+        if isinstance(value, Mapping):
+            # Validate into the class's own Params: an operation without one would otherwise
+            # have pydantic try to build the abstract BaseModel of the base field.
+            return cls.Params.model_validate(value)
         return value
 
     @classmethod
