@@ -1,0 +1,62 @@
+"""Cheap operations for the Pipeline benchmarks, importable by name in spawned workers.
+
+``bench_dispatch`` and ``bench_cached_rerun`` put ``benchmarks/`` on ``sys.path`` before they
+create a Pipeline; spawned workers inherit ``sys.path`` and unpickle these classes by reference.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import BaseModel
+
+from stemma.core.operations.definition import OperationDefinition
+from stemma.core.operations.drafts import MetricDraft
+from stemma.core.operations.results import (
+    ArtifactResult,
+    ExecuteInput,
+    PassthroughResult,
+    PostprocessInput,
+)
+from stemma.core.operations.specs import InputSpec, OutputSpec
+
+
+class MakeMetrics(OperationDefinition):
+    """One unit that creates ``count`` tiny metric artifacts (no files, no tool)."""
+
+    class Params(BaseModel):
+        count: int = 1_000
+        seed: int = 0
+
+    name = "bench.make_metrics"
+    outputs: ClassVar = {
+        "metrics": OutputSpec(artifact_type="metric", infer_lineage_from={"inputs": []})
+    }
+    params: Params = Params()
+
+    def execute(self, inp: ExecuteInput) -> Any:
+        return self.params.count
+
+    def postprocess(self, inp: PostprocessInput) -> ArtifactResult:
+        seed = self.params.seed
+        drafts = [
+            MetricDraft.draft({"i": i, "seed": seed}, f"m{i}.json", step_number=inp.step_number)
+            for i in range(self.params.count)
+        ]
+        return ArtifactResult(artifacts={"metrics": drafts})
+
+
+class NoOp(OperationDefinition):
+    """A curator that passes its inputs through: the cheapest unit there is."""
+
+    class Params(BaseModel):
+        tag: int = 0
+        """Only to give otherwise identical steps different fingerprints."""
+
+    name = "bench.noop"
+    inputs: ClassVar = {"items": InputSpec(artifact_type="any")}
+    outputs: ClassVar = {"items": OutputSpec(artifact_type="any")}
+    params: Params = Params()
+
+    def execute_curator(self, inputs: Any, step_number: int, store: Any) -> PassthroughResult:
+        return PassthroughResult(passthrough={"items": list(inputs["items"]["artifact_id"])})
