@@ -20,6 +20,7 @@ from typing import Any, cast
 
 from stemma.core.canonical import dumps_plain
 from stemma.core.operations.drafts import FinalizedArtifact
+from stemma.core.operations.specs import COMMON_COLUMNS as CORE_COMMON_COLUMNS
 from stemma.core.operations.specs import get_artifact_type
 from stemma.storage.schemas import CONFIGS, DATA, FILE_REFS, METRICS, TableSpec, user_content_table
 
@@ -30,18 +31,7 @@ BUILTIN_TABLES: Mapping[str, TableSpec] = {
     "file_ref": FILE_REFS,
 }
 """The content table of each built-in artifact type."""
-COMMON_COLUMNS: frozenset[str] = frozenset(
-    (
-        "artifact_id",
-        "content",
-        "original_name",
-        "extension",
-        "size",
-        "origin_step",
-        "origin_step_name",
-        "metadata",
-    )
-)
+COMMON_COLUMNS: frozenset[str] = frozenset(CORE_COMMON_COLUMNS)
 """Columns every content table has (file refs have no ``content``); the rest are type fields."""
 
 

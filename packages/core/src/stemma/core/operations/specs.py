@@ -44,6 +44,7 @@ COMMON_COLUMNS: tuple[str, ...] = (
     "extension",
     "size",
     "origin_step",
+    "origin_step_name",
     "metadata",
 )
 """Columns every content table has; a type's ``schema_fields`` add to them."""
