@@ -130,32 +130,8 @@ def load_artifacts(
 
 def ancestry(layout: RootLayout, artifact_ids: Collection[str]) -> dict[str, frozenset[str]]:
     """Each artifact's ancestors, itself included: one edge scan per generation walked up."""
-    parents: dict[str, set[str]] = {}
-    seen: set[str] = set(artifact_ids)
-    frontier = sorted(seen)
-    while frontier:
-        hop = read_table(
-            layout,
-            ARTIFACT_EDGES,
-            pl.col("target_artifact_id").is_in(frontier),
-            columns=["target_artifact_id", "source_artifact_id"],
-        )
-        for target, source in hop.iter_rows():
-            parents.setdefault(target, set()).add(source)
-        reached = set(hop.get_column("source_artifact_id").to_list())
-        frontier = sorted(reached - seen)
-        seen |= reached
-    result: dict[str, frozenset[str]] = {}
-    for artifact_id in artifact_ids:
-        found = {artifact_id}
-        stack = [artifact_id]
-        while stack:
-            for parent in parents.get(stack.pop(), ()):
-                if parent not in found:
-                    found.add(parent)
-                    stack.append(parent)
-        result[artifact_id] = frozenset(found)
-    return result
+    reached, _ = _walk(layout, artifact_ids, up=True)
+    return {i: reached[i] | {i} for i in artifact_ids}
 
 
 def descendants(
@@ -166,7 +142,25 @@ def descendants(
     With ``artifact_type``, only descendants of that type are returned, but the walk still goes
     through every type (a metric computed from a transformed dataset is found from the raw one).
     """
-    children: dict[str, set[str]] = {}
+    reached, types = _walk(layout, artifact_ids, up=False)
+    if artifact_type is None:
+        return reached
+    return {
+        i: frozenset(d for d in found if types.get(d) == artifact_type)
+        for i, found in reached.items()
+    }
+
+
+def _walk(
+    layout: RootLayout, artifact_ids: Collection[str], *, up: bool
+) -> tuple[dict[str, frozenset[str]], dict[str, str | None]]:
+    """Everything reachable from each artifact along lineage edges (itself excluded).
+
+    One filtered scan of the edges per generation, then an in-memory walk per start. Returns the
+    reached sets and the type of every reached artifact.
+    """
+    near, far = ("target", "source") if up else ("source", "target")
+    links: dict[str, set[str]] = {}
     types: dict[str, str | None] = {}
     seen: set[str] = set(artifact_ids)
     frontier = sorted(seen)
@@ -174,13 +168,13 @@ def descendants(
         hop = read_table(
             layout,
             ARTIFACT_EDGES,
-            pl.col("source_artifact_id").is_in(frontier),
-            columns=["source_artifact_id", "target_artifact_id", "target_artifact_type"],
+            pl.col(f"{near}_artifact_id").is_in(frontier),
+            columns=[f"{near}_artifact_id", f"{far}_artifact_id", f"{far}_artifact_type"],
         )
-        for source, target, target_type in hop.iter_rows():
-            children.setdefault(source, set()).add(target)
-            types[target] = target_type
-        reached = set(hop.get_column("target_artifact_id").to_list())
+        for start, end, end_type in hop.iter_rows():
+            links.setdefault(start, set()).add(end)
+            types[end] = end_type
+        reached = set(hop.get_column(f"{far}_artifact_id").to_list())
         frontier = sorted(reached - seen)
         seen |= reached
     result: dict[str, frozenset[str]] = {}
@@ -188,11 +182,9 @@ def descendants(
         found: set[str] = set()
         stack = [artifact_id]
         while stack:
-            for child in children.get(stack.pop(), ()):
-                if child not in found and child != artifact_id:
-                    found.add(child)
-                    stack.append(child)
-        if artifact_type is not None:
-            found = {child for child in found if types.get(child) == artifact_type}
+            for nxt in links.get(stack.pop(), ()):
+                if nxt not in found and nxt != artifact_id:
+                    found.add(nxt)
+                    stack.append(nxt)
         result[artifact_id] = frozenset(found)
-    return result
+    return result, types
