@@ -317,3 +317,34 @@ def test_criterion_compares_observed_values(
 def test_criterion_ordering_operator_refuses_a_non_number() -> None:
     with pytest.raises(ValueError, match="compares numbers"):
         Criterion.model_validate({"metric": "m", "operator": "lt", "value": "high"})
+
+
+def test_filter_with_the_metrics_role_waits_for_them_and_is_keyed_by_them(
+    root: pathlib.Path,
+) -> None:
+    def run(scale: float) -> tuple[StepResult, set[str]]:
+        pipeline = Pipeline.create("filter-metrics", root=root, max_workers=2)
+        generated = pipeline.submit(DataGenerator, params={"count": 4, "rows": 8, "seed": 3})
+        transformed = pipeline.submit(
+            Transform, inputs={"dataset": generated.output("datasets")}, params={"scale": scale}
+        )
+        scored = pipeline.submit(
+            MetricCalculator, inputs={"dataset": transformed.output("dataset")}
+        )
+        kept = pipeline.submit(  # submitted at once: it must wait for the metrics it is given
+            Filter,
+            inputs={"dataset": generated.output("datasets"), "metrics": scored.output("metrics")},
+            params={"criteria": [{"metric": "mean_y", "operator": "gt", "value": 10.0}]},
+        )
+        result = kept.result()
+        ids = set(pipeline.artifact_ids(kept.output("dataset")))
+        pipeline.finalize()
+        return result, ids
+
+    # y is uniform on [0, 10]: unscaled, no mean passes 10; scaled by 4, every mean does.
+    first, unscaled = run(1.0)
+    second, scaled = run(4.0)
+    assert first.success
+    assert unscaled == set()
+    assert second.metadata["cache"] is None  # the recomputed metrics changed the Filter's key
+    assert len(scaled) == 4

@@ -270,9 +270,10 @@ class Filter(OperationDefinition):
     lineage forward (an input that is itself a metric counts too). An artifact is kept when, for
     every criterion, some of its metrics has the criterion's key with a value that passes.
 
-    The keys hold the inputs and the criteria, not the metrics, which are read from the store
-    when the step runs: run (not only submit) the metric step first, and rerun the Filter with
-    ``skip_cache=True`` after recomputing its metrics under other settings.
+    Give the metric step's output as the optional ``metrics`` role: the Filter then waits for
+    that step, considers only those metrics, and its keys change when the metrics are
+    recomputed. Without it, metrics are looked up in the store when the step runs, and a rerun
+    after recomputing them needs ``skip_cache=True``.
     """
 
     class Params(BaseModel, frozen=True, extra="forbid"):
@@ -283,7 +284,10 @@ class Filter(OperationDefinition):
 
     name = "filter"
     description = "Keep artifacts whose derived metrics pass every criterion (passthrough)"
-    inputs: ClassVar = {"dataset": InputSpec(artifact_type="any", hydrate=False)}
+    inputs: ClassVar = {
+        "dataset": InputSpec(artifact_type="any", hydrate=False),
+        "metrics": InputSpec(artifact_type="metric", required=False, hydrate=False),
+    }
     outputs: ClassVar = {"dataset": OutputSpec(artifact_type="any")}
     params: Params
 
@@ -296,6 +300,10 @@ class Filter(OperationDefinition):
         types: list[str] = frame.get_column("artifact_type").to_list()
         queries: PipelineStore = store
         derived = queries.descendants(ids, artifact_type="metric")
+        given = inputs.get("metrics")
+        if given is not None:  # only the metrics this step was given (and so is keyed by)
+            allowed = set(given.get_column("artifact_id").to_list())
+            derived = {i: found & allowed for i, found in derived.items()}
         metrics_of: dict[str, set[str]] = {i: set(derived.get(i, ())) for i in ids}
         for artifact_id, kind in zip(ids, types, strict=True):
             if kind == "metric":  # a metric input is scored by itself

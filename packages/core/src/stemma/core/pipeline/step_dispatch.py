@@ -81,16 +81,15 @@ def run_step(ctx: PipelineContext, step: PlannedStep) -> StepResult:
     if inputs and all(not ids for ids in inputs.values()):
         return _finish(ctx, step, event, started, [], [], skip_reason="empty_inputs")
     try:
-        groups = _pair(ctx, step, inputs)
-        units = make_units(
-            groups, op.execution.artifacts_per_unit, op.execution.max_artifacts_per_unit
-        )
+        unit_groups = _unit_groups(ctx, step, inputs)
     except (PairingError, BatchingError) as err:  # the inputs cannot form units: nothing runs
         return _finish(ctx, step, event, started, [], [], dispatch_error=str(err))
-    keyed = [(execution_key(op, _unit_inputs(unit)), unit) for unit in units]
+    keyed = [(execution_key(op, _group_inputs(groups)), groups) for groups in unit_groups]
     hits = {} if step.skip_cache else ctx.store.executions_by_key([key for key, _ in keyed])
     cached_outputs = [hits[key].outputs for key, _ in keyed if key in hits]
-    misses = [_unit(ctx, step, step_run_id, key, unit) for key, unit in keyed if key not in hits]
+    misses = [
+        _unit(ctx, step, step_run_id, key, groups) for key, groups in keyed if key not in hits
+    ]
     outcomes = _execute(ctx, step, misses)
     return _finish(ctx, step, event, started, cached_outputs, outcomes)
 
@@ -184,18 +183,51 @@ def _pair(
     return pair_inputs(present, group_by, ancestry=ancestry)
 
 
-def _unit_inputs(unit: Sequence[PairedGroup]) -> dict[str, list[str]]:
+def _unit_groups(
+    ctx: PipelineContext, step: PlannedStep, inputs: Mapping[str, tuple[str, ...]]
+) -> list[tuple[UnitGroup, ...]]:
+    """The units of a step, each as its groups of inputs.
+
+    A curator sees all of its inputs at once, as one unit (it works on whole frames: a merge,
+    a filter, a pick). A creator's inputs are paired, then batched into units.
+    """
+    op = step.operation
+    if op.is_curator():
+        present = {role: ids for role, ids in inputs.items() if ids}
+        return [(UnitGroup(group_id=None, inputs=present),)]
+    paired = len(op.inputs) > 1 and op.group_by is not None
+    units = make_units(
+        _pair(ctx, step, inputs),
+        op.execution.artifacts_per_unit,
+        op.execution.max_artifacts_per_unit,
+    )
+    return [
+        tuple(
+            UnitGroup(
+                group_id=group.group_id if paired else None,
+                inputs={role: (artifact_id,) for role, artifact_id in group.members.items()},
+            )
+            for group in unit
+        )
+        for unit in units
+    ]
+
+
+def _group_inputs(groups: Sequence[UnitGroup]) -> dict[str, list[str]]:
     merged: dict[str, list[str]] = {}
-    for group in unit:
-        for role, artifact_id in group.members.items():
-            merged.setdefault(role, []).append(artifact_id)
+    for group in groups:
+        for role, ids in group.inputs.items():
+            merged.setdefault(role, []).extend(ids)
     return merged
 
 
 def _unit(
-    ctx: PipelineContext, step: PlannedStep, step_run_id: str, key: str, unit: Sequence[PairedGroup]
+    ctx: PipelineContext,
+    step: PlannedStep,
+    step_run_id: str,
+    key: str,
+    groups: tuple[UnitGroup, ...],
 ) -> ExecutionUnit:
-    paired = len(step.operation.inputs) > 1 and step.operation.group_by is not None
     return ExecutionUnit(
         operation=step.operation,
         step_run_id=step_run_id,
@@ -204,13 +236,7 @@ def _unit(
         step_number=step.number,
         version=type(step.operation).version,
         execution_spec_id=key,
-        groups=tuple(
-            UnitGroup(
-                group_id=group.group_id if paired else None,
-                inputs={role: (artifact_id,) for role, artifact_id in group.members.items()},
-            )
-            for group in unit
-        ),
+        groups=groups,
         root=str(ctx.store.layout.root),
         backend=ctx.backend.name,
         preserve_working=ctx.preserve_working,
