@@ -200,3 +200,20 @@ def test_pipeline_gpu_operation_runs_one_unit_at_a_time(root: pathlib.Path) -> N
     assert len(spans) == 3
     for (_, ended), (started, _) in itertools.pairwise(spans):
         assert ended <= started  # never two at once
+
+
+def test_pipeline_packed_units_commit_every_unit_once(root: pathlib.Path) -> None:
+    pipeline = Pipeline.create("packed", root=root, max_workers=2)
+    generated = pipeline.run(DataGenerator, params={"count": 6})
+    transformed = pipeline.run(
+        Transform,
+        inputs={"dataset": generated.output("datasets")},
+        execution={"units_per_worker": 3},
+    )
+    pipeline.finalize()
+    assert transformed.succeeded_count == 6
+    assert len(pipeline.artifact_ids(transformed.output("dataset"))) == 6
+    rows = executions(root).filter(pl.col("step_name") == "example.transform")
+    assert rows.height == 6
+    assert rows["execution_run_id"].n_unique() == 6
+    assert not any((root / "staging").glob("*/*/*/*/executions.parquet"))

@@ -23,7 +23,8 @@ from stemma.core.operations import (
     PassthroughResult,
 )
 from stemma.core.pipeline.curator_lifecycle import input_frame
-from stemma.core.pipeline.worker import run_unit
+from stemma.core.pipeline.units import ExecutionUnit
+from stemma.core.pipeline.worker import run_pack, run_unit
 
 SEEN: dict[str, pl.DataFrame] = {}
 
@@ -182,3 +183,33 @@ def test_run_unit_runs_in_a_spawned_process(tmp_path: Path) -> None:
     assert report.success, report.error
     assert report.bundle == tmp_path / "staging" / report.execution_run_id
     assert (report.artifact_count, report.edge_count) == (1, 1)
+
+
+def test_run_pack_stages_its_units_as_one_bundle(tmp_path: Path) -> None:
+    store, units = _two_units(tmp_path)
+    reports = run_pack(units, store)
+    assert store.packs == [2]
+    assert [r.success for r in reports] == [True, True]
+    assert len({r.bundle for r in reports}) == 1
+
+
+def test_run_pack_falls_back_to_one_bundle_per_unit_when_the_pack_cannot_be_staged(
+    tmp_path: Path,
+) -> None:
+    store, units = _two_units(tmp_path)
+    store.fail_successes = True  # the pack and each success are refused; failures are staged
+    reports = run_pack(units, store)
+    assert store.packs == []
+    assert [r.success for r in reports] == [False, False]
+    assert all("staging the execution failed" in (r.error or "") for r in reports)
+
+
+def _two_units(tmp_path: Path) -> tuple[FakeStore, list[ExecutionUnit]]:
+    first = final(DataDraft.draft(b"x,y\n1,1\n", "design_1.csv"))
+    second = final(DataDraft.draft(b"x,y\n2,2\n", "design_2.csv"))
+    store = FakeStore(tmp_path, [first, second])
+    units = [
+        make_unit(WtScale(), tmp_path, group(data=[first])),
+        make_unit(WtScale(), tmp_path, group(data=[second])),
+    ]
+    return store, units

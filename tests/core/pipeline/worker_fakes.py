@@ -42,6 +42,8 @@ class FakeStore:
         self.edges: list[tuple[str, str]] = []
         """Lineage as (source id, target id) pairs, for ``descendants``."""
         self.staged: list[ExecutionRecord] = []
+        self.packs: list[int] = []
+        """How many records each ``stage_executions`` call staged together."""
         self.fail_failures = fail_failures
         self.fail_successes = fail_successes
 
@@ -64,6 +66,17 @@ class FakeStore:
             raise OSError("disk full while staging a failure")
         self.staged.append(record)
         return self.root / "staging" / record.execution_run_id
+
+    def stage_executions(self, records: Sequence[ExecutionRecord]) -> Path:
+        # All or nothing, like a real bundle: refuse the pack if any record would be refused.
+        for record in records:
+            if (record.success and self.fail_successes) or (
+                not record.success and self.fail_failures
+            ):
+                raise OSError("disk full while staging a pack")
+        self.staged.extend(records)
+        self.packs.append(len(records))
+        return self.root / "staging" / records[0].execution_run_id
 
     def recover(self, step_name: str | None = None) -> int:
         raise NotImplementedError

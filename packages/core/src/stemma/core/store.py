@@ -127,6 +127,10 @@ class PipelineStore(Store, Protocol):
         """Write one unit's bundle under ``staging/`` (a worker may call this) and return it."""
         ...
 
+    def stage_executions(self, records: Sequence[ExecutionRecord]) -> Path:
+        """Write one bundle for a worker's pack of units of one step, and return it."""
+        ...
+
     def commit_executions(
         self, bundles: Sequence[Path], *, step_outputs: StepOutputs | None = None
     ) -> int:

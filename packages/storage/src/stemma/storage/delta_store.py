@@ -16,7 +16,7 @@ from stemma.storage.execution_rows import event_frame
 from stemma.storage.recovery import recover_staged
 from stemma.storage.rows import skipped_row, started_row
 from stemma.storage.schemas import STEPS
-from stemma.storage.staging import stage_execution, stage_outcome
+from stemma.storage.staging import stage_execution, stage_executions, stage_outcome
 from stemma.storage.step_records import completed_records, latest_completed_by_name
 from stemma.storage.tables import append_rows
 from stemma.storage.waves import commit_wave
@@ -100,6 +100,10 @@ class DeltaStore:
         """Append step events to the steps log in one commit (extra detail in ``metadata``)."""
         if events:
             append_rows(self._layout, STEPS, event_frame(list(events)))
+
+    def stage_executions(self, records: Sequence[ExecutionRecord]) -> Path:
+        """Write one bundle for a worker's pack of units of one step, and return it."""
+        return stage_executions(self._layout, records)
 
     def stage_execution(self, record: ExecutionRecord) -> Path:
         """Write one unit's bundle under ``staging/{N}_{step}/…`` and return it (workers call this).

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import cast
 
@@ -82,9 +83,32 @@ def stage_execution(layout: RootLayout, record: ExecutionRecord) -> Path:
 
     Same rules as :func:`stage_outcome`; the bundle is under ``{step number}_{step name}``.
     """
-    name = f"{record.step_number}_{record.step_name}"
-    bundle = bundle_dir(layout, name, record.execution_run_id)
-    _write_bundle(layout, bundle, execution_frames(record))
+    return stage_executions(layout, [record])
+
+
+def stage_executions(layout: RootLayout, records: Sequence[ExecutionRecord]) -> Path:
+    """Write one bundle holding several units of one step (a worker's pack); return it.
+
+    A pack's units share one file per table: fewer files for the orchestrator to claim and read
+    than one bundle per unit. The bundle is named after the first unit, and is committed or
+    recovered whole.
+
+    Raises:
+        ValueError: no records, or records of different steps.
+    """
+    if not records:
+        raise ValueError("stage_executions needs at least one record")
+    first = records[0]
+    if any(r.step_run_id != first.step_run_id for r in records):
+        raise ValueError("a staged bundle holds the units of one step run only")
+    per_table: dict[TableSpec, list[pl.DataFrame]] = {}
+    for record in records:
+        for spec, frame in execution_frames(record).items():
+            per_table.setdefault(spec, []).append(frame)
+    frames = {spec: pl.concat(parts, how="vertical") for spec, parts in per_table.items()}
+    name = f"{first.step_number}_{first.step_name}"
+    bundle = bundle_dir(layout, name, first.execution_run_id)
+    _write_bundle(layout, bundle, frames)
     return bundle
 
 

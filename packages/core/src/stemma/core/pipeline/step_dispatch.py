@@ -332,7 +332,8 @@ def _finish(
         metadata={"skip_reason": skip_reason, "execution_cache_hits": len(cached_outputs)},
         duration=time.monotonic() - started,
     )
-    bundles = [o.bundle for o in outcomes if o.bundle is not None]
+    # A pack's units share one bundle: commit each bundle once.
+    bundles = list(dict.fromkeys(o.bundle for o in outcomes if o.bundle is not None))
     with ctx.commit_lock:
         ctx.store.commit_executions(bundles, step_outputs=step_outputs)
     ctx.record([final])

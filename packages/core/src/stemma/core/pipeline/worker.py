@@ -11,7 +11,7 @@ import datetime as dt
 import os
 import socket
 import traceback
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -92,6 +92,25 @@ def run_unit(unit: ExecutionUnit, store: PipelineStore | None = None) -> UnitRep
     return _stage(store, unit, _record(unit, run_id, started, outcome), outcome)
 
 
+def run_pack(units: Sequence[ExecutionUnit], store: PipelineStore) -> list[UnitReport]:
+    """Run a worker's pack of units and stage them as one bundle; never raises for the units.
+
+    If the pack cannot be staged whole, each unit is staged on its own (with the single-unit
+    double-fault handling), so one unit's unstageable output never loses the others.
+    """
+    done: list[tuple[ExecutionUnit, ExecutionRecord, LifecycleOutcome]] = []
+    for unit in units:
+        run_id = new_attempt_id()
+        started = dt.datetime.now(dt.UTC)
+        outcome = _execute(unit, store, run_id)
+        done.append((unit, _record(unit, run_id, started, outcome), outcome))
+    try:
+        bundle = store.stage_executions([record for _, record, _ in done])
+    except Exception:
+        return [_stage(store, unit, record, outcome) for unit, record, outcome in done]
+    return [_report(unit, record, outcome, bundle) for unit, record, outcome in done]
+
+
 def _execute(unit: ExecutionUnit, store: PipelineStore, run_id: str) -> LifecycleOutcome:
     try:
         inputs = _load_inputs(unit, store)
@@ -163,6 +182,12 @@ def _stage(
             )
             return _stage(store, unit, _failed_record(record, failed), failed)
         return _unstaged(unit, record, outcome, err)
+    return _report(unit, record, outcome, bundle)
+
+
+def _report(
+    unit: ExecutionUnit, record: ExecutionRecord, outcome: LifecycleOutcome, bundle: Path
+) -> UnitReport:
     log = None if record.success else _failure_log(unit, record)
     return UnitReport(
         execution_run_id=record.execution_run_id,

@@ -76,17 +76,18 @@ class UnitOutcome:
 
 def run_units(units: Sequence[ExecutionUnit]) -> list[UnitOutcome]:
     """Run a pack of units one after another in this worker (``units_per_worker``)."""
-    from stemma.core.pipeline.worker import open_pipeline_store, run_unit
+    from stemma.core.pipeline.worker import open_pipeline_store, run_pack, run_unit
 
-    store: PipelineStore | None = None
-    if units:
-        try:  # once per pack: opening a store is not free
-            store = open_pipeline_store(units[0].root)
-        except Exception:  # run_unit opens it again and reports the error per unit
-            store = None
+    if not units:
+        return []
+    try:  # once per pack: opening a store is not free
+        store = open_pipeline_store(units[0].root)
+    except Exception:  # run_unit tries again and reports the error per unit
+        reports = [run_unit(unit) for unit in units]
+    else:
+        reports = run_pack(units, store)  # one staged bundle for the whole pack
     outcomes: list[UnitOutcome] = []
-    for unit in units:
-        report = run_unit(unit, store)
+    for report in reports:
         outcomes.append(
             UnitOutcome(
                 execution_run_id=report.execution_run_id,
