@@ -2,7 +2,7 @@
 over a step of 10,000 no-op units (DESIGN.md §9).
 
 A generator step makes N tiny metric artifacts (and warms the worker pool; not timed), then one
-step of the no-op curator ``bench_ops.NoOp`` runs over them with ``artifacts_per_unit=1`` and
+step of the no-op creator ``bench_ops.NoOpUnit`` runs over them with ``artifacts_per_unit=1`` and
 ``units_per_worker=500``: N units. Measured for that step: wall time, and the orchestrator
 process's CPU time (``time.process_time``: every thread of this process, Rust threads of polars
 and delta-rs included, workers excluded), per unit. Each repeat uses a fresh store.
@@ -28,7 +28,7 @@ from typing import Any
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))  # spawned workers inherit it
 
-from bench_ops import MakeMetrics, NoOp
+from bench_ops import MakeMetrics, NoOpUnit
 
 import stemma.core.pipeline.pipeline as pipeline_module
 from stemma.core.pipeline.pipeline import Pipeline
@@ -52,7 +52,7 @@ def _one(units: int, profile: cProfile.Profile | None = None) -> dict[str, float
         try:
             cpu, wall = time.process_time(), time.perf_counter()
             result = pipeline.run(
-                NoOp,
+                NoOpUnit,
                 inputs={"items": made.output("metrics")},
                 execution={"artifacts_per_unit": 1, "units_per_worker": UNITS_PER_WORKER},
             )

@@ -17,6 +17,7 @@ from stemma.core.operations.results import (
     ExecuteInput,
     PassthroughResult,
     PostprocessInput,
+    PreprocessInput,
 )
 from stemma.core.operations.specs import InputSpec, OutputSpec
 
@@ -60,3 +61,21 @@ class NoOp(OperationDefinition):
 
     def execute_curator(self, inputs: Any, step_number: int, store: Any) -> PassthroughResult:
         return PassthroughResult(passthrough={"items": list(inputs["items"]["artifact_id"])})
+
+
+class NoOpUnit(OperationDefinition):
+    """A creator that does nothing per unit: dispatch overhead with the lifecycle's minimum."""
+
+    class Params(BaseModel):
+        tag: int = 0
+        """Only to give otherwise identical steps different fingerprints."""
+
+    name = "bench.noop_unit"
+    inputs: ClassVar = {"items": InputSpec(artifact_type="any", hydrate=False)}
+    params: Params = Params()
+
+    def preprocess(self, inp: PreprocessInput) -> dict[str, Any]:
+        return {}
+
+    def execute(self, inp: ExecuteInput) -> Any:
+        return None
