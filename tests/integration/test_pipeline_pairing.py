@@ -3,6 +3,7 @@
 import pathlib
 
 import polars as pl
+import pytest
 
 from stemma.core.operations.examples import (
     Combine,
@@ -114,3 +115,43 @@ def test_cache_policies_after_a_partial_failure(tmp_path: pathlib.Path) -> None:
     # STEP_COMPLETED: the completed step is reused as it is.
     assert run_once("step_completed") == ("step", 1)
     assert executions(root).height == after.height
+
+
+def test_a_list_of_file_paths_feeds_a_curator_keyed_by_content(tmp_path: pathlib.Path) -> None:
+    root = tmp_path / "store"
+    first, second = tmp_path / "a.csv", tmp_path / "b.csv"
+    first.write_text("x,y\n1,2\n")
+    second.write_text("x,y\n3,4\n")
+
+    def run() -> tuple[str | None, list[str]]:
+        pipeline = Pipeline.create("files", root=root, max_workers=1)
+        waited = pipeline.run(Wait, [first, str(second)], params={"seconds": 0})
+        ids = sorted(pipeline.artifact_ids(waited.output("dataset")))
+        pipeline.finalize()
+        return waited.metadata["cache"], ids
+
+    cache, ids = run()
+    assert cache is None
+    assert len(ids) == 2
+    kinds = artifacts(root).filter(pl.col("artifact_id").is_in(ids))["artifact_type"].to_list()
+    assert kinds == ["file_ref", "file_ref"]
+    assert run() == ("step", ids)  # the same content: a step-level hit
+    second.write_text("x,y\n3,5\n")  # edited in place: a miss, and a new file-ref id
+    cache, edited = run()
+    assert cache is None
+    assert len(set(edited) - set(ids)) == 1
+
+
+def test_a_list_of_file_paths_is_refused_for_creators_and_missing_files(
+    tmp_path: pathlib.Path,
+) -> None:
+    from stemma.core.operations.examples import Transform
+
+    pipeline = Pipeline.create("files", root=tmp_path / "store", max_workers=1)
+    present = tmp_path / "a.csv"
+    present.write_text("x,y\n1,2\n")
+    with pytest.raises(ValueError, match="only for curators"):
+        pipeline.submit(Transform, [present])
+    with pytest.raises(ValueError, match="does not exist"):
+        pipeline.submit(Wait, [tmp_path / "missing.csv"])
+    pipeline.finalize()

@@ -6,8 +6,10 @@ Every mistake is a ``ValueError`` naming what is wrong and what is accepted, rai
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stemma.core.operations.definition import OperationDefinition
@@ -79,6 +81,8 @@ def normalize_inputs(
         )
     else:
         refs = list(inputs)
+        if refs and all(isinstance(item, str | os.PathLike) for item in refs):
+            return _file_inputs(op, refs)
         if not type(op).runtime_defined_inputs:
             raise ValueError(
                 f"step {name!r}: a list of inputs is only for operations with runtime-defined "
@@ -97,6 +101,27 @@ def normalize_inputs(
         if missing:
             raise ValueError(f"step {name!r}: missing required input role(s) {missing}")
     return {role: _one_input(name, role, value, op, steps) for role, value in given.items()}
+
+
+def _file_inputs(op: OperationDefinition, paths: list[Any]) -> dict[str, StepInput]:
+    """A list of file paths for a curator's single role, promoted to file refs by content."""
+    from stemma.core.operations.drafts import FileRefDraft, FinalizedArtifact
+    from stemma.core.pipeline.planned_step import FileInputs
+
+    name = op.name
+    if not op.is_curator() or len(op.inputs) != 1:
+        raise ValueError(
+            f"step {name!r}: a list of file paths is only for curators with one input role; "
+            "ingest files for a creator with IngestFiles or IngestData first"
+        )
+    (role,) = op.inputs
+    promoted: list[FinalizedArtifact] = []
+    for raw in paths:
+        path = Path(raw).absolute()
+        if not path.exists():
+            raise ValueError(f"step {name!r}: input file {str(raw)!r} does not exist ({path})")
+        promoted.append(FileRefDraft.draft(path).finalize())
+    return {role: FileInputs(tuple(promoted))}
 
 
 def _one_input(

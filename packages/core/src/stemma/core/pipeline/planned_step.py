@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from stemma.core.operations.definition import OperationDefinition
+from stemma.core.operations.drafts import FinalizedArtifact
 from stemma.core.pipeline.references import OutputReference, StepResult
 
 
@@ -29,8 +30,24 @@ class CachePolicy(StrEnum):
     """Any completed step, even with failed units (they are not retried)."""
 
 
-StepInput = OutputReference | tuple[str, ...]
-"""One role's input: another step's output, or artifact ids given literally."""
+@dataclass(frozen=True)
+class FileInputs:
+    """Raw files given to a curator: promoted to file-ref artifacts, keyed by their content."""
+
+    artifacts: tuple[FinalizedArtifact, ...]
+    """The file refs, finalized (content hashed) when the step was submitted."""
+
+    def content_hashes(self) -> list[str]:
+        """What the step key holds for them: content, never the path."""
+        return sorted(str(a.fields["content_hash"]) for a in self.artifacts)
+
+    def ids(self) -> tuple[str, ...]:
+        """The file-ref artifact ids, sorted."""
+        return tuple(sorted({a.artifact_id for a in self.artifacts}))
+
+
+StepInput = OutputReference | tuple[str, ...] | FileInputs
+"""One role's input: another step's output, artifact ids given literally, or raw files."""
 
 
 @dataclass(kw_only=True)

@@ -7,6 +7,7 @@ batched lookup), units to the backend, one commit of the whole step, and the fin
 
 from __future__ import annotations
 
+import datetime as dt
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -16,10 +17,10 @@ from typing import Any
 
 from stemma.core.backends.base import Backend
 from stemma.core.errors import BatchingError, PairingError
-from stemma.core.execution_records import StepEvent, StepOutputs
+from stemma.core.execution_records import ExecutionRecord, StepEvent, StepOutputs
 from stemma.core.operations.batching import make_units, pack_workers
 from stemma.core.operations.pairing import GroupBy, PairedGroup, pair_inputs
-from stemma.core.pipeline.planned_step import CachePolicy, FailurePolicy, PlannedStep
+from stemma.core.pipeline.planned_step import CachePolicy, FailurePolicy, FileInputs, PlannedStep
 from stemma.core.pipeline.references import OutputReference, StepResult
 from stemma.core.pipeline.step_events import EventFactory, event_factory, step_result
 from stemma.core.pipeline.step_keys import execution_key, step_fingerprint
@@ -77,6 +78,7 @@ def run_step(ctx: PipelineContext, step: PlannedStep) -> StepResult:
     step.outputs_from = step_run_id
     event = event_factory(ctx, step, step_run_id)
     ctx.record([event(StepStatus.RUNNING)])
+    _promote_files(ctx, step, step_run_id)
     inputs = _resolve_inputs(ctx, step, upstream)
     if inputs and all(not ids for ids in inputs.values()):
         return _finish(ctx, step, event, started, [], [], skip_reason="empty_inputs")
@@ -101,6 +103,8 @@ def _fingerprint(ctx: PipelineContext, step: PlannedStep) -> str:
         if isinstance(given, OutputReference):
             upstream = ctx.steps[given.source_step].fingerprint or ""
             refs.setdefault(role, []).append((upstream, given.role))
+        elif isinstance(given, FileInputs):
+            literals[role] = given.content_hashes()  # raw files: keyed by content, not path
         else:
             literals[role] = list(given)
     return step_fingerprint(step.operation, refs=refs, literals=literals)
@@ -149,6 +153,36 @@ def _cancelled(ctx: PipelineContext, step: PlannedStep, started: float) -> StepR
     return step_result(step, step_run_id, event, started, cache=None)
 
 
+def _promote_files(ctx: PipelineContext, step: PlannedStep, step_run_id: str) -> None:
+    """Commit raw file inputs as file-ref artifacts, so workers load them like any other."""
+    for role, given in step.inputs.items():
+        if not isinstance(given, FileInputs):
+            continue
+        now = dt.datetime.now(dt.UTC)
+        record = ExecutionRecord(
+            execution_run_id=new_attempt_id(),
+            execution_spec_id=new_attempt_id(),
+            step_run_id=step_run_id,
+            step_spec_id=step.fingerprint or "",
+            step_name=step.name,
+            step_number=step.number,
+            operation="promote_files",
+            version="v0",
+            params={},
+            overrides={},
+            started_at=now,
+            ended_at=now,
+            worker="orchestrator",
+            backend="orchestrator",
+            success=True,
+            outputs={role: given.ids()},
+            artifacts=given.artifacts,
+            metadata={"promoted_for": role},
+        )
+        with ctx.commit_lock:
+            ctx.store.commit_executions([ctx.store.stage_execution(record)])
+
+
 def _resolve_inputs(
     ctx: PipelineContext, step: PlannedStep, upstream: Mapping[int, StepResult]
 ) -> dict[str, tuple[str, ...]]:
@@ -161,6 +195,8 @@ def _resolve_inputs(
         if isinstance(given, OutputReference):
             ids = offered.get(sources[given.source_step], {}).get(given.role, ())
             resolved[role] = tuple(sorted(set(ids)))
+        elif isinstance(given, FileInputs):
+            resolved[role] = given.ids()
         else:
             resolved[role] = tuple(sorted(set(given)))
     return resolved

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from stemma.core.execution_records import StepEvent
-from stemma.core.pipeline.planned_step import PlannedStep
+from stemma.core.pipeline.planned_step import FileInputs, PlannedStep
 from stemma.core.pipeline.references import OutputReference, StepResult
 from stemma.core.records import StepStatus
 
@@ -69,12 +69,15 @@ def event_factory(ctx: PipelineContext, step: PlannedStep, step_run_id: str) -> 
 
 def describe_inputs(step: PlannedStep) -> dict[str, Any]:
     """The step's inputs for the log: references by step and role, literal ids by count."""
-    return {
-        role: {"step": given.source_step, "role": given.role}
-        if isinstance(given, OutputReference)
-        else {"ids": len(given)}
-        for role, given in step.inputs.items()
-    }
+    described: dict[str, Any] = {}
+    for role, given in step.inputs.items():
+        if isinstance(given, OutputReference):
+            described[role] = {"step": given.source_step, "role": given.role}
+        elif isinstance(given, FileInputs):
+            described[role] = {"files": [str(a.fields["path"]) for a in given.artifacts]}
+        else:
+            described[role] = {"ids": len(given)}
+    return described
 
 
 def step_result(
