@@ -54,8 +54,9 @@ def retire_bundle(layout: RootLayout, bundle: Path, *, background: bool = False)
 
 def clear_retired(layout: RootLayout) -> None:
     """Remove whatever retired bundles a crashed or failed removal left behind."""
-    retired = retired_dir(layout)
-    if not retired.is_dir():
+    try:
+        leftovers = list(retired_dir(layout).iterdir())
+    except FileNotFoundError:
         return
-    for path in retired.iterdir():
+    for path in leftovers:
         shutil.rmtree(path, ignore_errors=True)

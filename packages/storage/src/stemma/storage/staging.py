@@ -67,9 +67,7 @@ def matches_step(directory: str, step_name: str) -> bool:
 
 def step_dirs(layout: RootLayout, step_name: str) -> list[Path]:
     """The staging directories of a step name: ``{name}`` and every ``{number}_{name}``."""
-    if not layout.staging.is_dir():
-        return []
-    return sorted(path for path in layout.staging.iterdir() if matches_step(path.name, step_name))
+    return sorted(path for path in _dirs(layout.staging, 1) if matches_step(path.name, step_name))
 
 
 def bundle_dir(layout: RootLayout, step_name: str, execution_run_id: str) -> Path:
@@ -185,18 +183,29 @@ def staged_bundles(layout: RootLayout, step_name: str | None = None) -> list[Pat
     """
     if step_name is not None:
         return sorted(
-            path
-            for step_dir in step_dirs(layout, step_name)
-            for path in step_dir.glob("*/*/*")
-            if path.is_dir()
+            path for step_dir in step_dirs(layout, step_name) for path in _dirs(step_dir, 3)
         )
-    if not layout.staging.is_dir():
-        return []
-    return sorted(
-        path
-        for path in layout.staging.glob("*/*/*/*")
-        if path.relative_to(layout.staging).parts[0] not in (RETIRED, WAVES) and path.is_dir()
-    )
+    tops = [top for top in _dirs(layout.staging, 1) if top.name not in (RETIRED, WAVES)]
+    return sorted(path for top in tops for path in _dirs(top, 3))
+
+
+def _dirs(base: Path, depth: int) -> list[Path]:
+    """The directories ``depth`` levels below ``base``, tolerating concurrent removal.
+
+    A committer renames and deletes bundles while recovery scans: a directory that vanishes
+    mid-scan is simply not there (``glob`` would raise ``FileNotFoundError`` instead).
+    """
+    level = [base]
+    for _ in range(depth):
+        below: list[Path] = []
+        for directory in level:
+            try:
+                with os.scandir(directory) as entries:
+                    below.extend(Path(e.path) for e in entries if e.is_dir(follow_symlinks=False))
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+        level = below
+    return level
 
 
 def bundle_tables(bundle: Path) -> list[TableSpec]:

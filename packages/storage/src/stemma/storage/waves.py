@@ -95,11 +95,8 @@ def commit_wave(
 
 def recover_waves(layout: RootLayout, step_name: str | None = None) -> int:
     """Finish every wave a dead committer left; return how many bundles this call committed."""
-    root = layout.staging / WAVES
-    if not root.is_dir():
-        return 0
     committed = 0
-    for wave in sorted(root.iterdir()):
+    for wave in sorted(_children(layout.staging / WAVES)):
         if step_name is not None and not any(
             matches_step(path.name, step_name) for path in _children(wave / _BUNDLES)
         ):
@@ -204,4 +201,7 @@ def _step_dir_name(layout: RootLayout, bundle: Path) -> str:
 
 
 def _children(path: Path) -> list[Path]:
-    return list(path.iterdir()) if path.is_dir() else []
+    try:  # the wave may be retired by its committer while we look
+        return list(path.iterdir())
+    except (FileNotFoundError, NotADirectoryError):
+        return []
