@@ -155,3 +155,32 @@ def test_a_list_of_file_paths_is_refused_for_creators_and_missing_files(
     with pytest.raises(ValueError, match="does not exist"):
         pipeline.submit(Wait, [tmp_path / "missing.csv"])
     pipeline.finalize()
+
+
+def test_a_step_reading_an_upstream_that_ran_again_is_no_stale_step_hit(
+    tmp_path: pathlib.Path,
+) -> None:
+    from stemma.core.operations.examples import FailWhileMarked, MetricCalculator
+
+    root, marker = tmp_path / "store", tmp_path / "fault"
+    marker.touch()
+
+    def run() -> tuple[int, int, str | None]:
+        pipeline = Pipeline.create("flaky", root=root, max_workers=1)
+        generated = pipeline.run(DataGenerator, params={"count": 3})
+        flaky = pipeline.run(
+            FailWhileMarked,
+            inputs={"dataset": generated.output("datasets")},
+            params={"marker": str(marker), "match": "dataset_1"},
+        )
+        scored = pipeline.run(MetricCalculator, inputs={"dataset": flaky.output("dataset")})
+        metrics = len(pipeline.artifact_ids(scored.output("metrics")))
+        pipeline.finalize()
+        return flaky.succeeded_count, metrics, scored.metadata["cache"]
+
+    assert run() == (2, 2, None)
+    marker.unlink()  # the fault is gone: the failed unit reruns and succeeds
+    succeeded, metrics, cache = run()
+    assert succeeded == 3
+    assert metrics == 3  # the metrics step saw the third dataset, not its stale step hit
+    assert cache is None

@@ -62,16 +62,25 @@ class LocalBackend:
                     self.max_workers, mp_context=self._context, initializer=_ignore_sigint
                 )
             pool = self._pool
-        inner = pool.submit(fn, payload)
+        try:
+            inner = pool.submit(fn, payload)
+        except BrokenProcessPool:  # a worker died a moment ago: start a fresh pool once
+            with self._lock:
+                if self._pool is pool:
+                    self._pool = None
+            return self.submit(fn, payload)
         with self._lock:  # keep handles on the workers: a broken pool forgets its own
             for process in self._processes(pool):
                 if process.pid is not None:
                     self._workers[process.pid] = process
-        outer: Future[Any] = Future()
+        outer: Future[Any] = _LinkedFuture(inner)
         inner.add_done_callback(lambda done: self._settle(done, outer, pool))
         return outer
 
     def _settle(self, done: Future[Any], outer: Future[Any], pool: ProcessPoolExecutor) -> None:
+        if done.cancelled() or outer.done():
+            outer.cancel()  # cancelled before it started: the caller already knows
+            return
         error = done.exception()
         if error is None:
             outer.set_result(done.result())
@@ -140,6 +149,21 @@ class LocalBackend:
         # The executor keeps its workers in a private dict; it is the only handle on them.
         found: dict[int, BaseProcess] | None = getattr(pool, "_processes", None)
         return list((found or {}).values())
+
+
+class _LinkedFuture(Future[Any]):
+    """The caller's future of a unit: cancelling it cancels the pool's, or fails if running.
+
+    A plain ``Future`` is never marked running, so ``cancel()`` would "succeed" on a unit a
+    worker is executing, and its result would be lost.
+    """
+
+    def __init__(self, inner: Future[Any]) -> None:
+        super().__init__()
+        self._inner = inner
+
+    def cancel(self) -> bool:
+        return self._inner.cancel() and super().cancel()
 
 
 def _describe_exit(code: int | None) -> str:

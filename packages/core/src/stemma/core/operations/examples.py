@@ -198,6 +198,36 @@ class Wait(OperationDefinition):
         return PassthroughResult(passthrough={"dataset": list(inputs["dataset"]["artifact_id"])})
 
 
+class FailWhileMarked(OperationDefinition):
+    """Copy each dataset, but fail on ``match`` while the file ``marker`` exists: a flaky step.
+
+    Same params, same key, different outcome: what a transient fault looks like to the caches.
+    """
+
+    class Params(BaseModel):
+        marker: str
+        match: str = ""
+
+    name = "example.fail_while_marked"
+    inputs: ClassVar = {"dataset": InputSpec(artifact_type="data")}
+    outputs: ClassVar = {
+        "dataset": OutputSpec(artifact_type="data", infer_lineage_from={"inputs": ["dataset"]})
+    }
+    params: Params
+
+    def preprocess(self, inp: PreprocessInput) -> dict[str, Any]:
+        return {"paths": list(inp.materialized_paths["dataset"])}
+
+    def execute(self, inp: ExecuteInput) -> Any:
+        for path in inp.prepared["paths"]:
+            if self.params.match in path.name and Path(self.params.marker).exists():
+                raise ValueError(f"transient fault on {path.name}")
+            (inp.execute_dir / path.name).write_bytes(path.read_bytes())
+
+    def postprocess(self, inp: PostprocessInput) -> ArtifactResult:
+        return ArtifactResult(artifacts={"dataset": _data_drafts(inp)})
+
+
 class Fail(OperationDefinition):
     """Fail on every input whose name contains ``match`` (all of them by default)."""
 

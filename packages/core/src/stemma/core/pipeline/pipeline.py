@@ -7,6 +7,8 @@ DAG-parallel (bounded), units go to the backend, commits are serialized.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -64,6 +66,9 @@ class Pipeline:
         self._threads = ThreadPoolExecutor(parallel_steps, thread_name_prefix="stemma-pipeline")
         self._lock = threading.Lock()
         self._finalized = False
+        # Cache-hit events wait for the next commit; never lose them to a script that ends
+        # without finalize().
+        atexit.register(self._flush_events)
 
     # ------------------------------------------------------------------ construction
 
@@ -269,6 +274,10 @@ class Pipeline:
         except BaseException as error:  # an orchestration fault: the caller sees it on result()
             step.future.set_exception(error)
 
+    def _flush_events(self) -> None:
+        with contextlib.suppress(Exception):  # at exit: best effort, never a traceback
+            self._ctx.record([])
+
     def _step_numbers(self) -> dict[int, PlannedStep]:
         return dict(self._ctx.steps)
 
@@ -321,6 +330,7 @@ class Pipeline:
             self._finalized = True
         self._threads.shutdown(wait=True)
         self._ctx.record([])  # the events of cache hits not yet written
+        atexit.unregister(self._flush_events)
         self._ctx.backend.shutdown()
         steps = [self._ctx.steps[n] for n in sorted(self._ctx.steps)]
         return summarize(self.name, self.run_id, steps)

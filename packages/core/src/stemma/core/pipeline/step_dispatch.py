@@ -22,7 +22,12 @@ from stemma.core.operations.batching import make_units, pack_workers
 from stemma.core.operations.pairing import GroupBy, PairedGroup, pair_inputs
 from stemma.core.pipeline.planned_step import CachePolicy, FailurePolicy, FileInputs, PlannedStep
 from stemma.core.pipeline.references import OutputReference, StepResult
-from stemma.core.pipeline.step_events import EventFactory, event_factory, step_result
+from stemma.core.pipeline.step_events import (
+    EventFactory,
+    event_factory,
+    inputs_from,
+    step_result,
+)
 from stemma.core.pipeline.step_keys import execution_key, step_fingerprint
 from stemma.core.pipeline.units import ExecutionUnit, UnitGroup
 from stemma.core.pipeline.worker_entry import UnitOutcome, run_units
@@ -71,7 +76,7 @@ def run_step(ctx: PipelineContext, step: PlannedStep) -> StepResult:
         return _cancelled(ctx, step, started)
     op = step.operation
     if not step.skip_cache and not type(op).version.endswith("dev"):
-        hit = _step_cache_hit(ctx, step.fingerprint)
+        hit = _step_cache_hit(ctx, step, step.fingerprint)
         if hit is not None:
             return _cached_result(ctx, step, hit, started)
     step_run_id = new_attempt_id()
@@ -93,7 +98,7 @@ def run_step(ctx: PipelineContext, step: PlannedStep) -> StepResult:
         _unit(ctx, step, step_run_id, key, groups) for key, groups in keyed if key not in hits
     ]
     outcomes = _execute(ctx, step, misses)
-    return _finish(ctx, step, event, started, cached_outputs, outcomes)
+    return _finish(ctx, step, event, started, cached_outputs, outcomes, expected=len(keyed))
 
 
 def _fingerprint(ctx: PipelineContext, step: PlannedStep) -> str:
@@ -110,7 +115,14 @@ def _fingerprint(ctx: PipelineContext, step: PlannedStep) -> str:
     return step_fingerprint(step.operation, refs=refs, literals=literals)
 
 
-def _step_cache_hit(ctx: PipelineContext, fingerprint: str) -> StepEvent | None:
+def _step_cache_hit(ctx: PipelineContext, step: PlannedStep, fingerprint: str) -> StepEvent | None:
+    """The earlier completed run of this key, if it read exactly what this one would read.
+
+    The key holds the upstream steps' keys, not their outputs: an upstream step that ran again
+    (its last run had failed units, or it is ``dev``, or skipped the cache) may offer other
+    artifacts under the same key. So a hit also needs the same upstream step runs as sources;
+    when they differ the step runs again, cheaply, through execution-level hits.
+    """
     with ctx.commit_lock:
         if ctx.step_index is None:
             ctx.step_index = ctx.store.completed_steps()
@@ -120,6 +132,8 @@ def _step_cache_hit(ctx: PipelineContext, fingerprint: str) -> StepEvent | None:
     if hit is None:
         return None
     if ctx.cache_policy is CachePolicy.ALL_SUCCEEDED and hit.failed_count:
+        return None
+    if hit.metadata.get("inputs_from", []) != inputs_from(ctx, step):
         return None
     return hit
 
@@ -335,6 +349,7 @@ def _finish(
     *,
     skip_reason: str | None = None,
     dispatch_error: str | None = None,
+    expected: int = 0,
 ) -> StepResult:
     outputs: dict[str, set[str]] = {role: set() for role in step.operation.outputs}
     for produced in [*cached_outputs, *(o.outputs for o in outcomes if o.success)]:
@@ -345,6 +360,8 @@ def _finish(
     total = succeeded + failed
     if skip_reason is not None:
         status = StepStatus.SKIPPED
+    elif len(cached_outputs) + len(outcomes) < expected:
+        status = StepStatus.CANCELLED  # stopped before every unit ran: never a cache hit
     elif dispatch_error is not None or (
         failed and (succeeded == 0 or step.failure_policy is FailurePolicy.FAIL_FAST)
     ):

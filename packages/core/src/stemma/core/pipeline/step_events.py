@@ -59,12 +59,18 @@ def event_factory(ctx: PipelineContext, step: PlannedStep, step_run_id: str) -> 
             dispatch_error=dispatch_error,
             metadata={
                 "inputs": describe_inputs(step),
+                "inputs_from": inputs_from(ctx, step),
                 "output_types": {r: s.artifact_type for r, s in op.outputs.items()},
                 **(metadata or {}),
             },
         )
 
     return make
+
+
+def inputs_from(ctx: PipelineContext, step: PlannedStep) -> list[str]:
+    """The step runs whose outputs this step reads, sorted: part of what makes a hit valid."""
+    return sorted({ctx.steps[n].outputs_from or "" for n in step.upstream_steps()})
 
 
 def describe_inputs(step: PlannedStep) -> dict[str, Any]:
