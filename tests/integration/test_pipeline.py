@@ -10,7 +10,7 @@ import pytest
 
 from stemma.core.operations.examples import DataGenerator, Fail, MetricCalculator, Transform
 from stemma.core.pipeline.pipeline import Pipeline
-from stemma.core.pipeline.references import StepResult
+from stemma.core.pipeline.references import OutputReference, StepResult
 from stemma.storage import artifacts, executions, steps
 
 
@@ -217,3 +217,12 @@ def test_pipeline_packed_units_commit_every_unit_once(root: pathlib.Path) -> Non
     assert rows.height == 6
     assert rows["execution_run_id"].n_unique() == 6
     assert not any((root / "staging").glob("*/*/*/*/executions.parquet"))
+
+
+def test_pipeline_reference_to_a_role_the_step_lacks_is_refused(root: pathlib.Path) -> None:
+    pipeline = Pipeline.create("roles", root=root, max_workers=1)
+    generated = pipeline.submit(DataGenerator, params={"count": 1})
+    wrong = OutputReference(generated.step_number, "dataset", "data")  # the role is "datasets"
+    with pytest.raises(ValueError, match="which has roles: datasets"):
+        pipeline.submit(Transform, inputs={"dataset": wrong})
+    pipeline.finalize()

@@ -120,7 +120,12 @@ def _file_inputs(op: OperationDefinition, paths: list[Any]) -> dict[str, StepInp
         path = Path(raw).absolute()
         if not path.exists():
             raise ValueError(f"step {name!r}: input file {str(raw)!r} does not exist ({path})")
-        promoted.append(FileRefDraft.draft(path).finalize())
+        try:
+            promoted.append(FileRefDraft.draft(path).finalize())
+        except OSError as err:
+            raise ValueError(
+                f"step {name!r}: input file {str(raw)!r} cannot be read: {err}"
+            ) from None
     return {role: FileInputs(tuple(promoted))}
 
 
@@ -136,6 +141,12 @@ def _one_input(
             raise ValueError(
                 f"step {name!r}: input {role!r} refers to step #{value.source_step}, "
                 "which is not in this pipeline"
+            )
+        source = steps[value.source_step].operation.outputs
+        if value.role not in source:
+            raise ValueError(
+                f"step {name!r}: input {role!r} refers to role {value.role!r} of step "
+                f"#{value.source_step}, which has roles: {', '.join(source) or '(none)'}"
             )
         expected = op.inputs[role].artifact_type if role in op.inputs else "any"
         if "any" not in (expected, value.artifact_type) and expected != value.artifact_type:

@@ -289,11 +289,11 @@ class Pipeline:
         """
         candidates = [
             s
-            for s in self._ctx.steps.values()
+            for s in list(self._ctx.steps.values())
             if s.name == name and step_number in (None, s.number)
         ]
         if not candidates:
-            known = sorted({s.name for s in self._ctx.steps.values()})
+            known = sorted({s.name for s in list(self._ctx.steps.values())})
             raise ValueError(
                 f"no step named {name!r} in run {self.run_id}; "
                 f"steps: {', '.join(known) or '(none)'}"
@@ -347,7 +347,7 @@ class Pipeline:
         return self._ctx.steps[index].future.result()  # by step number
 
     def __contains__(self, name: object) -> bool:
-        return any(step.name == name for step in self._ctx.steps.values())
+        return any(step.name == name for step in list(self._ctx.steps.values()))
 
     def __bool__(self) -> bool:
         return bool(self._ctx.steps) and all(result.success for result in self)
