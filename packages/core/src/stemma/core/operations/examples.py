@@ -198,8 +198,34 @@ class Wait(OperationDefinition):
         return PassthroughResult(passthrough={"dataset": list(inputs["dataset"]["artifact_id"])})
 
 
-class FailWhileMarked(OperationDefinition):
-    """Copy each dataset, but fail on ``match`` while the file ``marker`` exists: a flaky step.
+class _CopyUnlessRefused(OperationDefinition):
+    """Copy each dataset unless ``refusal`` says why not: the base of the failing examples."""
+
+    name = None
+    inputs: ClassVar = {"dataset": InputSpec(artifact_type="data")}
+    outputs: ClassVar = {
+        "dataset": OutputSpec(artifact_type="data", infer_lineage_from={"inputs": ["dataset"]})
+    }
+
+    def refusal(self, path: Path) -> str | None:
+        """Why ``path`` must fail, or None to copy it."""
+        raise NotImplementedError
+
+    def preprocess(self, inp: PreprocessInput) -> dict[str, Any]:
+        return {"paths": list(inp.materialized_paths["dataset"])}
+
+    def execute(self, inp: ExecuteInput) -> Any:
+        for path in inp.prepared["paths"]:
+            if (reason := self.refusal(path)) is not None:
+                raise ValueError(reason)
+            (inp.execute_dir / path.name).write_bytes(path.read_bytes())
+
+    def postprocess(self, inp: PostprocessInput) -> ArtifactResult:
+        return ArtifactResult(artifacts={"dataset": _data_drafts(inp)})
+
+
+class FailWhileMarked(_CopyUnlessRefused):
+    """Fail on ``match`` while the file ``marker`` exists: a flaky step.
 
     Same params, same key, different outcome: what a transient fault looks like to the caches.
     """
@@ -209,46 +235,22 @@ class FailWhileMarked(OperationDefinition):
         match: str = ""
 
     name = "example.fail_while_marked"
-    inputs: ClassVar = {"dataset": InputSpec(artifact_type="data")}
-    outputs: ClassVar = {
-        "dataset": OutputSpec(artifact_type="data", infer_lineage_from={"inputs": ["dataset"]})
-    }
     params: Params
 
-    def preprocess(self, inp: PreprocessInput) -> dict[str, Any]:
-        return {"paths": list(inp.materialized_paths["dataset"])}
-
-    def execute(self, inp: ExecuteInput) -> Any:
-        for path in inp.prepared["paths"]:
-            if self.params.match in path.name and Path(self.params.marker).exists():
-                raise ValueError(f"transient fault on {path.name}")
-            (inp.execute_dir / path.name).write_bytes(path.read_bytes())
-
-    def postprocess(self, inp: PostprocessInput) -> ArtifactResult:
-        return ArtifactResult(artifacts={"dataset": _data_drafts(inp)})
+    def refusal(self, path: Path) -> str | None:
+        if self.params.match in path.name and Path(self.params.marker).exists():
+            return f"transient fault on {path.name}"
+        return None
 
 
-class Fail(OperationDefinition):
+class Fail(_CopyUnlessRefused):
     """Fail on every input whose name contains ``match`` (all of them by default)."""
 
     class Params(BaseModel):
         match: str = ""
 
     name = "example.fail"
-    inputs: ClassVar = {"dataset": InputSpec(artifact_type="data")}
-    outputs: ClassVar = {
-        "dataset": OutputSpec(artifact_type="data", infer_lineage_from={"inputs": ["dataset"]})
-    }
     params: Params = Params()
 
-    def preprocess(self, inp: PreprocessInput) -> dict[str, Any]:
-        return {"paths": list(inp.materialized_paths["dataset"])}
-
-    def execute(self, inp: ExecuteInput) -> Any:
-        for path in inp.prepared["paths"]:
-            if self.params.match in path.name:
-                raise ValueError(f"refusing {path.name}")
-            (inp.execute_dir / path.name).write_bytes(path.read_bytes())
-
-    def postprocess(self, inp: PostprocessInput) -> ArtifactResult:
-        return ArtifactResult(artifacts={"dataset": _data_drafts(inp)})
+    def refusal(self, path: Path) -> str | None:
+        return f"refusing {path.name}" if self.params.match in path.name else None
