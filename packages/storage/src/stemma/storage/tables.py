@@ -137,7 +137,12 @@ def _new_rows(table: DeltaTable, spec: TableSpec, frame: pl.DataFrame) -> pl.Dat
         return frame
     unique = frame.unique(subset=spec.key, keep="first", maintain_order=True)
     keys = unique.get_column(spec.key)
-    present = pl.scan_delta(table).select(spec.key).filter(pl.col(spec.key).is_in(keys)).collect()
+    present = (
+        pl.scan_delta(table)
+        .select(spec.key)
+        .filter(pl.col(spec.key).is_in(keys.implode()))
+        .collect()
+    )
     if present.is_empty():
         return unique
     return unique.join(present, on=spec.key, how="anti", maintain_order="left")
