@@ -29,13 +29,14 @@ from stemma.core.pipeline.composite_expansion import (
 from stemma.core.pipeline.input_validation import build_operation, normalize_inputs
 from stemma.core.pipeline.planned_step import CachePolicy, FailurePolicy, PlannedStep
 from stemma.core.pipeline.references import OutputReference, StepFuture, StepResult
+from stemma.core.pipeline.run_context import PipelineContext
 from stemma.core.pipeline.run_history import (
     latest_run_id,
     restore_steps,
     runs_frame,
     summarize,
 )
-from stemma.core.pipeline.step_dispatch import PipelineContext, run_step
+from stemma.core.pipeline.step_dispatch import run_step
 from stemma.core.provenance import capture_provenance
 from stemma.core.run_ids import new_run_id
 from stemma.core.store import PipelineStore, open_store

@@ -7,21 +7,16 @@ batched lookup), units to the backend, one commit of the whole step, and the fin
 
 from __future__ import annotations
 
-import datetime as dt
-import threading
 import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, wait
-from dataclasses import dataclass, field
-from typing import Any
 
-from stemma.core.backends.base import Backend
 from stemma.core.errors import BatchingError, PairingError
-from stemma.core.execution_records import ExecutionRecord, StepEvent, StepOutputs
-from stemma.core.operations.batching import make_units, pack_workers
+from stemma.core.execution_records import StepEvent, StepOutputs
+from stemma.core.operations.batching import make_units
 from stemma.core.operations.pairing import GroupBy, PairedGroup, pair_inputs
 from stemma.core.pipeline.planned_step import CachePolicy, FailurePolicy, FileInputs, PlannedStep
 from stemma.core.pipeline.references import OutputReference, StepResult
+from stemma.core.pipeline.run_context import PipelineContext
 from stemma.core.pipeline.step_events import (
     EventFactory,
     event_factory,
@@ -29,42 +24,11 @@ from stemma.core.pipeline.step_events import (
     step_result,
 )
 from stemma.core.pipeline.step_keys import execution_key, step_fingerprint
+from stemma.core.pipeline.unit_dispatch import execute_units, promote_files
 from stemma.core.pipeline.units import ExecutionUnit, UnitGroup
-from stemma.core.pipeline.worker_entry import UnitOutcome, run_units
+from stemma.core.pipeline.worker_entry import UnitOutcome
 from stemma.core.records import StepStatus
 from stemma.core.run_ids import new_attempt_id
-from stemma.core.store import PipelineStore
-
-_SAMPLE_SECONDS = 0.5
-
-
-@dataclass(kw_only=True)
-class PipelineContext:
-    """What every step of one pipeline run shares."""
-
-    store: PipelineStore
-    backend: Backend
-    run_id: str
-    steps: dict[int, PlannedStep]
-    """Every step of the run by number (restored ones included, after a resume)."""
-    cache_policy: CachePolicy
-    preserve_working: bool
-    provenance: Mapping[str, Any]
-    cancelled: threading.Event = field(default_factory=threading.Event)
-    commit_lock: threading.Lock = field(default_factory=threading.Lock)
-    """Commits are serialized in the orchestrator."""
-    deferred_events: list[StepEvent] = field(default_factory=list[StepEvent])
-    """Events of step-level cache hits, written with the next commit (one write, not one each)."""
-    step_index: dict[str, StepEvent] | None = None
-    """The store's completed steps by fingerprint, read once; a miss asks the store again."""
-
-    def record(self, events: Sequence[StepEvent]) -> None:
-        """Write ``events`` and everything deferred, in one append (holds the commit lock)."""
-        with self.commit_lock:
-            batch = [*self.deferred_events, *events]
-            self.deferred_events.clear()
-            if batch:
-                self.store.record_events(batch)
 
 
 def run_step(ctx: PipelineContext, step: PlannedStep) -> StepResult:
@@ -83,7 +47,7 @@ def run_step(ctx: PipelineContext, step: PlannedStep) -> StepResult:
     step.outputs_from = step_run_id
     event = event_factory(ctx, step, step_run_id)
     ctx.record([event(StepStatus.RUNNING)])
-    _promote_files(ctx, step, step_run_id)
+    promote_files(ctx, step, step_run_id)
     inputs = _resolve_inputs(ctx, step, upstream)
     if inputs and all(not ids for ids in inputs.values()):
         return _finish(ctx, step, event, started, [], [], skip_reason="empty_inputs")
@@ -97,7 +61,7 @@ def run_step(ctx: PipelineContext, step: PlannedStep) -> StepResult:
     misses = [
         _unit(ctx, step, step_run_id, key, groups) for key, groups in keyed if key not in hits
     ]
-    outcomes = _execute(ctx, step, misses)
+    outcomes = execute_units(ctx, step, misses)
     return _finish(ctx, step, event, started, cached_outputs, outcomes, expected=len(keyed))
 
 
@@ -165,36 +129,6 @@ def _cancelled(ctx: PipelineContext, step: PlannedStep, started: float) -> StepR
     )
     ctx.record([event])
     return step_result(step, step_run_id, event, started, cache=None)
-
-
-def _promote_files(ctx: PipelineContext, step: PlannedStep, step_run_id: str) -> None:
-    """Commit raw file inputs as file-ref artifacts, so workers load them like any other."""
-    for role, given in step.inputs.items():
-        if not isinstance(given, FileInputs):
-            continue
-        now = dt.datetime.now(dt.UTC)
-        record = ExecutionRecord(
-            execution_run_id=new_attempt_id(),
-            execution_spec_id=new_attempt_id(),
-            step_run_id=step_run_id,
-            step_spec_id=step.fingerprint or "",
-            step_name=step.name,
-            step_number=step.number,
-            operation="promote_files",
-            version="v0",
-            params={},
-            overrides={},
-            started_at=now,
-            ended_at=now,
-            worker="orchestrator",
-            backend="orchestrator",
-            success=True,
-            outputs={role: given.ids()},
-            artifacts=given.artifacts,
-            metadata={"promoted_for": role},
-        )
-        with ctx.commit_lock:
-            ctx.store.commit_executions([ctx.store.stage_execution(record)])
 
 
 def _resolve_inputs(
@@ -292,51 +226,6 @@ def _unit(
         preserve_working=ctx.preserve_working,
         provenance=ctx.provenance,
     )
-
-
-def _execute(
-    ctx: PipelineContext, step: PlannedStep, units: list[ExecutionUnit]
-) -> list[UnitOutcome]:
-    """Run the units: at most ``max_workers`` packs at once, and GPU operations one at a time.
-
-    Packs are submitted as slots free up, so a stop (cancel, or ``fail_fast`` after a failure)
-    drops everything not yet dispatched. While waiting, the backend samples its workers' memory
-    so a worker the OOM killer takes is reported with its peak.
-    """
-    op = step.operation
-    queue = pack_workers(units, op.execution.units_per_worker) if units else []
-    limit = 1 if op.resources.gpus > 0 else (op.execution.max_workers or len(queue) or 1)
-    pending: dict[Future[Any], list[ExecutionUnit]] = {}
-    outcomes: list[UnitOutcome] = []
-    sample = getattr(ctx.backend, "sample_memory", None)
-    while queue or pending:
-        if not _stopping(ctx, step, outcomes):
-            while queue and len(pending) < limit:
-                pack = queue.pop(0)
-                pending[ctx.backend.submit(run_units, pack)] = pack
-        else:
-            queue.clear()
-            pending = {f: p for f, p in pending.items() if not f.cancel()}  # drop the unstarted
-        if not pending:
-            break
-        done, _ = wait(list(pending), timeout=_SAMPLE_SECONDS, return_when=FIRST_COMPLETED)
-        if callable(sample):
-            sample()
-        for future in done:
-            pack = pending.pop(future)
-            error = future.exception()
-            if error is not None:  # the worker died: every unit of the pack failed
-                outcomes.extend(UnitOutcome.crashed(unit, error, ctx.store) for unit in pack)
-            else:
-                outcomes.extend(future.result())
-    return outcomes
-
-
-def _stopping(ctx: PipelineContext, step: PlannedStep, outcomes: list[UnitOutcome]) -> bool:
-    if ctx.cancelled.is_set():
-        return True
-    fail_fast = step.failure_policy is FailurePolicy.FAIL_FAST
-    return fail_fast and any(not outcome.success for outcome in outcomes)
 
 
 def _finish(

@@ -17,7 +17,7 @@ from stemma.core.pipeline.references import OutputReference, StepResult
 from stemma.core.records import StepStatus
 
 if TYPE_CHECKING:
-    from stemma.core.pipeline.step_dispatch import PipelineContext
+    from stemma.core.pipeline.run_context import PipelineContext
 
 EventFactory = Callable[..., StepEvent]
 

@@ -1,0 +1,42 @@
+"""``PipelineContext``: what every step of one pipeline run shares, across its step threads."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from stemma.core.backends.base import Backend
+from stemma.core.execution_records import StepEvent
+from stemma.core.pipeline.planned_step import CachePolicy, PlannedStep
+from stemma.core.store import PipelineStore
+
+
+@dataclass(kw_only=True)
+class PipelineContext:
+    """What every step of one pipeline run shares."""
+
+    store: PipelineStore
+    backend: Backend
+    run_id: str
+    steps: dict[int, PlannedStep]
+    """Every step of the run by number (restored ones included, after a resume)."""
+    cache_policy: CachePolicy
+    preserve_working: bool
+    provenance: Mapping[str, Any]
+    cancelled: threading.Event = field(default_factory=threading.Event)
+    commit_lock: threading.Lock = field(default_factory=threading.Lock)
+    """Commits are serialized in the orchestrator."""
+    deferred_events: list[StepEvent] = field(default_factory=list[StepEvent])
+    """Events of step-level cache hits, written with the next commit (one write, not one each)."""
+    step_index: dict[str, StepEvent] | None = None
+    """The store's completed steps by fingerprint, read once; a miss asks the store again."""
+
+    def record(self, events: Sequence[StepEvent]) -> None:
+        """Write ``events`` and everything deferred, in one append (holds the commit lock)."""
+        with self.commit_lock:
+            batch = [*self.deferred_events, *events]
+            self.deferred_events.clear()
+            if batch:
+                self.store.record_events(batch)

@@ -1,0 +1,93 @@
+"""Sending a step's units to the backend, and committing raw file inputs before they run."""
+
+from __future__ import annotations
+
+import datetime as dt
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from typing import Any
+
+from stemma.core.execution_records import ExecutionRecord
+from stemma.core.operations.batching import pack_workers
+from stemma.core.pipeline.planned_step import FailurePolicy, FileInputs, PlannedStep
+from stemma.core.pipeline.run_context import PipelineContext
+from stemma.core.pipeline.units import ExecutionUnit
+from stemma.core.pipeline.worker_entry import UnitOutcome, run_units
+from stemma.core.run_ids import new_attempt_id
+
+_SAMPLE_SECONDS = 0.5
+"""How often the backend samples its workers' memory while a step waits for units."""
+
+
+def promote_files(ctx: PipelineContext, step: PlannedStep, step_run_id: str) -> None:
+    """Commit raw file inputs as file-ref artifacts, so workers load them like any other."""
+    for role, given in step.inputs.items():
+        if not isinstance(given, FileInputs):
+            continue
+        now = dt.datetime.now(dt.UTC)
+        record = ExecutionRecord(
+            execution_run_id=new_attempt_id(),
+            execution_spec_id=new_attempt_id(),
+            step_run_id=step_run_id,
+            step_spec_id=step.fingerprint or "",
+            step_name=step.name,
+            step_number=step.number,
+            operation="promote_files",
+            version="v0",
+            params={},
+            overrides={},
+            started_at=now,
+            ended_at=now,
+            worker="orchestrator",
+            backend="orchestrator",
+            success=True,
+            outputs={role: given.ids()},
+            artifacts=given.artifacts,
+            metadata={"promoted_for": role},
+        )
+        with ctx.commit_lock:
+            ctx.store.commit_executions([ctx.store.stage_execution(record)])
+
+
+def execute_units(
+    ctx: PipelineContext, step: PlannedStep, units: list[ExecutionUnit]
+) -> list[UnitOutcome]:
+    """Run the units: at most ``max_workers`` packs at once, and GPU operations one at a time.
+
+    Packs are submitted as slots free up, so a stop (cancel, or ``fail_fast`` after a failure)
+    drops everything not yet dispatched. While waiting, the backend samples its workers' memory
+    so a worker the OOM killer takes is reported with its peak.
+    """
+    op = step.operation
+    queue = pack_workers(units, op.execution.units_per_worker) if units else []
+    limit = 1 if op.resources.gpus > 0 else (op.execution.max_workers or len(queue) or 1)
+    pending: dict[Future[Any], list[ExecutionUnit]] = {}
+    outcomes: list[UnitOutcome] = []
+    sample = getattr(ctx.backend, "sample_memory", None)
+    while queue or pending:
+        if not _stopping(ctx, step, outcomes):
+            while queue and len(pending) < limit:
+                pack = queue.pop(0)
+                pending[ctx.backend.submit(run_units, pack)] = pack
+        else:
+            queue.clear()
+            pending = {f: p for f, p in pending.items() if not f.cancel()}  # drop the unstarted
+        if not pending:
+            break
+        done, _ = wait(list(pending), timeout=_SAMPLE_SECONDS, return_when=FIRST_COMPLETED)
+        if callable(sample):
+            sample()
+        for future in done:
+            pack = pending.pop(future)
+            error = future.exception()
+            if error is not None:  # the worker died: every unit of the pack failed
+                outcomes.extend(UnitOutcome.crashed(unit, error, ctx.store) for unit in pack)
+            else:
+                outcomes.extend(future.result())
+    return outcomes
+
+
+def _stopping(ctx: PipelineContext, step: PlannedStep, outcomes: list[UnitOutcome]) -> bool:
+    if ctx.cancelled.is_set():
+        return True
+    fail_fast = step.failure_policy is FailurePolicy.FAIL_FAST
+    return fail_fast and any(not outcome.success for outcome in outcomes)
