@@ -8,6 +8,7 @@ never sees half a record and a crash loses at most the attempt in flight.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import threading
@@ -100,9 +101,7 @@ class FileStore:
         except FileNotFoundError:
             return None
         data["status"] = StepStatus(data["status"])
-        from datetime import datetime
-
-        data["timestamp"] = datetime.fromisoformat(data["timestamp"])
+        data["timestamp"] = dt.datetime.fromisoformat(data["timestamp"])
         return StepRecord(**data)
 
     def _write(self, path: Path, payload: dict[str, Any]) -> None:

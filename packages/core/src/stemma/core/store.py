@@ -65,9 +65,24 @@ class Store(Protocol):
 
 def available_stores() -> dict[str, str]:
     """Store names registered under the ``stemma.stores`` entry point, with their targets."""
-    found = {ep.name: ep.value for ep in entry_points(group=STORE_GROUP)}
+    found = {name: ep.value for name, ep in _registered().items()}
     found.setdefault("file", "stemma.core.file_store:FileStore")
     return found
+
+
+def open_pipeline_store(root: str | os.PathLike[str] | None = None) -> PipelineStore:
+    """Open the store at ``root`` and check that it can serve the Pipeline.
+
+    Raises:
+        StoreUnavailableError: only the JSON file store (or another plain ``Store``) is there.
+    """
+    store = open_store(root)
+    if not isinstance(store, PipelineStore):
+        raise StoreUnavailableError(
+            f"the store at {store.layout.root} is a {type(store).__name__}, but the Pipeline "
+            "needs stemma-storage (pip install stemma-storage, or set STEMMA_STORE=delta)"
+        )
+    return store
 
 
 @functools.cache

@@ -18,7 +18,6 @@ from typing import Any
 import polars as pl
 
 from stemma.core.backends.base import open_backend
-from stemma.core.errors import StoreUnavailableError
 from stemma.core.execution_records import StepEvent
 from stemma.core.operations.definition import OperationDefinition
 from stemma.core.pipeline.composite_expansion import (
@@ -39,7 +38,7 @@ from stemma.core.pipeline.run_history import (
 from stemma.core.pipeline.step_dispatch import run_step
 from stemma.core.provenance import capture_provenance
 from stemma.core.run_ids import new_run_id
-from stemma.core.store import PipelineStore, open_store
+from stemma.core.store import PipelineStore, open_pipeline_store
 
 DEFAULT_PARALLEL_STEPS = 4
 
@@ -93,7 +92,7 @@ class Pipeline:
             StoreUnavailableError: stemma-storage (the Delta store) is not installed.
             ValueError: an unknown policy name.
         """
-        store = _pipeline_store(root)
+        store = open_pipeline_store(root)
         store.recover()
         context = PipelineContext(
             store=store,
@@ -136,7 +135,7 @@ class Pipeline:
         Raises:
             ValueError: neither an id nor a name was given, or no such run exists.
         """
-        store = _pipeline_store(root)
+        store = open_pipeline_store(root)
         store.recover()
         if pipeline_run_id is None:
             if name is None:
@@ -168,7 +167,7 @@ class Pipeline:
     @staticmethod
     def list_runs(root: str | os.PathLike[str] | None = None) -> pl.DataFrame:
         """Every run on the root: id, step count, last status, started, ended; newest first."""
-        return runs_frame(_pipeline_store(root).step_events())
+        return runs_frame(open_pipeline_store(root).step_events())
 
     @property
     def run_id(self) -> str:
@@ -352,13 +351,3 @@ class Pipeline:
 
     def __bool__(self) -> bool:
         return bool(self._ctx.steps) and all(result.success for result in self)
-
-
-def _pipeline_store(root: str | os.PathLike[str] | None) -> PipelineStore:
-    store = open_store(root)
-    if not isinstance(store, PipelineStore):
-        raise StoreUnavailableError(
-            f"the Pipeline needs the Delta store, but {type(store).__name__} was opened; "
-            "install it with: pip install stemma-storage"
-        )
-    return store

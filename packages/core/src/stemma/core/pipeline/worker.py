@@ -15,7 +15,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from stemma.core.errors import StoreUnavailableError
 from stemma.core.execution_records import ExecutionRecord
 from stemma.core.operations.definition import OperationKind
 from stemma.core.operations.drafts import FinalizedArtifact
@@ -25,7 +24,7 @@ from stemma.core.pipeline.curator_lifecycle import run_curator
 from stemma.core.pipeline.failure_logs import write_failure_log
 from stemma.core.pipeline.units import ExecutionUnit
 from stemma.core.run_ids import new_attempt_id
-from stemma.core.store import PipelineStore, open_store
+from stemma.core.store import PipelineStore, open_pipeline_store
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -53,21 +52,6 @@ class UnitReport:
     def output_count(self) -> int:
         """How many output ids the unit reported, over every role."""
         return sum(len(ids) for ids in self.outputs.values())
-
-
-def open_pipeline_store(root: str | os.PathLike[str]) -> PipelineStore:
-    """Open the store at ``root`` and check that it can serve the Pipeline.
-
-    Raises:
-        StoreUnavailableError: only the JSON file store (or another plain ``Store``) is there.
-    """
-    store = open_store(root)
-    if not isinstance(store, PipelineStore):
-        raise StoreUnavailableError(
-            f"the store at {root} is a {type(store).__name__}, but the Pipeline needs "
-            "stemma-storage (pip install stemma-storage, or set STEMMA_STORE=delta)"
-        )
-    return store
 
 
 def run_unit(unit: ExecutionUnit, store: PipelineStore | None = None) -> UnitReport:
@@ -109,6 +93,13 @@ def run_pack(units: Sequence[ExecutionUnit], store: PipelineStore) -> list[UnitR
     except Exception:
         return [_stage(store, unit, record, outcome) for unit, record, outcome in done]
     return [_report(unit, record, outcome, bundle) for unit, record, outcome in done]
+
+
+def report_crash(unit: ExecutionUnit, error: BaseException, store: PipelineStore) -> UnitReport:
+    """Record a unit whose worker died: called by the orchestrator, same record and log rules."""
+    outcome = failure_outcome(error, None, prefix="the worker died: ")
+    record = _record(unit, new_attempt_id(), dt.datetime.now(dt.UTC), outcome)
+    return _stage(store, unit, record, outcome)
 
 
 def _execute(unit: ExecutionUnit, store: PipelineStore, run_id: str) -> LifecycleOutcome:
