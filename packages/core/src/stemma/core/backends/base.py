@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
+from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any, Protocol, runtime_checkable
 
+from stemma.core.cancel_levels import CancelLevel
 from stemma.core.errors import StemmaError, StoreUnavailableError
 
 BACKEND_GROUP = "stemma.backends"
@@ -26,12 +28,42 @@ class WorkerCrashedError(StemmaError, RuntimeError):
         self.peak_rss_mb = peak_rss_mb
 
 
+@dataclass(frozen=True, kw_only=True)
+class WaveRequest:
+    """What a wave of packs asks of the machine, and how its jobs are named and logged.
+
+    The local backend reads only ``max_parallel``; a scheduler backend turns the rest into its
+    job options (SLURM: one array, ``--array=0-N%max_parallel``).
+    """
+
+    job_name: str
+    """``{run tag}.{step name}``: lets ``stemma reap`` find the run's jobs by name."""
+    run_id: str
+    """The pipeline run the wave belongs to."""
+    max_parallel: int
+    """At most this many packs at once."""
+    cpus: int = 1
+    memory_gb: float = 4.0
+    gpus: int = 0
+    time_limit: str = "01:00:00"
+    """SLURM form: ``MM``, ``HH:MM:SS``, ``D-HH:MM`` or ``D-HH:MM:SS``."""
+    extra: Mapping[str, str] = field(default_factory=dict[str, str])
+    """Backend-specific options, passed through as given (``{"partition": "gpu"}``)."""
+    log_dir: str | None = None
+    """Where scheduler logs go (``{root}/logs/slurm/{run_id}``); None for the backend's choice."""
+
+
 @runtime_checkable
 class Backend(Protocol):
     """Runs picklable units of work somewhere else and reports back through futures."""
 
     name: str
     """Recorded in executions and steps rows (``local``, ``slurm``, …)."""
+
+    queues_whole_waves: bool
+    """True when the backend wants a step's whole wave at once (a scheduler: one job array,
+    throttled by ``WaveRequest.max_parallel``); False to be fed packs as its slots free up, so
+    that a stop drops everything not yet handed over."""
 
     def submit(self, fn: Callable[[Any], Any], payload: Any) -> Future[Any]:
         """Run ``fn(payload)`` on a worker.
@@ -41,12 +73,35 @@ class Backend(Protocol):
         """
         ...
 
+    def submit_wave(
+        self, fn: Callable[[Any], Any], payloads: Sequence[Any], request: WaveRequest
+    ) -> list[Future[Any]]:
+        """Run ``fn(payload)`` for every payload: one future each, in order.
+
+        A scheduler backend submits the wave in as few calls as its limits allow (one job array,
+        split at the cluster's maximum array size); cancelling a future that has not started
+        drops its element.
+        """
+        ...
+
+    def cancel(self, level: CancelLevel) -> None:
+        """Stop with the force of ``level`` (see :class:`CancelLevel`); never blocks for long.
+
+        Level 1 is the orchestrator's business (it stops dispatching), so backends do nothing;
+        level 2 drops queued work and terminates running workers (SIGTERM, then SIGKILL after a
+        grace period); level 3 kills everything at once.
+        """
+        ...
+
     def shutdown(self, *, cancel_pending: bool = False) -> None:
         """Wait for running units (dropping queued ones when ``cancel_pending``) and stop."""
         ...
 
-    def terminate(self) -> None:
-        """Stop now: running workers get SIGTERM, then SIGKILL; nothing is left behind."""
+    def terminate(self, *, grace_seconds: float = 2.0) -> None:
+        """Stop now: SIGTERM, then SIGKILL after ``grace_seconds`` (at once with no grace).
+
+        Nothing is left behind.
+        """
         ...
 
 

@@ -13,14 +13,15 @@ import multiprocessing
 import os
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
-from stemma.core.backends.base import WorkerCrashedError
+from stemma.core.backends.base import WaveRequest, WorkerCrashedError
+from stemma.core.cancel_levels import CancelLevel
 
 _START_METHODS = ("spawn", "forkserver")
 
@@ -33,6 +34,7 @@ class LocalBackend:
     """Runs units on up to ``max_workers`` local processes."""
 
     name = "local"
+    queues_whole_waves = False
 
     def __init__(self, max_workers: int | None = None, *, start_method: str = "spawn") -> None:
         """Prepare the pool; processes start on the first submit.
@@ -120,6 +122,20 @@ class LocalBackend:
             if peak is not None and process.pid is not None:
                 self._peak_rss_kb[process.pid] = max(peak, self._peak_rss_kb.get(process.pid, 0))
 
+    def submit_wave(
+        self, fn: Callable[[Any], Any], payloads: Sequence[Any], request: WaveRequest
+    ) -> list[Future[Any]]:
+        """Submit every payload to the pool (resources are the machine's; nothing to ask)."""
+        del request
+        return [self.submit(fn, payload) for payload in payloads]
+
+    def cancel(self, level: CancelLevel) -> None:
+        """Level 2: SIGTERM, SIGKILL after a grace period; level 3: SIGKILL now; 1: nothing."""
+        if level is CancelLevel.FORCE:
+            self.terminate()
+        elif level is CancelLevel.HARD:
+            self.terminate(grace_seconds=0)
+
     def shutdown(self, *, cancel_pending: bool = False) -> None:
         """Let running units finish (drop queued ones when ``cancel_pending``) and stop."""
         with self._lock:
@@ -127,8 +143,11 @@ class LocalBackend:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=cancel_pending)
 
-    def terminate(self) -> None:
-        """SIGTERM every worker, SIGKILL those still alive a moment later, drop the pool."""
+    def terminate(self, *, grace_seconds: float = 2.0) -> None:
+        """SIGTERM every worker, SIGKILL those still alive after ``grace_seconds``, drop the pool.
+
+        With no grace, workers get SIGKILL at once.
+        """
         with self._lock:
             pool, self._pool = self._pool, None
         if pool is None:
@@ -136,9 +155,9 @@ class LocalBackend:
         processes = self._processes(pool)
         for process in processes:
             if process.is_alive():
-                process.terminate()
+                process.terminate() if grace_seconds > 0 else process.kill()
         for process in processes:
-            process.join(timeout=2)
+            process.join(timeout=grace_seconds or 2)
             if process.is_alive():
                 process.kill()
                 process.join(timeout=2)

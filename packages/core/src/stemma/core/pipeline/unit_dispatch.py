@@ -6,6 +6,7 @@ import datetime as dt
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from typing import Any
 
+from stemma.core.backends.base import WaveRequest
 from stemma.core.execution_records import ExecutionRecord
 from stemma.core.operations.batching import pack_workers
 from stemma.core.pipeline.planned_step import FailurePolicy, FileInputs, PlannedStep
@@ -60,14 +61,17 @@ def execute_units(
     op = step.operation
     queue = pack_workers(units, op.execution.units_per_worker) if units else []
     limit = 1 if op.resources.gpus > 0 else (op.execution.max_workers or len(queue) or 1)
+    request = _wave_request(ctx, step, limit)
     pending: dict[Future[Any], list[ExecutionUnit]] = {}
     outcomes: list[UnitOutcome] = []
     sample = getattr(ctx.backend, "sample_memory", None)
     while queue or pending:
         if not _stopping(ctx, step, outcomes):
-            while queue and len(pending) < limit:
-                pack = queue.pop(0)
-                pending[ctx.backend.submit(run_units, pack)] = pack
+            free = len(queue) if ctx.backend.queues_whole_waves else limit - len(pending)
+            wave, queue = queue[:free], queue[free:]
+            if wave:
+                futures = ctx.backend.submit_wave(run_units, wave, request)
+                pending.update(zip(futures, wave, strict=True))
         else:
             queue.clear()
             pending = {f: p for f, p in pending.items() if not f.cancel()}  # drop the unstarted
@@ -84,6 +88,22 @@ def execute_units(
             else:
                 outcomes.extend(future.result())
     return outcomes
+
+
+def _wave_request(ctx: PipelineContext, step: PlannedStep, limit: int) -> WaveRequest:
+    op = step.operation
+    resources = op.resources
+    return WaveRequest(
+        job_name=f"stemma-{ctx.run_id}.{op.execution.job_name or step.name}",
+        run_id=ctx.run_id,
+        max_parallel=limit,
+        cpus=resources.cpus,
+        memory_gb=resources.memory_gb,
+        gpus=resources.gpus,
+        time_limit=resources.time_limit,
+        extra=dict(resources.extra),
+        log_dir=str(ctx.store.layout.logs / "slurm" / ctx.run_id),
+    )
 
 
 def _stopping(ctx: PipelineContext, step: PlannedStep, outcomes: list[UnitOutcome]) -> bool:
