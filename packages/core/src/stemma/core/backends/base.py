@@ -37,9 +37,14 @@ class WaveRequest:
     """
 
     job_name: str
-    """``{run tag}.{step name}``: lets ``stemma reap`` find the run's jobs by name."""
+    """``stemma-{run8}-s{N}-{op}`` (``stemma.core.run_ids.job_name``)."""
     run_id: str
     """The pipeline run the wave belongs to."""
+    run_tag: str
+    """``stemma-{run8}``, the prefix of every job name of the run: ``stemma reap`` finds a
+    crashed run's jobs by it."""
+    step_number: int
+    """The step the wave runs (to record job ids per step in the run's live directory)."""
     max_parallel: int
     """At most this many packs at once."""
     cpus: int = 1

@@ -13,7 +13,7 @@ from stemma.core.pipeline.planned_step import FailurePolicy, FileInputs, Planned
 from stemma.core.pipeline.run_context import PipelineContext
 from stemma.core.pipeline.units import ExecutionUnit
 from stemma.core.pipeline.worker_entry import UnitOutcome, run_units
-from stemma.core.run_ids import new_attempt_id
+from stemma.core.run_ids import job_name, new_attempt_id, run_tag
 
 _SAMPLE_SECONDS = 0.5
 """How often the backend samples its workers' memory while a step waits for units."""
@@ -94,8 +94,10 @@ def _wave_request(ctx: PipelineContext, step: PlannedStep, limit: int) -> WaveRe
     op = step.operation
     resources = op.resources
     return WaveRequest(
-        job_name=f"stemma-{ctx.run_id}.{op.execution.job_name or step.name}",
+        job_name=job_name(ctx.run_id, step.number, op.execution.job_name or step.name),
         run_id=ctx.run_id,
+        run_tag=run_tag(ctx.run_id),
+        step_number=step.number,
         max_parallel=limit,
         cpus=resources.cpus,
         memory_gb=resources.memory_gb,
