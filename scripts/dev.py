@@ -96,17 +96,24 @@ def package_alone(package: str) -> Stage:
     )
 
 
+# The slurm tests run against a real single-node cluster on this machine; starting it is idempotent.
+SLURM_CLUSTER = Stage(
+    name="local SLURM cluster", argv=("bash", "scripts/slurm-dev-cluster.sh", "start")
+)
+
+
 LINT = [SYNC, RUFF_CHECK, RUFF_FORMAT]
 TYPECHECK = [SYNC, BASEDPYRIGHT]
 TEST = [SYNC, PYTEST]
 # One line per stage, run in order, stopping at the first failure. A stage that is not a uv command
-# is a plain argv, e.g. Stage(name="local SLURM cluster", argv=("bash", "scripts/slurm.sh", "up")).
+# is a plain argv, like SLURM_CLUSTER.
 CHECK = [
     SYNC,
     RUFF_CHECK,
     RUFF_FORMAT,
     BASEDPYRIGHT,
     IMPORT_LINTER,
+    SLURM_CLUSTER,
     PYTEST,
     *(package_alone(p) for p in PACKAGES),
 ]
