@@ -1,0 +1,181 @@
+"""A running pipeline's live state file: what it writes, and how readers see it.
+
+``{root}/runs/{run_id}/state.json`` is replaced atomically (write, then rename) at most once a
+second while the run lives. Readers never see half a file. A run whose heartbeat is older than
+the stale timeout (or whose process is gone, on this host) is ``stale``, not running: its
+orchestrator died without saying so.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import socket
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, replace
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+STATE_FILE = "state.json"
+STALE_AFTER_SECONDS = 30.0
+"""Default: a heartbeat older than this makes a running run ``stale``."""
+
+
+class RunStatus(StrEnum):
+    """A run as a reader sees it."""
+
+    RUNNING = "running"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    STALE = "stale"
+    """Written as running, but the heartbeat stopped: the orchestrator died."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class StepState:
+    """One step's live progress. Counts are units (execution batches), not artifacts."""
+
+    number: int
+    name: str
+    operation: str
+    status: str = "pending"
+    """``pending``, ``running``, then a final step status (``completed``, ``failed``,
+    ``cancelled``, ``skipped``)."""
+    cache: str | None = None
+    """``step`` for a step-level cache hit."""
+    total: int = 0
+    """Units the step has (known once its inputs are resolved)."""
+    cached: int = 0
+    """Units that were execution-level cache hits."""
+    succeeded: int = 0
+    """Units that ran and succeeded (cached ones not included)."""
+    failed: int = 0
+    cancelled: int = 0
+    running: int = 0
+    """Units handed to the backend and not yet back."""
+    started_at: str | None = None
+    ended_at: str | None = None
+    jobs: Mapping[str, int] = field(default_factory=dict[str, int])
+    """Scheduler job states and how many elements are in each (SLURM), else empty."""
+
+    @property
+    def done(self) -> int:
+        """Units finished one way or another."""
+        return self.cached + self.succeeded + self.failed + self.cancelled
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunState:
+    """The whole live state of one run, as written in ``state.json``."""
+
+    run_id: str
+    name: str
+    status: RunStatus
+    pid: int
+    host: str
+    root: str
+    backend: str
+    started_at: str
+    heartbeat: str
+    """When the orchestrator last wrote this file (UTC, ISO 8601)."""
+    ended_at: str | None = None
+    cancel_level: int = 0
+    """The highest cancellation level applied so far (0: none)."""
+    steps: tuple[StepState, ...] = ()
+
+    def to_json(self) -> str:
+        """The file's content."""
+        return json.dumps(asdict(self), indent=1, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> RunState:
+        """Parse a state file's content.
+
+        Raises:
+            ValueError: not a state file (the message says what is wrong).
+        """
+        try:
+            data: dict[str, Any] = json.loads(text)
+            steps = tuple(StepState(**step) for step in data.pop("steps", []))
+            data["status"] = RunStatus(data["status"])
+            return cls(**data, steps=steps)
+        except (json.JSONDecodeError, TypeError, KeyError) as err:
+            raise ValueError(f"not a stemma run state file: {err}") from err
+
+    def seen_at(self, now: dt.datetime, stale_after: float = STALE_AFTER_SECONDS) -> RunState:
+        """This state as a reader should show it at ``now``: ``stale`` if the writer is gone."""
+        if self.status is not RunStatus.RUNNING:
+            return self
+        age = (now - dt.datetime.fromisoformat(self.heartbeat)).total_seconds()
+        if age > stale_after or not _alive_here(self.host, self.pid):
+            return replace(self, status=RunStatus.STALE)
+        return self
+
+
+def run_dir(root: str | os.PathLike[str], run_id: str) -> Path:
+    """``{root}/runs/{run_id}``: the run's live state and control requests."""
+    return Path(root) / "runs" / run_id
+
+
+def write_state(root: str | os.PathLike[str], state: RunState) -> None:
+    """Replace the run's state file atomically."""
+    directory = run_dir(root, state.run_id)
+    directory.mkdir(parents=True, exist_ok=True)
+    partial = directory / f".{STATE_FILE}.{os.getpid()}.tmp"
+    partial.write_text(state.to_json())
+    partial.replace(directory / STATE_FILE)
+
+
+def read_state(
+    root: str | os.PathLike[str],
+    run_id: str,
+    *,
+    now: dt.datetime | None = None,
+    stale_after: float = STALE_AFTER_SECONDS,
+) -> RunState:
+    """The run's state as of ``now`` (stale if its heartbeat stopped).
+
+    Raises:
+        FileNotFoundError: no live state for that run under ``root`` (the message names the path).
+        ValueError: the file is not a state file.
+    """
+    path = run_dir(root, run_id) / STATE_FILE
+    if not path.is_file():
+        raise FileNotFoundError(f"no live state for run {run_id!r}: {path} does not exist")
+    state = RunState.from_json(path.read_text())
+    return state.seen_at(now or dt.datetime.now(dt.UTC), stale_after)
+
+
+def list_states(
+    root: str | os.PathLike[str], *, stale_after: float = STALE_AFTER_SECONDS
+) -> list[RunState]:
+    """Every run with a state file under ``root``, newest first; unreadable files are skipped."""
+    now = dt.datetime.now(dt.UTC)
+    found: list[RunState] = []
+    runs = Path(root) / "runs"
+    paths = list(runs.glob(f"*/{STATE_FILE}")) if runs.is_dir() else list[Path]()
+    for path in paths:
+        try:
+            found.append(RunState.from_json(path.read_text()).seen_at(now, stale_after))
+        except (OSError, ValueError):
+            continue  # being replaced, or not ours: the next refresh shows it
+    return sorted(found, key=lambda state: state.started_at, reverse=True)
+
+
+def utc_now() -> str:
+    """Now, as the state file writes times."""
+    return dt.datetime.now(dt.UTC).isoformat()
+
+
+def _alive_here(host: str, pid: int) -> bool:
+    """False only when the run is on this host and its process is gone (or a zombie)."""
+    if host != socket.gethostname():
+        return True  # another machine: only the heartbeat can tell
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "\nState:\tZ" not in status
