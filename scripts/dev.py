@@ -70,7 +70,7 @@ def run_tool(*argv: str) -> tuple[str, ...]:
     return ("uv", "run", "--no-sync", *argv)
 
 
-SYNC = Stage(name="uv sync", argv=("uv", "sync", "--all-packages"))
+SYNC = Stage(name="uv sync", argv=("uv", "sync", "--all-packages", "--group", "docs"))
 RUFF_CHECK = Stage(name="ruff check", argv=run_tool("ruff", "check", "."))
 RUFF_FORMAT = Stage(name="ruff format --check", argv=run_tool("ruff", "format", "--check", "."))
 BASEDPYRIGHT = Stage(name="basedpyright (strict)", argv=run_tool("basedpyright"))
