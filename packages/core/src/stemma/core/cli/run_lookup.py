@@ -1,0 +1,87 @@
+"""Finding runs for the commands: live states and history, and a run named by a prefix of its id.
+
+History (the steps event log) needs a store that keeps events: the Delta store of stemma-storage.
+Without it the commands still see live runs through their state files.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from stemma.core.cli.exit_codes import CliError, ExitCode
+from stemma.core.cli.run_rows import RunRow, merge_runs, run_name
+from stemma.core.errors import StoreUnavailableError
+from stemma.core.execution_records import StepEvent
+from stemma.core.live import list_states, run_dir
+from stemma.core.live.state import STATE_FILE
+from stemma.core.store import open_pipeline_store
+
+
+def history_events(root: Path, run_id: str | None = None) -> list[StepEvent]:
+    """The steps event log of ``run_id`` (every run when omitted); empty without history.
+
+    A root with no Delta tables yet is not opened (opening would create its directories).
+    """
+    if not (root / "delta").is_dir():
+        return []
+    try:
+        store = open_pipeline_store(root)
+    except StoreUnavailableError:
+        return []  # only the JSON file store is installed: no event log to read
+    return store.step_events(run_id)
+
+
+def all_runs(root: Path) -> list[RunRow]:
+    """Every run on ``root``, newest first."""
+    return merge_runs(list_states(root), history_events(root))
+
+
+def resolve_run_id(root: Path, given: str) -> str:
+    """The run id ``given`` names: itself, a pipeline name's newest run, or the one id it starts.
+
+    Raises:
+        CliError: no run matches (NOT_FOUND), or several do (USAGE), listing them.
+    """
+    if (run_dir(root, given) / STATE_FILE).is_file():
+        return given
+    live = _live_ids(root)
+    history = {event.pipeline_run_id for event in history_events(root)}
+    known = live | history
+    if given in known:
+        return given
+    named = sorted(run_id for run_id in known if run_name(run_id) == given)
+    if named:
+        return named[-1]  # a pipeline's name: its newest run (ids sort by start time)
+    matches = sorted(run_id for run_id in known if run_id.startswith(given))
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise CliError(
+            f"no run {given!r} under {root}; `stemma runs --root {root}` lists the runs",
+            ExitCode.NOT_FOUND,
+        )
+    shown = ", ".join(matches[:5]) + (" …" if len(matches) > 5 else "")
+    raise CliError(
+        f"{given!r} names {len(matches)} runs ({shown}); give more of the id", ExitCode.USAGE
+    )
+
+
+def root_argument(value: str | os.PathLike[str] | None) -> Path:
+    """The root a command works on (see :func:`~stemma.core.layout.resolve_root`)."""
+    from stemma.core.layout import resolve_root
+
+    return resolve_root(value)
+
+
+def _live_ids(root: Path) -> set[str]:
+    runs = root / "runs"
+    if not runs.is_dir():
+        return set()
+    return {path.parent.name for path in runs.glob(f"*/{STATE_FILE}")}
+
+
+def newest_first(rows: Sequence[RunRow], limit: int | None) -> list[RunRow]:
+    """The first ``limit`` rows (all when None)."""
+    return list(rows) if limit is None else list(rows)[:limit]

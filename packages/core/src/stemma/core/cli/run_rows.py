@@ -1,0 +1,138 @@
+"""One row per run and one per step, merged from the live channel and the history.
+
+A running run is best described by its state file (it has unit counts before any commit); a
+finished one by its state file if it is still there, else by the steps event log. Pure
+functions over :class:`~stemma.core.live.RunState` and
+:class:`~stemma.core.execution_records.StepEvent`: the command line and the dashboard share them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from stemma.core.execution_records import StepEvent
+from stemma.core.live import RunState, RunStatus, StepState
+from stemma.core.records import StepStatus
+
+FINAL_STEP_STATUSES = frozenset({"completed", "failed", "cancelled", "skipped"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunRow:
+    """One run as the runs list shows it."""
+
+    run_id: str
+    name: str
+    status: RunStatus
+    started: dt.datetime
+    ended: dt.datetime | None
+    steps_done: int
+    steps_total: int
+    host: str = ""
+    pid: int | None = None
+    cancel_level: int = 0
+    live: bool = False
+    """True when this row comes from a state file (units are counted live)."""
+
+    def duration(self, now: dt.datetime) -> float:
+        """Seconds from start to end, or to ``now`` while running."""
+        end = self.ended or now
+        return max(0.0, (end - self.started).total_seconds())
+
+
+def run_name(run_id: str) -> str:
+    """The pipeline name in a run id (``{name}_{YYYYmmdd}_{HHMMSS}_{hex}``)."""
+    parts = run_id.rsplit("_", 3)
+    return parts[0] if len(parts) == 4 else run_id
+
+
+def row_from_state(state: RunState) -> RunRow:
+    """A live run's row."""
+    done = sum(1 for step in state.steps if step.status in FINAL_STEP_STATUSES)
+    return RunRow(
+        run_id=state.run_id,
+        name=state.name,
+        status=state.status,
+        started=_parse(state.started_at),
+        ended=_parse(state.ended_at) if state.ended_at else None,
+        steps_done=done,
+        steps_total=len(state.steps),
+        host=state.host,
+        pid=state.pid,
+        cancel_level=state.cancel_level,
+        live=True,
+    )
+
+
+def steps_from_history(events: Iterable[StepEvent]) -> tuple[StepState, ...]:
+    """One run's steps as live-state rows, rebuilt from its event log (newest event wins)."""
+    latest: dict[int, StepEvent] = {}
+    started: dict[int, dt.datetime] = {}
+    for event in sorted(events, key=lambda e: e.timestamp):
+        latest[event.step_number] = event
+        started.setdefault(event.step_number, event.timestamp)
+    return tuple(_step_state(latest[n], started[n]) for n in sorted(latest))
+
+
+def rows_from_history(events: Sequence[StepEvent]) -> list[RunRow]:
+    """One row per run in the event log; a run whose last step is still ``running`` is stale."""
+    by_run: dict[str, list[StepEvent]] = {}
+    for event in events:
+        by_run.setdefault(event.pipeline_run_id, []).append(event)
+    return [_history_row(run_id, run_events) for run_id, run_events in by_run.items()]
+
+
+def merge_runs(states: Sequence[RunState], events: Sequence[StepEvent]) -> list[RunRow]:
+    """Every run, newest first: from its state file when it has one, else from history."""
+    rows = {row.run_id: row for row in rows_from_history(events)}
+    rows.update({state.run_id: row_from_state(state) for state in states})
+    return sorted(rows.values(), key=lambda row: row.started, reverse=True)
+
+
+def _history_row(run_id: str, events: Sequence[StepEvent]) -> RunRow:
+    steps = steps_from_history(events)
+    times = [event.timestamp for event in events]
+    statuses = {step.status for step in steps}
+    if StepStatus.RUNNING.value in statuses:
+        status = RunStatus.STALE  # a live run writes a state file; this one's writer is gone
+    elif StepStatus.FAILED.value in statuses or any(step.failed for step in steps):
+        status = RunStatus.FAILED
+    elif StepStatus.CANCELLED.value in statuses:
+        status = RunStatus.CANCELLED
+    else:
+        status = RunStatus.COMPLETED
+    return RunRow(
+        run_id=run_id,
+        name=run_name(run_id),
+        status=status,
+        started=min(times),
+        ended=None if status is RunStatus.STALE else max(times),
+        steps_done=sum(1 for step in steps if step.status in FINAL_STEP_STATUSES),
+        steps_total=len(steps),
+    )
+
+
+def _step_state(event: StepEvent, started: dt.datetime) -> StepState:
+    final = event.status is not StepStatus.RUNNING
+    cache = event.metadata.get("cache")
+    hit = isinstance(cache, str) and cache == "step"
+    return StepState(
+        number=event.step_number,
+        name=event.step_name,
+        operation=event.operation,
+        status=event.status.value,
+        cache="step" if hit else None,
+        total=event.total_count,
+        cached=event.total_count if hit else 0,
+        succeeded=0 if hit else event.succeeded_count,
+        failed=event.failed_count,
+        started_at=started.isoformat(),
+        ended_at=event.timestamp.isoformat() if final else None,
+    )
+
+
+def _parse(text: str) -> dt.datetime:
+    parsed = dt.datetime.fromisoformat(text)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)

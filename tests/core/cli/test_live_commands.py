@@ -1,0 +1,183 @@
+"""`stemma runs / status / watch / cancel` over state files, through main() as a user calls it."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from stemma.core.cli.exit_codes import ExitCode
+from stemma.core.cli.main import main
+from stemma.core.live import RunStatus, StepState, pending_requests
+
+from .conftest import StateFactory
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_runs_lists_live_runs_newest_first_as_csv(
+    root: Path, make_state: StateFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old = dt.datetime.now(dt.UTC) - dt.timedelta(hours=1)
+    make_state("first_20261129_090000_00000001", RunStatus.COMPLETED, started=old)
+    make_state("first_20261129_100000_00000002")
+    code, out, _ = _run(capsys, "runs", "--root", str(root), "--format", "csv")
+    assert code == ExitCode.OK
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert [(r["run_id"], r["status"], r["steps"]) for r in rows] == [
+        ("first_20261129_100000_00000002", "running", "1/2"),
+        ("first_20261129_090000_00000001", "completed", "1/2"),
+    ]
+
+
+def test_runs_filters_by_status_and_root_goes_before_the_command(
+    root: Path, make_state: StateFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    make_state("a_20261129_090000_00000001", RunStatus.FAILED)
+    make_state("b_20261129_100000_00000002")
+    code, out, _ = _run(
+        capsys, "--root", str(root), "runs", "--status", "failed", "--format", "json"
+    )
+    assert code == ExitCode.OK
+    assert [row["run_id"] for row in json.loads(out)] == ["a_20261129_090000_00000001"]
+
+
+def test_runs_shows_a_running_run_whose_heartbeat_stopped_as_stale(
+    root: Path, make_state: StateFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    make_state(heartbeat=dt.datetime.now(dt.UTC) - dt.timedelta(minutes=5))
+    _, out, _ = _run(capsys, "runs", "--root", str(root), "--format", "json")
+    assert [row["status"] for row in json.loads(out)] == ["stale"]
+
+
+def test_status_of_a_run_named_by_a_prefix_prints_its_steps(
+    root: Path, make_state: StateFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    make_state("first_20261129_100000_aaaaaaaa")
+    code, out, _ = _run(capsys, "status", "first_20261129_10", "--root", str(root))
+    assert code == ExitCode.OK
+    assert "run first_20261129_100000_aaaaaaaa: running" in out
+    assert out.splitlines()[-1].split() == [
+        "1",
+        "transform",
+        "running",
+        "1",
+        "4",
+        "0",
+        "1",
+        "0",
+        "2",
+    ]
+
+
+def test_status_of_a_pipeline_name_picks_its_newest_run(
+    root: Path, make_state: StateFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    make_state("first_20261129_090000_00000001", RunStatus.COMPLETED)
+    make_state("first_20261129_100000_00000002", RunStatus.COMPLETED)
+    code, out, _ = _run(capsys, "status", "first", "--root", str(root))
+    assert code == ExitCode.OK
+    assert "first_20261129_100000_00000002" in out.splitlines()[0]
+
+
+def test_status_of_an_unknown_run_exits_not_found_and_says_what_to_do(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = _run(capsys, "status", "nope", "--root", str(root))
+    assert code == ExitCode.NOT_FOUND
+    assert "stemma runs" in err
+
+
+def test_status_of_an_ambiguous_prefix_is_a_usage_error_listing_the_runs(
+    root: Path, make_state: StateFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    make_state("first_20261129_090000_00000001")
+    make_state("first_20261129_100000_00000002")
+    code, _, err = _run(capsys, "status", "first_2026", "--root", str(root))
+    assert code == ExitCode.USAGE
+    assert "first_20261129_090000_00000001" in err
+
+
+@pytest.mark.parametrize(
+    ("status", "expected"),
+    [
+        (RunStatus.COMPLETED, ExitCode.OK),
+        (RunStatus.FAILED, ExitCode.RUN_FAILED),
+        (RunStatus.CANCELLED, ExitCode.RUN_CANCELLED),
+    ],
+)
+def test_watch_of_a_finished_run_prints_plain_lines_and_exits_with_its_outcome(
+    root: Path,
+    make_state: StateFactory,
+    capsys: pytest.CaptureFixture[str],
+    status: RunStatus,
+    expected: ExitCode,
+) -> None:
+    state = make_state(status=status)
+    code, out, _ = _run(capsys, "watch", state.run_id, "--root", str(root))
+    assert code == expected
+    assert out.splitlines()[-1].endswith(
+        f"run {state.run_id} {status}: 2 steps, 2/5 units, 0 failed"
+    )
+
+
+def test_watch_of_a_run_whose_orchestrator_died_exits_stale(
+    root: Path, make_state: StateFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = make_state(heartbeat=dt.datetime.now(dt.UTC) - dt.timedelta(hours=1))
+    code, _, _ = _run(capsys, "watch", state.run_id, "--root", str(root))
+    assert code == ExitCode.RUN_STALE
+
+
+def test_cancel_writes_a_request_at_the_level_asked_and_names_the_next_level(
+    root: Path, make_state: StateFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = make_state()
+    code, out, _ = _run(capsys, "cancel", state.run_id, "--level", "force", "--root", str(root))
+    assert code == ExitCode.OK
+    assert [int(r.level) for r in pending_requests(root, state.run_id)] == [2]
+    assert f"stemma cancel {state.run_id} --level 3" in out
+
+
+def test_cancel_with_an_unknown_level_is_a_usage_error(
+    root: Path, make_state: StateFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = make_state()
+    code, _, err = _run(capsys, "cancel", state.run_id, "--level", "9", "--root", str(root))
+    assert code == ExitCode.USAGE
+    assert "1 (graceful), 2 (force) or 3 (hard)" in err
+    assert pending_requests(root, state.run_id) == []
+
+
+def test_cancel_of_a_finished_run_asks_nothing(
+    root: Path, make_state: StateFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = make_state(
+        status=RunStatus.COMPLETED, steps=(StepState(number=0, name="a", operation="a"),)
+    )
+    code, _, err = _run(capsys, "cancel", state.run_id, "--root", str(root))
+    assert code == ExitCode.OK
+    assert "nothing to cancel" in err
+    assert pending_requests(root, state.run_id) == []
+
+
+def test_main_without_a_command_prints_help_and_exits_usage(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, _, err = _run(capsys)
+    assert code == ExitCode.USAGE
+    assert "COMMAND" in err
+
+
+def test_main_with_an_unknown_command_exits_usage() -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["frobnicate"])
+    assert exited.value.code == ExitCode.USAGE
