@@ -1,0 +1,118 @@
+"""``stemma artifacts`` and ``stemma lineage``: the Delta history as tables, CSV or JSON.
+
+Registered under the ``stemma.commands`` entry point group, so they exist exactly when
+stemma-storage is installed.
+"""
+
+# (polars' signatures name numpy types and numpy is not installed, so every polars method reads
+# as partially unknown; arguments and results are still checked.)
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from stemma.core.cli import CliError, Command, ExitCode, add_format_option, print_rows
+from stemma.core.layout import resolve_root
+from stemma.storage.queries import artifacts, lineage
+
+ARTIFACT_COLUMNS = ("artifact_id", "artifact_type", "origin_step_name", "created_at", "detail")
+LINEAGE_COLUMNS = (
+    "depth",
+    "source_artifact_id",
+    "source_artifact_type",
+    "source_role",
+    "target_artifact_id",
+    "target_artifact_type",
+    "target_role",
+)
+
+
+def resolve_artifact_id(root: Path, given: str) -> str:
+    """The artifact id ``given`` names: itself, or the one id it is the start of.
+
+    Raises:
+        CliError: no artifact (NOT_FOUND) or several (USAGE) match.
+    """
+    index = artifacts(root).get_column("artifact_id")
+    matches = sorted({str(i) for i in index.filter(index.str.starts_with(given)).to_list()})
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise CliError(
+            f"no artifact {given!r} under {root}; `stemma artifacts` lists them",
+            ExitCode.NOT_FOUND,
+        )
+    raise CliError(f"{given!r} starts {len(matches)} artifact ids; give more", ExitCode.USAGE)
+
+
+def _configure_artifacts(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--type", dest="artifact_type", help="only this type (data, metric…)")
+    parser.add_argument("--step", help="only artifacts made by steps with this name")
+    parser.add_argument("--limit", type=int, default=None, help="only the newest N")
+    add_format_option(parser)
+
+
+def _artifacts(args: argparse.Namespace) -> int:
+    root = resolve_root(args.root)
+    frame = artifacts(root, artifact_type=args.artifact_type, step_name=args.step)
+    frame = frame.sort("created_at", descending=True)
+    if args.limit is not None:
+        frame = frame.head(args.limit)
+    rows = [_artifact_row(row) for row in frame.iter_rows(named=True)]
+    print_rows(rows, ARTIFACT_COLUMNS, args.format)
+    return ExitCode.OK
+
+
+def _artifact_row(row: dict[str, Any]) -> dict[str, object]:
+    if row.get("path") is not None:
+        detail = f"{row['path']} ({row.get('size') or 0} bytes)"
+    elif row.get("content") is not None:
+        detail = str(row["content"])[:60]
+    else:
+        detail = ""
+    return {
+        "artifact_id": row["artifact_id"],
+        "artifact_type": row["artifact_type"],
+        "origin_step_name": row["origin_step_name"],
+        "created_at": f"{row['created_at']:%Y-%m-%d %H:%M:%S}",
+        "detail": detail,
+    }
+
+
+def _configure_lineage(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("artifact", help="an artifact id, or the start of one")
+    parser.add_argument(
+        "--down", action="store_true", help="what was made from it (default: what it came from)"
+    )
+    parser.add_argument("--depth", type=int, default=None, help="stop after N hops")
+    add_format_option(parser)
+
+
+def _lineage(args: argparse.Namespace) -> int:
+    root = resolve_root(args.root)
+    artifact_id = resolve_artifact_id(root, args.artifact)
+    edges = lineage(root, artifact_id, "down" if args.down else "up", max_depth=args.depth)
+    edges = edges.sort(["depth", "source_artifact_id"])
+    rows: list[dict[str, object]] = list(
+        edges.select(pl.col(LINEAGE_COLUMNS)).iter_rows(named=True)
+    )
+    print_rows(rows, LINEAGE_COLUMNS, args.format)
+    return ExitCode.OK
+
+
+ARTIFACTS = Command(
+    name="artifacts",
+    help="list artifacts (filter by type or step)",
+    configure=_configure_artifacts,
+    run=_artifacts,
+)
+LINEAGE = Command(
+    name="lineage",
+    help="an artifact's lineage: what it came from (or --down: what was made from it)",
+    configure=_configure_lineage,
+    run=_lineage,
+)

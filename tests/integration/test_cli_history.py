@@ -1,0 +1,69 @@
+"""The `stemma` command over a real Delta store filled by a real pipeline."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stemma.core.cli.exit_codes import ExitCode
+from stemma.core.cli.main import main
+from stemma.core.operations.examples import DataGenerator, MetricCalculator, Transform
+from stemma.core.pipeline.pipeline import Pipeline
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("cli") / "store"
+    pipeline = Pipeline.create("first", root=root, max_workers=1)
+    generated = pipeline.run(DataGenerator, params={"count": 2, "rows": 3})
+    transformed = pipeline.run(Transform, inputs={"dataset": generated.output("datasets")})
+    pipeline.run(MetricCalculator, inputs={"dataset": transformed.output("dataset")})
+    pipeline.finalize()
+    return root
+
+
+def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
+    assert main([*argv, "--format", "json"]) == ExitCode.OK
+    return json.loads(capsys.readouterr().out)
+
+
+def test_runs_from_history_alone_when_the_live_state_is_gone(
+    root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    copy = tmp_path / "copy"
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns("runs"))
+    [run] = _json(capsys, "runs", "--root", str(copy))
+    assert (run["status"], run["steps"]) == ("completed", "3/3")
+    assert main(["status", run["run_id"], "--root", str(copy)]) == ExitCode.OK
+    assert "from history" in capsys.readouterr().out
+
+
+def test_artifacts_lists_each_type_and_filters_by_type(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    metrics = _json(capsys, "artifacts", "--root", str(root), "--type", "metric")
+    assert len(metrics) == 2
+    assert {row["origin_step_name"] for row in metrics} == {"example.metrics"}
+    assert metrics[0]["detail"].startswith("{")
+
+
+def test_lineage_walks_up_from_a_metric_and_down_from_its_source(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    metric = _json(capsys, "artifacts", "--root", str(root), "--type", "metric")[0]["artifact_id"]
+    up = _json(capsys, "lineage", metric[:10], "--root", str(root))
+    assert [(e["depth"], e["source_artifact_type"]) for e in up] == [(1, "data"), (2, "data")]
+    raw = up[-1]["source_artifact_id"]
+    down = _json(capsys, "lineage", raw, "--down", "--root", str(root))
+    assert metric in {edge["target_artifact_id"] for edge in down}
+
+
+def test_lineage_of_an_unknown_artifact_exits_not_found(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["lineage", "ffffffff", "--root", str(root)]) == ExitCode.NOT_FOUND
+    assert "stemma artifacts" in capsys.readouterr().err
