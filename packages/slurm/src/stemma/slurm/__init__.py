@@ -1,6 +1,29 @@
-"""stemma.slurm: reserved for the slurm package; nothing is exported yet.
+"""stemma.slurm: stemma's SLURM backends through submitit job arrays.
 
-See DESIGN.md and the project's issues for what lands here.
+``Pipeline.create(..., backend="slurm")`` finds :class:`SlurmBackend` through the
+``stemma.backends`` entry point; :func:`reap` cancels the jobs of a run whose orchestrator died.
 """
 
-__all__: list[str] = []
+from stemma.slurm.backend import SlurmBackend
+from stemma.slurm.errors import (
+    ClusterUnavailableError,
+    NotInAllocationError,
+    SlurmError,
+    SubmissionError,
+)
+from stemma.slurm.poller import PollSettings
+from stemma.slurm.reap import reap, run_jobs
+
+__all__ = [
+    # backends
+    "SlurmBackend",
+    "PollSettings",
+    # reaping
+    "reap",
+    "run_jobs",
+    # errors
+    "SlurmError",
+    "ClusterUnavailableError",
+    "SubmissionError",
+    "NotInAllocationError",
+]

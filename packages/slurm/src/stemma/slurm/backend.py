@@ -1,0 +1,248 @@
+"""The ``slurm`` backend: one submitit job array per wave, settled by one poller per backend.
+
+Every wave becomes as few ``sbatch`` calls as ``MaxArraySize`` allows (one, below it), throttled
+to ``max_parallel`` running elements (``--array=0-N%P``), named ``request.job_name``, with its job
+id appended to the run's ledger the moment sbatch answers. Jobs run the orchestrator's own
+Python (``sys.executable``) with its ``sys.path``, so anything the orchestrator imports by name
+the job imports too.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, wait
+from pathlib import Path
+from typing import Any
+
+from stemma.core.backends.base import WaveRequest
+from stemma.core.cancel_levels import CancelLevel
+from stemma.slurm import commands
+from stemma.slurm.element import ElementFiles, crash_error, run_element
+from stemma.slurm.errors import SubmissionError
+from stemma.slurm.job_ledger import JobLedger, LedgerEntry, ledger_path, now_iso
+from stemma.slurm.poller import ElementFuture, PollSettings, RunPoller
+from stemma.slurm.sbatch_options import split_wave, submitit_parameters
+
+_SQUEUE_DRAIN_SECONDS = 30.0
+"""After a hard scancel, how long ``terminate`` waits for the run's jobs to leave squeue."""
+
+
+class SlurmBackend:
+    """Runs each wave of packs as a SLURM job array through submitit."""
+
+    name = "slurm"
+    queues_whole_waves = True
+
+    def __init__(
+        self,
+        max_workers: int | None = None,
+        *,
+        max_array_size: int | None = None,
+        cancel_grace_seconds: float = 5.0,
+        poll: PollSettings | None = None,
+        python: str | None = None,
+        default_root: str | os.PathLike[str] | None = None,
+    ) -> None:
+        """Prepare the backend; nothing is asked of the cluster until the first wave.
+
+        Args:
+            max_workers: ignored: a wave's throttle is its request's ``max_parallel``
+                (accepted so ``open_backend("slurm", max_workers=…)`` works).
+            max_array_size: split arrays at this size instead of the cluster's
+                ``MaxArraySize`` (never above it).
+            cancel_grace_seconds: at ``CancelLevel.FORCE``, how long jobs have between
+                SIGTERM and the hard ``scancel``.
+            poll: how often the run's jobs are polled.
+            python: the command jobs run Python with (default: this interpreter).
+            default_root: the store root for waves whose request has no ``log_dir``
+                (default: ``$STEMMA_ROOT`` or ``./.stemma``).
+        """
+        del max_workers
+        if max_array_size is not None and max_array_size < 1:
+            raise ValueError(f"max_array_size must be at least 1, got {max_array_size}")
+        self.max_array_size_option = max_array_size
+        self.cancel_grace_seconds = cancel_grace_seconds
+        self.python = python or sys.executable
+        self.default_root = Path(default_root or os.environ.get("STEMMA_ROOT") or ".stemma")
+        self.poller = RunPoller(settings=poll or PollSettings())
+        self.sbatch_calls = 0
+        """sbatch calls made so far (one per array)."""
+        self._ledger = JobLedger()
+        self._arrays: set[str] = set()
+        self._cluster_max_array: int | None = None
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ submitting
+
+    def submit(self, fn: Callable[[Any], Any], payload: Any) -> Future[Any]:
+        """Run ``fn(payload)`` as a one-element job (``fn`` must be importable by name)."""
+        run_id = f"adhoc_{uuid.uuid4().hex[:8]}"
+        request = WaveRequest(
+            job_name=f"stemma-{run_id[-8:]}-s0-submit",
+            run_id=run_id,
+            run_tag=f"stemma-{run_id[-8:]}",
+            step_number=0,
+            max_parallel=1,
+        )
+        return self.submit_wave(fn, [payload], request)[0]
+
+    def submit_wave(
+        self, fn: Callable[[Any], Any], payloads: Sequence[Any], request: WaveRequest
+    ) -> list[Future[Any]]:
+        """One array per ``max_array_size`` payloads; one future per payload, in order.
+
+        Raises:
+            ClusterUnavailableError: no SLURM client, or the controller does not answer.
+            SubmissionError: sbatch refused an array (the arrays of this wave already
+                submitted are cancelled).
+            ValueError: the request's resources or time limit are malformed.
+        """
+        if not payloads:
+            return []
+        log_dir = Path(request.log_dir or self.default_root / "logs" / "slurm" / request.run_id)
+        log_dir.mkdir(parents=True, exist_ok=True)
+        parameters = submitit_parameters(request, python_path=_python_path())
+        futures: list[ElementFuture] = []
+        submitted: list[str] = []
+        for indices in split_wave(len(payloads), self._max_array_size()):
+            try:
+                jobs = self._sbatch(fn, [payloads[i] for i in indices], log_dir, parameters)
+            except Exception as error:
+                commands.scancel(submitted)
+                raise SubmissionError(
+                    f"sbatch refused {request.job_name} ({len(indices)} elements): {error}"
+                ) from error
+            array = jobs[0].job_id.split("_", 1)[0]
+            submitted.append(array)
+            self._record(request, log_dir, array, len(jobs))
+            futures.extend(self._future(job) for job in jobs)
+        self.poller.track(futures)  # after the last array: every poll covers the whole wave
+        return list(futures)
+
+    def _sbatch(
+        self,
+        fn: Callable[[Any], Any],
+        payloads: list[Any],
+        log_dir: Path,
+        parameters: dict[str, Any],
+    ) -> list[Any]:
+        from submitit.slurm.slurm import SlurmExecutor
+
+        executor = SlurmExecutor(folder=log_dir, python=self.python)
+        executor.update_parameters(**parameters)
+        with self._lock:
+            self.sbatch_calls += 1
+        return executor.map_array(functools.partial(run_element, fn), payloads)
+
+    def _record(self, request: WaveRequest, log_dir: Path, array: str, elements: int) -> None:
+        with self._lock:
+            self._arrays.add(array)
+        entry = LedgerEntry(
+            job_id=array,
+            job_name=request.job_name,
+            step_number=request.step_number,
+            elements=elements,
+            log_dir=str(log_dir),
+            submitted_at=now_iso(),
+        )
+        self._ledger.record(ledger_path(log_dir, request.run_id), entry)
+
+    def _future(self, job: Any) -> ElementFuture:
+        files = ElementFiles(
+            job_id=str(job.job_id),
+            result=Path(job.paths.result_pickle),
+            stdout=Path(job.paths.stdout),
+            stderr=Path(job.paths.stderr),
+        )
+        return ElementFuture(files, self.poller.drop)
+
+    def _max_array_size(self) -> int:
+        if self._cluster_max_array is None:
+            commands.check_cluster()
+            self._cluster_max_array = commands.max_array_size()
+        cluster = self._cluster_max_array
+        option = self.max_array_size_option
+        return cluster if option is None else min(option, cluster)
+
+    # ------------------------------------------------------------------ stopping
+
+    def cancel(self, level: CancelLevel) -> None:
+        """Stop the run's jobs with the force of ``level``; never blocks for long.
+
+        1: nothing (the orchestrator stops dispatching); 2: SIGTERM now, a hard ``scancel``
+        after ``cancel_grace_seconds`` (in the background); 3: SIGKILL and ``scancel`` now.
+
+        Elements not started yet are dropped and their futures cancelled at levels 2 and 3.
+        """
+        if level is CancelLevel.GRACEFUL:
+            return
+        self._drop_unstarted()
+        arrays = self._all_arrays()
+        if not arrays:
+            return
+        if level is CancelLevel.FORCE:
+            commands.scancel(arrays, signal="TERM")
+            timer = threading.Timer(self.cancel_grace_seconds, commands.scancel, args=(arrays,))
+            timer.daemon = True
+            timer.start()
+        else:
+            commands.scancel(arrays, signal="KILL")
+            commands.scancel(arrays)
+
+    def shutdown(self, *, cancel_pending: bool = False) -> None:
+        """Wait for every element (dropping those not started when ``cancel_pending``)."""
+        if cancel_pending:
+            self._drop_unstarted()
+        wait(self.poller.unsettled())
+        self.poller.stop()
+
+    def terminate(self, *, grace_seconds: float = 2.0) -> None:
+        """SIGTERM the run's jobs, hard ``scancel`` after ``grace_seconds`` (at once with none).
+
+        Returns when squeue holds none of them; their futures fail with ``WorkerCrashedError``.
+        """
+        self._drop_unstarted()
+        arrays = self._all_arrays()
+        if arrays:
+            commands.scancel(arrays, signal="TERM" if grace_seconds > 0 else "KILL")
+            self._wait_gone(arrays, grace_seconds)
+            commands.scancel(arrays)
+            self._wait_gone(arrays, _SQUEUE_DRAIN_SECONDS)
+        self.poller.settle_all(
+            lambda files: crash_error(files, state="CANCELLED", exit_code=None, detail="")
+        )
+        self.poller.stop()
+
+    def _drop_unstarted(self) -> None:
+        for future in self.poller.unsettled():
+            future.cancel()  # a no-op for started elements
+
+    def _all_arrays(self) -> list[str]:
+        with self._lock:
+            return sorted(self._arrays | self.poller.arrays())
+
+    @staticmethod
+    def _wait_gone(arrays: list[str], seconds: float) -> None:
+        wanted = set(arrays)
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if not wanted & {job for job, _ in commands.squeue_jobs()}:
+                return
+            time.sleep(0.5)
+
+
+def _python_path() -> str:
+    """The orchestrator's ``sys.path`` directories (minus the interpreter's own), for jobs."""
+    own = {sys.prefix, sys.base_prefix, sys.exec_prefix}
+    entries = [
+        entry
+        for entry in sys.path
+        if entry and Path(entry).is_dir() and not any(entry.startswith(p) for p in own)
+    ]
+    return os.pathsep.join(dict.fromkeys(entries))

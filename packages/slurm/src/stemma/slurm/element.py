@@ -1,0 +1,114 @@
+"""What runs inside an array element, and how the orchestrator reads what it left behind.
+
+submitit keeps only a traceback string when a function raises; the backend's contract is to hand
+the unit's own exception back. So each element runs :func:`run_element`, which catches the
+unit's exception and returns it as a value (its traceback attached as a note), and
+:func:`read_outcome` turns the element's result file into a value, that exception, or a
+:class:`WorkerCrashedError` when the job itself failed (timed out, could not import the
+function, was preempted without a requeue).
+"""
+
+from __future__ import annotations
+
+import pickle
+import signal
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from stemma.core.backends.base import WorkerCrashedError
+
+
+@dataclass(frozen=True)
+class ElementResult:
+    """What one element returns to submitit: the unit's value or its exception."""
+
+    value: Any = None
+    error: BaseException | None = None
+
+
+class RemoteUnitError(RuntimeError):
+    """A unit raised an exception that cannot be pickled; this carries its type and traceback."""
+
+
+def run_element(fn: Callable[[Any], Any], payload: Any) -> ElementResult:
+    """Run ``fn(payload)`` in the job; return its value, or the exception it raised.
+
+    SIGTERM gets its default action back (submitit ignores it), so cancelling with
+    ``scancel --signal=TERM`` stops the unit at once, as SIGTERM stops a local worker.
+    """
+    from submitit.core.utils import UncompletedJobError
+
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        return ElementResult(value=fn(payload))
+    except UncompletedJobError:  # submitit's own timeout or preemption: the job's business
+        raise
+    except Exception as error:
+        text = traceback.format_exc()
+        error.add_note(f"Traceback in the SLURM job:\n{text}")
+        try:
+            pickle.dumps(error)
+        except Exception:
+            error = RemoteUnitError(f"{type(error).__name__}: {error}\n{text}")
+        return ElementResult(error=error)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ElementFiles:
+    """Where submitit keeps one element's files."""
+
+    job_id: str
+    result: Path
+    stdout: Path
+    stderr: Path
+
+
+def read_outcome(files: ElementFiles) -> tuple[Any, BaseException | None]:
+    """``(value, None)`` or ``(None, exception)`` from an element's result file (which exists)."""
+    from submitit.core.utils import pickle_load
+
+    try:
+        status, payload = pickle_load(files.result)
+    except Exception as error:  # torn or unreadable: the job is as good as dead
+        return None, crash_error(files, state="UNREADABLE", exit_code=None, detail=repr(error))
+    if status == "success" and isinstance(payload, ElementResult):
+        return payload.value, payload.error
+    if status == "success":
+        return payload, None
+    return None, crash_error(files, state="FAILED", exit_code=None, detail=str(payload))
+
+
+def crash_error(
+    files: ElementFiles, *, state: str, exit_code: int | None, detail: str = ""
+) -> WorkerCrashedError:
+    """The error of an element that ended without a result: its state, exit code and log."""
+    tail = detail or _tail(files.stderr)
+    hint = _HINTS.get(state, "see the job's log")
+    return WorkerCrashedError(
+        f"SLURM job {files.job_id} ended {state}"
+        f"{'' if exit_code is None else f' (exit code {exit_code})'} without a result; {hint}. "
+        f"Log: {files.stderr} (stdout: {files.stdout})" + (f"\n{tail}" if tail else ""),
+        exit_codes=[] if exit_code is None else [exit_code],
+        peak_rss_mb=None,
+    )
+
+
+_HINTS = {
+    "TIMEOUT": "it ran past its time limit: raise the operation's time_limit or give each "
+    "element fewer units",
+    "OUT_OF_MEMORY": "it ran out of memory: raise the operation's memory_gb or give each "
+    "element fewer units",
+    "CANCELLED": "it was cancelled (scancel, a stemma cancel, or an administrator)",
+    "NODE_FAIL": "its node failed; rerun to retry the units",
+    "PREEMPTED": "it was preempted and not requeued; rerun to retry the units",
+}
+
+
+def _tail(path: Path, lines: int = 20) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""

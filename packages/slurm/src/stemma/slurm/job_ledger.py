@@ -1,0 +1,79 @@
+"""Every job id a run submits, appended to ``{root}/runs/{run_id}/slurm_jobs.jsonl`` at once.
+
+The ledger is what ``stemma reap`` and the dashboard read when the orchestrator is gone: one JSON
+line per sbatch call, written and flushed before the call's jobs can be forgotten.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+LEDGER_NAME = "slurm_jobs.jsonl"
+
+
+@dataclass(frozen=True, kw_only=True)
+class LedgerEntry:
+    """One submitted array (or single job)."""
+
+    job_id: str
+    """The array's job id (``123``); its elements are ``123_0``…"""
+    job_name: str
+    step_number: int
+    elements: int
+    log_dir: str
+    submitted_at: str
+    """UTC, ISO 8601."""
+
+
+def store_root(log_dir: Path) -> Path | None:
+    """The root of a ``{root}/logs/slurm/{run_id}`` log directory; None if not that shape."""
+    if log_dir.parent.name == "slurm" and log_dir.parent.parent.name == "logs":
+        return log_dir.parent.parent.parent
+    return None
+
+
+def ledger_path(log_dir: Path, run_id: str) -> Path:
+    """``{root}/runs/{run_id}/slurm_jobs.jsonl``; beside the logs if they are not in a store."""
+    root = store_root(log_dir)
+    if root is None:
+        return log_dir / LEDGER_NAME
+    return root / "runs" / run_id / LEDGER_NAME
+
+
+class JobLedger:
+    """Appends submitted jobs to a run's ledger, one flushed and synced line per array."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+
+    def record(self, path: Path, entry: LedgerEntry) -> None:
+        """Append ``entry`` to ``path`` (created with its directories)."""
+        line = json.dumps(entry.__dict__, sort_keys=True) + "\n"
+        with self._lock:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("a", encoding="utf-8") as handle:
+                handle.write(line)
+                handle.flush()
+                os.fsync(handle.fileno())
+
+
+def read_ledger(path: Path) -> Iterator[LedgerEntry]:
+    """The entries of a ledger; a torn last line (a crash mid-write) is ignored."""
+    if not path.exists():
+        return
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            yield LedgerEntry(**json.loads(line))
+        except (ValueError, TypeError):
+            continue
+
+
+def now_iso() -> str:
+    """The current UTC time, ISO 8601."""
+    return dt.datetime.now(dt.UTC).isoformat()

@@ -1,0 +1,215 @@
+"""One thread per backend that settles every element's future: one sacct call per poll.
+
+Each tick looks for finished elements' result files (a stat each, no scheduler call); every
+``interval`` it asks sacct about all of the run's unfinished arrays at once, marks started
+elements running (so their futures can no longer be cancelled), and fails those that ended
+without a result. The interval doubles while nothing changes, up to a ceiling, and drops back
+when something does. Cancelled futures' elements are dropped with one batched scancel.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any
+
+from stemma.slurm import commands
+from stemma.slurm.element import ElementFiles, crash_error, read_outcome
+from stemma.slurm.errors import ClusterUnavailableError
+from stemma.slurm.job_states import Phase, array_id, parse_sacct, state_of
+
+_TICK_SECONDS = 0.2
+_STATUS_GIVE_UP_SECONDS = 300.0
+"""How long sacct may keep failing before the run's futures fail with its error."""
+
+
+class ElementFuture(Future[Any]):
+    """An element's future: cancelling it before it starts drops the element from its array."""
+
+    def __init__(self, files: ElementFiles, on_cancel: Callable[[str], None]) -> None:
+        super().__init__()
+        self.files = files
+        self._on_cancel = on_cancel
+
+    def cancel(self) -> bool:
+        """Drop the element if it has not started; False once it runs or is settled."""
+        if super().cancel():  # only while not started (see ``set_running_or_notify_cancel``)
+            self._on_cancel(self.files.job_id)
+            return True
+        return False
+
+
+@dataclass
+class _Tracked:
+    future: ElementFuture
+    ended_at: float | None = None
+    """When sacct first said it ended without a result file in sight."""
+
+
+@dataclass
+class PollSettings:
+    """How often to ask the scheduler, and how long to trust a missing result file."""
+
+    min_interval: float = 0.5
+    max_interval: float = 10.0
+    result_grace_seconds: float = 2.0
+    """After sacct says an element ended, how long its result file may take to appear."""
+
+
+@dataclass
+class RunPoller:
+    """Settles the futures of every tracked element; see the module docstring."""
+
+    settings: PollSettings = field(default_factory=PollSettings)
+    status_queries: int = 0
+    """sacct calls made so far (one per poll, whatever the number of jobs)."""
+    _tracked: dict[str, _Tracked] = field(default_factory=dict[str, _Tracked])
+    _to_drop: set[str] = field(default_factory=set[str])
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _wake: threading.Event = field(default_factory=threading.Event)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def track(self, futures: Iterable[ElementFuture]) -> None:
+        """Watch these elements until their futures are settled."""
+        with self._lock:
+            for future in futures:
+                self._tracked[future.files.job_id] = _Tracked(future)
+            if self._thread is None or not self._thread.is_alive():
+                self._stop.clear()
+                self._thread = threading.Thread(target=self._run, name="stemma-slurm-poll")
+                self._thread.daemon = True
+                self._thread.start()
+        self._wake.set()
+
+    def drop(self, job_id: str) -> None:
+        """Cancel a not-yet-started element (batched into the next scancel)."""
+        with self._lock:
+            self._to_drop.add(job_id)
+        self._wake.set()
+
+    def unsettled(self) -> list[ElementFuture]:
+        """The futures still waiting for their element."""
+        with self._lock:
+            return [tracked.future for tracked in self._tracked.values()]
+
+    def arrays(self) -> set[str]:
+        """The array job ids that still have an unsettled element."""
+        with self._lock:
+            return {array_id(job_id) for job_id in self._tracked}
+
+    def settle_all(self, error: Callable[[ElementFiles], BaseException]) -> None:
+        """Fail every unsettled future at once (after a terminate)."""
+        with self._lock:
+            tracked, self._tracked = list(self._tracked.values()), {}
+        for item in tracked:
+            if not item.future.done():
+                item.future.set_exception(error(item.future.files))
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop the thread (it also stops by itself when nothing is left to watch)."""
+        self._stop.set()
+        self._wake.set()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
+
+    def _run(self) -> None:
+        interval = self.settings.min_interval
+        next_query = time.monotonic()
+        failing_since: float | None = None
+        while not self._stop.is_set():
+            self._scancel_dropped()
+            changed = self._collect_results()
+            if time.monotonic() >= next_query and self._has_work():
+                try:
+                    changed |= self._query()
+                    failing_since = None
+                except ClusterUnavailableError as error:
+                    failing_since = failing_since or time.monotonic()
+                    if time.monotonic() - failing_since > _STATUS_GIVE_UP_SECONDS:
+                        self.settle_all(lambda _files, e=error: e)
+                interval = (
+                    self.settings.min_interval
+                    if changed
+                    else min(interval * 2, self.settings.max_interval)
+                )
+                next_query = time.monotonic() + interval
+            if not self._has_work():
+                with self._lock:  # nothing left: the next track() starts a fresh thread
+                    if not self._tracked and not self._to_drop:
+                        self._thread = None
+                        return
+            self._wake.wait(_TICK_SECONDS)
+            self._wake.clear()
+
+    def _has_work(self) -> bool:
+        with self._lock:
+            return bool(self._tracked or self._to_drop)
+
+    def _scancel_dropped(self) -> None:
+        with self._lock:
+            dropped, self._to_drop = self._to_drop, set()
+            for job_id in dropped:
+                self._tracked.pop(job_id, None)
+        if dropped:
+            commands.scancel(dropped, pending_only=True)
+
+    def _collect_results(self) -> bool:
+        with self._lock:
+            items = list(self._tracked.items())
+        settled = False
+        for job_id, item in items:
+            future = item.future
+            if future.cancelled():
+                self._forget(job_id)
+            elif future.files.result.exists():
+                value, error = read_outcome(future.files)
+                self._settle(job_id, value, error)
+                settled = True
+        return settled
+
+    def _query(self) -> bool:
+        arrays = self.arrays()
+        self.status_queries += 1
+        states = parse_sacct(commands.sacct_lines(arrays))
+        changed = False
+        now = time.monotonic()
+        with self._lock:
+            items = list(self._tracked.items())
+        for job_id, item in items:
+            state = state_of(job_id, states)
+            if state is None or state.phase is Phase.WAITING:
+                continue
+            future = item.future
+            if not future.running() and not future.done():
+                changed = True
+                if not future.set_running_or_notify_cancel():  # cancelled just now
+                    self._forget(job_id)
+                    continue
+            if state.phase is Phase.ENDED and not future.files.result.exists():
+                item.ended_at = item.ended_at or now
+                if now - item.ended_at >= self.settings.result_grace_seconds:
+                    error = crash_error(future.files, state=state.state, exit_code=state.exit_code)
+                    self._settle(job_id, None, error)
+                    changed = True
+        return changed
+
+    def _settle(self, job_id: str, value: Any, error: BaseException | None) -> None:
+        item = self._forget(job_id)
+        if item is None or item.future.done():
+            return
+        future = item.future
+        if not future.running() and not future.set_running_or_notify_cancel():
+            return  # cancelled a moment ago: nobody waits for it
+        if error is None:
+            future.set_result(value)
+        else:
+            future.set_exception(error)
+
+    def _forget(self, job_id: str) -> _Tracked | None:
+        with self._lock:
+            return self._tracked.pop(job_id, None)

@@ -1,0 +1,68 @@
+"""``stemma reap RUN``: cancel every job of a run whose orchestrator is gone.
+
+A run's jobs are found two ways, and both are cancelled: by name (every job name of a run starts
+with its tag, ``stemma-{run8}``) among this user's jobs in squeue, and by the ids the run
+recorded in ``{root}/runs/{run_id}/slurm_jobs.jsonl`` as it submitted them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from pathlib import Path
+
+from stemma.core.run_ids import run_tag
+from stemma.slurm import commands
+from stemma.slurm.job_ledger import LEDGER_NAME, read_ledger
+
+_TAG = re.compile(r"^stemma-[0-9a-f]{8}$")
+
+
+def tag_of(run: str) -> str:
+    """``stemma-{run8}`` for a run id, or the tag itself when given one."""
+    return run if _TAG.match(run) else run_tag(run)
+
+
+def run_jobs(run: str, *, root: str | os.PathLike[str] | None = None) -> list[str]:
+    """The job ids of ``run`` still in squeue (by tag), plus those in its ledger under ``root``."""
+    tag = tag_of(run)
+    found = {job for job, name in commands.squeue_jobs() if _belongs(name, tag)}
+    if root is not None and not _TAG.match(run):
+        found |= {entry.job_id for entry in read_ledger(Path(root) / "runs" / run / LEDGER_NAME)}
+    return sorted(found)
+
+
+def reap(
+    run: str, *, root: str | os.PathLike[str] | None = None, wait_seconds: float = 30.0
+) -> list[str]:
+    """Cancel every job of ``run`` (a run id or its ``stemma-{run8}`` tag) at once.
+
+    Args:
+        run: the run id (``first_20261129_101500_ab12cd34``) or its tag (``stemma-ab12cd34``).
+        root: the store root, to also cancel the ids the run recorded in its ledger.
+        wait_seconds: how long to wait for the jobs to leave squeue (0: do not wait).
+
+    Returns:
+        The job ids that were cancelled (arrays as their base id).
+
+    Raises:
+        ClusterUnavailableError: the SLURM commands are missing or do not answer.
+    """
+    jobs = run_jobs(run, root=root)
+    if not jobs:
+        return []
+    commands.scancel(jobs, signal="KILL")
+    commands.scancel(jobs)
+    tag = tag_of(run)
+    deadline = time.monotonic() + wait_seconds
+    while time.monotonic() < deadline:
+        left = {job for job, name in commands.squeue_jobs() if _belongs(name, tag)}
+        if not left & set(jobs):
+            break
+        time.sleep(0.5)
+    return jobs
+
+
+def _belongs(name: str, tag: str) -> bool:
+    return name == tag or name.startswith(f"{tag}-")

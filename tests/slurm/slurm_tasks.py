@@ -1,0 +1,28 @@
+"""Units of work for the SLURM tests: importable by name inside the jobs."""
+
+import os
+import pathlib
+import signal
+import time
+
+
+def square(value: int) -> int:
+    return value * value
+
+
+def fail(message: str) -> None:
+    raise ValueError(message)
+
+
+def die(_: object) -> None:
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def wait_for_file(path: str) -> str:
+    """Report that it started (``path + '.started'``), then wait up to 2 minutes for ``path``."""
+    flag = pathlib.Path(path)
+    pathlib.Path(f"{path}.started.{os.environ.get('SLURM_ARRAY_TASK_ID', '-')}").touch()
+    deadline = time.monotonic() + 120
+    while not flag.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return "released" if flag.exists() else "gave up"

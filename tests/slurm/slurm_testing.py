@@ -1,0 +1,51 @@
+"""Test doubles and helpers shared by the SLURM tests (imported by name, like slurm_tasks)."""
+
+import pathlib
+from dataclasses import dataclass
+
+from stemma.core.backends.base import WaveRequest
+from stemma.core.run_ids import job_name, run_tag
+
+START = "bash scripts/slurm-dev-cluster.sh start"
+
+
+@dataclass(frozen=True)
+class Run:
+    """A fresh run id, its wave requests' defaults and its store root."""
+
+    run_id: str
+    root: pathlib.Path
+
+    @property
+    def tag(self) -> str:
+        return run_tag(self.run_id)
+
+    def request(self, *, step: int = 1, max_parallel: int = 2, **options: object) -> WaveRequest:
+        return WaveRequest(
+            job_name=job_name(self.run_id, step, "test"),
+            run_id=self.run_id,
+            run_tag=self.tag,
+            step_number=step,
+            max_parallel=max_parallel,
+            memory_gb=0.25,
+            time_limit="5",
+            log_dir=str(self.root / "logs" / "slurm" / self.run_id),
+            **options,  # pyright: ignore[reportArgumentType]
+        )
+
+    @property
+    def ledger(self) -> pathlib.Path:
+        return self.root / "runs" / self.run_id / "slurm_jobs.jsonl"
+
+
+@dataclass(frozen=True)
+class CommandLog:
+    """The SLURM commands the code under test ran, through logging wrappers on PATH."""
+
+    path: pathlib.Path
+
+    def calls(self, command: str) -> list[list[str]]:
+        if not self.path.exists():
+            return []
+        lines = self.path.read_text().splitlines()
+        return [line.split(" ")[1:] for line in lines if line.split(" ")[0] == command]
