@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 
 import xxhash
+from harness import load, spread, write_results
 
 from stemma.core import content_id
 
@@ -35,15 +36,28 @@ def main() -> dict[str, float]:
     for _ in range(ROUNDS):
         raw.append(_throughput(xxhash.xxh3_128_hexdigest, buffers))
         ours.append(_throughput(content_id, buffers))
+    ratios = [o / r for o, r in zip(ours, raw, strict=True)]
     result = {
         "raw_gb_s": statistics.median(raw),
         "content_id_gb_s": statistics.median(ours),
-        "ratio": statistics.median(o / r for o, r in zip(ours, raw, strict=True)),
+        "ratio": statistics.median(ratios),
     }
     print(
         f"raw xxh3_128: {result['raw_gb_s']:.2f} GB/s   "
         f"content_id: {result['content_id_gb_s']:.2f} GB/s   "
-        f"ratio: {result['ratio']:.1%} (budget ≥ 80%)"
+        f"ratio: {result['ratio']:.1%} (budget ≥ 80%)   [{load()}]"
+    )
+    row = {
+        **result,
+        "raw_gb_s_spread": spread(raw),
+        "content_id_gb_s_spread": spread(ours),
+        "ratio_spread": spread(ratios),
+        "budget_ratio": 0.8,
+        "met": result["ratio"] >= 0.8,
+        "load": load(),
+    }
+    write_results(
+        "content_id", config={"buffer_bytes": MIB, "buffers": BUFFERS, "rounds": ROUNDS}, rows=[row]
     )
     return result
 

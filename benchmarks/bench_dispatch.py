@@ -20,7 +20,6 @@ import cProfile
 import io
 import pathlib
 import pstats
-import statistics
 import sys
 import tempfile
 import time
@@ -29,6 +28,7 @@ from typing import Any
 sys.path.insert(0, str(pathlib.Path(__file__).parent))  # spawned workers inherit it
 
 from bench_ops import MakeMetrics, NoOpUnit
+from harness import Table, load, peak_rss_mb, spread, write_results
 
 import stemma.core.pipeline.pipeline as pipeline_module
 from stemma.core.pipeline.pipeline import Pipeline
@@ -65,19 +65,24 @@ def _one(units: int, profile: cProfile.Profile | None = None) -> dict[str, float
     return {"wall": wall, "cpu": cpu}
 
 
-def measure(units: int, repeats: int) -> dict[str, float]:
+def measure(units: int, repeats: int) -> dict[str, Any]:
     """Medians over ``repeats`` fresh stores of one N-unit no-op step."""
     runs = [_one(units) for _ in range(repeats)]
-    wall = statistics.median(r["wall"] for r in runs)
-    cpu = statistics.median(r["cpu"] for r in runs)
+    wall = spread([r["wall"] for r in runs])
+    cpu = spread([r["cpu"] for r in runs])
     return {
-        "units": float(units),
-        "repeats": float(repeats),
-        "wall_seconds": wall,
-        "orchestrator_cpu_seconds": cpu,
-        "orchestrator_ms_per_unit": cpu / units * 1000,
-        "wall_ms_per_unit": wall / units * 1000,
-        "cpu_spread_seconds": max(r["cpu"] for r in runs) - min(r["cpu"] for r in runs),
+        "units": units,
+        "repeats": repeats,
+        "units_per_worker": UNITS_PER_WORKER,
+        "workers": WORKERS,
+        "wall_s": wall,
+        "orchestrator_cpu_s": cpu,
+        "orchestrator_ms_per_unit": cpu["median"] / units * 1000,
+        "wall_ms_per_unit": wall["median"] / units * 1000,
+        "peak_rss_mb_so_far": peak_rss_mb(),
+        "budget_orchestrator_ms_per_unit": 1.0,
+        "met": cpu["median"] / units * 1000 <= 1.0,
+        "load": load(),
     }
 
 
@@ -92,23 +97,40 @@ def profile(units: int, top: int = 25) -> str:
     return out.getvalue()
 
 
-def main(argv: list[str] | None = None) -> list[dict[str, float]]:
-    """Print orchestrator ms per unit for each size; return the figures."""
+def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
+    """Print orchestrator ms per unit for each size; write ``results/dispatch.json``."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="1000")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args(argv)
-    figures: list[dict[str, float]] = []
-    print(f"{'units':>7} {'runs':>4} {'wall s':>8} {'orch. CPU s':>11} {'orch. ms/unit':>13}")
+    figures: list[dict[str, Any]] = []
+    table = Table(
+        [
+            ("units", ">7,d"),
+            ("runs", ">4d"),
+            ("wall s", ">8.2f"),
+            ("wall ms/unit", ">12.3f"),
+            ("orch. CPU s", ">11.2f"),
+            ("orch. ms/unit", ">13.3f"),
+            ("peak RSS MB", ">11.0f"),
+        ]
+    )
     for size in (int(s) for s in args.sizes.split(",")):
         row = measure(size, args.repeats)
         figures.append(row)
-        print(
-            f"{size:>7,} {args.repeats:>4} {row['wall_seconds']:>8.2f} "
-            f"{row['orchestrator_cpu_seconds']:>11.2f} {row['orchestrator_ms_per_unit']:>13.3f}",
-            flush=True,
+        table.row(
+            {
+                "units": size,
+                "runs": args.repeats,
+                "wall s": row["wall_s"]["median"],
+                "wall ms/unit": row["wall_ms_per_unit"],
+                "orch. CPU s": row["orchestrator_cpu_s"]["median"],
+                "orch. ms/unit": row["orchestrator_ms_per_unit"],
+                "peak RSS MB": row["peak_rss_mb_so_far"],
+            }
         )
+    write_results("dispatch", config=vars(args), rows=figures)
     if args.profile:
         print(profile(int(args.sizes.split(",")[0])))
     return figures

@@ -1,93 +1,138 @@
 """Budget: ``lower()`` of a 100,000-node graph in under 1 s, linear in nodes (DESIGN.md §9).
 
-Graphs are layered: each node depends on two nodes of the layer below (a lattice, so shared deps
-and diamonds are everywhere). Building the handles (``apply``) is timed apart from lowering.
-Reports the median of several runs per size and the per-node cost, whose flatness across sizes
-is the linearity check.
+Three shapes of about N handles each:
+
+- ``chain``: each node depends on the one before (depth N);
+- ``fanout``: N independent leaves and one top node depending on all of them;
+- ``lattice``: layers ``WIDTH`` wide, each node depending on two nodes of the layer below, so
+  shared deps and diamonds are everywhere, and one top node over the last layer.
+
+Building the handles (``apply``) is timed apart from lowering (one memo). The per-node cost's
+flatness across sizes is the linearity check.
+
+    uv run python benchmarks/bench_lower.py [--sizes 1000,10000,100000,1000000]
+        [--shapes chain,fanout,lattice] [--repeats 5]
 """
 
 from __future__ import annotations
 
+import argparse
 import gc
-import statistics
 import sys
-import time
+from collections.abc import Callable
+
+from harness import Table, load, measure, spread, write_results
 
 from stemma.core import OUT, ArtifactStep, StepSpec, apply, lower
 
 WIDTH = 100
+DEFAULT_SIZES = "1000,10000,100000"
 
 
 def _combine(left: object, right: object, scale: float, out_path: str) -> None:
     """Never called: lowering runs no user code."""
 
 
-def build(nodes: int) -> ArtifactStep:
-    """A lattice of about ``nodes`` handles, ``WIDTH`` wide, with one top node."""
-    layer = [
-        apply(name=f"b/{i}", fn=_combine, version="v0", left=i, right=0, scale=1.0, out_path=OUT)
-        for i in range(WIDTH)
-    ]
-    made = WIDTH
-    depth = 0
-    while made < nodes - 1:
-        depth += 1
-        layer = [
-            apply(
-                name=f"n/{depth}/{i}",
-                fn=_combine,
-                version="v0",
-                left=layer[i],
-                right=layer[(i + 1) % WIDTH],
-                scale=0.5,
-                out_path=OUT,
-            )
-            for i in range(WIDTH)
-        ]
-        made += WIDTH
+def _node(name: str, left: object, right: object = None, scale: float = 0.5) -> ArtifactStep:
     return apply(
-        name="top", fn=_combine, version="v0", left=layer, right=None, scale=1.0, out_path=OUT
+        name=name, fn=_combine, version="v0", left=left, right=right, scale=scale, out_path=OUT
     )
 
 
-def measure(nodes: int, repeats: int) -> dict[str, float]:
-    """Median seconds to build and to lower a graph of ``nodes`` handles."""
-    build_times: list[float] = []
-    lower_times: list[float] = []
+def chain(nodes: int) -> ArtifactStep:
+    """``nodes`` handles, each depending on the previous one."""
+    node = _node("c/0", 0)
+    for i in range(1, nodes):
+        node = _node(f"c/{i}", node)
+    return node
+
+
+def fanout(nodes: int) -> ArtifactStep:
+    """``nodes - 1`` leaves and one top node over all of them."""
+    return _node("top", [_node(f"f/{i}", i) for i in range(nodes - 1)])
+
+
+def lattice(nodes: int) -> ArtifactStep:
+    """About ``nodes`` handles, ``WIDTH`` wide, with one top node."""
+    layer = [_node(f"b/{i}", i, 0, 1.0) for i in range(WIDTH)]
+    made, depth = WIDTH, 0
+    while made < nodes - 1:
+        depth += 1
+        layer = [_node(f"n/{depth}/{i}", layer[i], layer[(i + 1) % WIDTH]) for i in range(WIDTH)]
+        made += WIDTH
+    return _node("top", layer, None, 1.0)
+
+
+SHAPES: dict[str, Callable[[int], ArtifactStep]] = {
+    "chain": chain,
+    "fanout": fanout,
+    "lattice": lattice,
+}
+
+
+def measure_shape(shape: str, nodes: int, repeats: int) -> dict[str, object]:
+    """Build and lower one shape ``repeats`` times; medians and spread."""
+    build_s: list[float] = []
+    lower_s: list[float] = []
     count = 0
     for _ in range(repeats):
         gc.collect()
-        t0 = time.perf_counter()
-        top = build(nodes)
-        t1 = time.perf_counter()
+        with measure() as built:
+            top = SHAPES[shape](nodes)
         memo: dict[ArtifactStep, StepSpec] = {}
-        lower(top, memo)
-        t2 = time.perf_counter()
+        with measure() as lowered:
+            lower(top, memo)
         count = len(memo)
-        build_times.append(t1 - t0)
-        lower_times.append(t2 - t1)
+        build_s.append(built.wall)
+        lower_s.append(lowered.wall)
         del top, memo
-    lowered = statistics.median(lower_times)
+    low = spread(lower_s)
     return {
+        "shape": shape,
         "nodes": count,
-        "apply_s": statistics.median(build_times),
-        "lower_s": lowered,
-        "lower_us_per_node": lowered / count * 1e6,
+        "repeats": repeats,
+        "apply_s": spread(build_s),
+        "lower_s": low,
+        "lower_median_s": low["median"],
+        "lower_us_per_node": low["median"] / count * 1e6,
+        "lower_spread_s": low["max"] - low["min"],
+        "load": load(),
     }
 
 
-def main(argv: list[str]) -> list[dict[str, float]]:
-    """Run the sizes given (default 10k, 100k, 1M) and print a table."""
-    sizes = [int(a) for a in argv] or [10_000, 100_000, 1_000_000]
-    rows: list[dict[str, float]] = []
-    print(f"{'nodes':>10} {'apply (s)':>10} {'lower (s)':>10} {'µs/node':>8}")
-    for size in sizes:
-        row = measure(size, repeats=5 if size <= 100_000 else 3)
-        rows.append(row)
-        print(
-            f"{row['nodes']:>10,.0f} {row['apply_s']:>10.3f} {row['lower_s']:>10.3f} "
-            f"{row['lower_us_per_node']:>8.2f}"
-        )
+def main(argv: list[str] | None = None) -> list[dict[str, object]]:
+    """Each shape at each size: a printed table and ``results/lower.json``."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", default=DEFAULT_SIZES)
+    parser.add_argument("--shapes", default=",".join(SHAPES))
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args(argv)
+    rows: list[dict[str, object]] = []
+    table = Table(
+        [
+            ("shape", ">8"),
+            ("nodes", ">10,.0f"),
+            ("apply s", ">8.3f"),
+            ("lower s", ">8.3f"),
+            ("spread s", ">8.3f"),
+            ("µs/node", ">8.2f"),
+        ]
+    )
+    for size in (int(s) for s in args.sizes.split(",")):
+        for shape in args.shapes.split(","):
+            row = measure_shape(shape, size, args.repeats if size <= 100_000 else 3)
+            rows.append(row)
+            table.row(
+                {
+                    "shape": shape,
+                    "nodes": row["nodes"],
+                    "apply s": row["apply_s"]["median"],  # type: ignore[index]
+                    "lower s": row["lower_median_s"],
+                    "spread s": row["lower_spread_s"],
+                    "µs/node": row["lower_us_per_node"],
+                }
+            )
+    write_results("lower", config=vars(args), rows=rows)
     return rows
 
 
