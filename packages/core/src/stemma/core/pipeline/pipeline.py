@@ -10,6 +10,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import sys
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -17,9 +18,13 @@ from typing import Any
 
 import polars as pl
 
-from stemma.core.backends.base import open_backend
+from stemma.core.backends.base import Backend, open_backend
+from stemma.core.cancel_levels import CancelLevel
 from stemma.core.execution_records import StepEvent
+from stemma.core.live.channel import LiveChannel
+from stemma.core.live.monitor import RunMonitor
 from stemma.core.operations.definition import OperationDefinition
+from stemma.core.pipeline.cancellation import Canceller
 from stemma.core.pipeline.composite_expansion import (
     ExpandedComposite,
     expand_composite,
@@ -66,6 +71,11 @@ class Pipeline:
         self._threads = ThreadPoolExecutor(parallel_steps, thread_name_prefix="stemma-pipeline")
         self._lock = threading.Lock()
         self._finalized = False
+        self._canceller = Canceller(context)
+        self._live = LiveChannel(
+            context.store.layout.root, context.monitor, self._canceller.request
+        )
+        self._live.start()
         # Cache-hit events wait for the next commit; never lose them to a script that ends
         # without finalize().
         atexit.register(self._flush_events)
@@ -94,10 +104,13 @@ class Pipeline:
         """
         store = open_pipeline_store(root)
         store.recover()
+        run_id = new_run_id(name)
+        engine = open_backend(backend, max_workers=max_workers)
         context = PipelineContext(
             store=store,
-            backend=open_backend(backend, max_workers=max_workers),
-            run_id=new_run_id(name),
+            backend=engine,
+            monitor=_monitor(run_id, name, store, engine),
+            run_id=run_id,
             steps={},
             cache_policy=CachePolicy(cache_policy),
             preserve_working=preserve_working,
@@ -147,9 +160,11 @@ class Pipeline:
         if not events:
             raise ValueError(f"no run {pipeline_run_id!r} under {store.layout.root}")
         restored, next_number = restore_steps(events)
+        engine = open_backend(backend, max_workers=max_workers)
         context = PipelineContext(
             store=store,
-            backend=open_backend(backend, max_workers=max_workers),
+            backend=engine,
+            monitor=_monitor(pipeline_run_id, pipeline_run_id.rsplit("_", 3)[0], store, engine),
             run_id=pipeline_run_id,
             steps=restored,
             cache_policy=CachePolicy(options.get("cache_policy", "all_succeeded")),
@@ -230,6 +245,8 @@ class Pipeline:
                 skip_cache=skip_cache or self._skip_cache,
             )
             self._ctx.steps[number] = step
+            self._ctx.monitor.step_submitted(number, step.name, op.name or "")
+            self._canceller.install_signal_handlers()  # from the main thread only
             self._threads.submit(self._run, step)
         return StepFuture(
             step_name=step.name,
@@ -272,11 +289,14 @@ class Pipeline:
         try:
             step.future.set_result(run_step(self._ctx, step))
         except BaseException as error:  # an orchestration fault: the caller sees it on result()
+            self._ctx.monitor.step_finished(step.number, "failed")
             step.future.set_exception(error)
 
     def _flush_events(self) -> None:
         with contextlib.suppress(Exception):  # at exit: best effort, never a traceback
             self._ctx.record([])
+        with contextlib.suppress(Exception):
+            self._live.stop()
 
     def _step_numbers(self) -> dict[int, PlannedStep]:
         return dict(self._ctx.steps)
@@ -320,9 +340,20 @@ class Pipeline:
         source = step.outputs_from or ""
         return self._ctx.store.step_outputs([source]).get(source, {}).get(reference.role, ())
 
-    def cancel(self) -> None:
-        """Stop dispatching new units (graceful); idempotent and thread-safe."""
-        self._ctx.cancelled.set()
+    def cancel(self, level: int | str | CancelLevel = CancelLevel.GRACEFUL) -> None:
+        """Cancel the run at ``level``: 1 graceful, 2 force, 3 hard (see :class:`CancelLevel`).
+
+        Graceful: nothing new is dispatched, running units finish and are committed, the
+        interrupted step is ``cancelled`` and later steps are ``skipped``. Force: queued units
+        are dropped and running workers terminated. Hard: everything is killed and this process
+        exits with code 130; staged work is committed at the next start. Levels only go up;
+        thread-safe, and the way to cancel from a notebook (signal handlers need the main
+        thread).
+
+        Raises:
+            ValueError: an unknown level.
+        """
+        self._canceller.request(level)
 
     def finalize(self) -> dict[str, Any]:
         """Wait for every step, stop the backend, and summarize the run."""
@@ -332,8 +363,13 @@ class Pipeline:
         self._ctx.record([])  # the events of cache hits not yet written
         atexit.unregister(self._flush_events)
         self._ctx.backend.shutdown()
+        self._live.stop()
+        self._canceller.close()
         steps = [self._ctx.steps[n] for n in sorted(self._ctx.steps)]
-        return summarize(self.name, self.run_id, steps)
+        summary = summarize(self.name, self.run_id, steps)
+        if self._ctx.cancel_level:
+            _print_cancel_summary(summary, self._ctx.cancel_level)
+        return summary
 
     # ------------------------------------------------------------------ sequence protocol
 
@@ -351,3 +387,21 @@ class Pipeline:
 
     def __bool__(self) -> bool:
         return bool(self._ctx.steps) and all(result.success for result in self)
+
+
+def _monitor(run_id: str, name: str, store: PipelineStore, backend: Backend) -> RunMonitor:
+    return RunMonitor(run_id=run_id, name=name, root=str(store.layout.root), backend=backend.name)
+
+
+def _print_cancel_summary(summary: Mapping[str, Any], level: int) -> None:
+    counts: dict[str, int] = {}
+    for row in summary["steps"]:
+        counts[row["status"]] = counts.get(row["status"], 0) + 1
+    described = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+    print(
+        f"stemma: run {summary['pipeline_run_id']} cancelled ({CancelLevel(level).name.lower()})"
+        f": {described or 'no steps'}. Run it again to redo only the cancelled and skipped "
+        "steps; finished work is cached.",
+        file=sys.stderr,
+        flush=True,
+    )

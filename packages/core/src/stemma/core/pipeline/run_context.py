@@ -9,6 +9,7 @@ from typing import Any
 
 from stemma.core.backends.base import Backend
 from stemma.core.execution_records import StepEvent
+from stemma.core.live.monitor import RunMonitor
 from stemma.core.pipeline.planned_step import CachePolicy, PlannedStep
 from stemma.core.store import PipelineStore
 
@@ -25,7 +26,13 @@ class PipelineContext:
     cache_policy: CachePolicy
     preserve_working: bool
     provenance: Mapping[str, Any]
+    monitor: RunMonitor
+    """Live per-step counts, for the run's state file."""
     cancelled: threading.Event = field(default_factory=threading.Event)
+    """Set at any cancellation level: nothing new is dispatched."""
+    cancel_level: int = 0
+    """The highest cancellation level applied (0: none); at 2 and above, units whose workers
+    die are recorded as cancelled, not crashed."""
     commit_lock: threading.Lock = field(default_factory=threading.Lock)
     """Commits are serialized in the orchestrator."""
     deferred_events: list[StepEvent] = field(default_factory=list[StepEvent])

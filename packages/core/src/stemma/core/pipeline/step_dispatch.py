@@ -36,8 +36,9 @@ def run_step(ctx: PipelineContext, step: PlannedStep) -> StepResult:
     started = time.monotonic()
     upstream = {n: ctx.steps[n].future.result() for n in step.upstream_steps()}
     step.fingerprint = _fingerprint(ctx, step)
+    ctx.monitor.step_started(step.number)
     if ctx.cancelled.is_set():
-        return _cancelled(ctx, step, started)
+        return _skipped_by_cancel(ctx, step, started)
     op = step.operation
     if not step.skip_cache and not type(op).version.endswith("dev"):
         hit = _step_cache_hit(ctx, step, step.fingerprint)
@@ -61,6 +62,7 @@ def run_step(ctx: PipelineContext, step: PlannedStep) -> StepResult:
     misses = [
         _unit(ctx, step, step_run_id, key, groups) for key, groups in keyed if key not in hits
     ]
+    ctx.monitor.units_planned(step.number, total=len(keyed), cached=len(keyed) - len(misses))
     outcomes = execute_units(ctx, step, misses)
     return _finish(ctx, step, event, started, cached_outputs, outcomes, expected=len(keyed))
 
@@ -117,17 +119,20 @@ def _cached_result(
     )
     with ctx.commit_lock:
         ctx.deferred_events.append(event)  # written with the next commit, or at finalize
+    ctx.monitor.units_planned(step.number, total=hit.total_count, cached=hit.total_count)
+    ctx.monitor.step_finished(step.number, StepStatus.COMPLETED, cache="step")
     return step_result(step, step_run_id, event, started, cache="step")
 
 
-def _cancelled(ctx: PipelineContext, step: PlannedStep, started: float) -> StepResult:
-    """A step the pipeline was cancelled before: recorded, never a cache hit later."""
+def _skipped_by_cancel(ctx: PipelineContext, step: PlannedStep, started: float) -> StepResult:
+    """A step reached after the run was cancelled: skipped, and never a cache hit later."""
     step_run_id = new_attempt_id()
     step.outputs_from = step_run_id
     event = event_factory(ctx, step, step_run_id)(
-        StepStatus.CANCELLED, metadata={"reason": "cancelled before dispatch"}
+        StepStatus.SKIPPED, metadata={"skip_reason": "cancelled"}
     )
     ctx.record([event])
+    ctx.monitor.step_finished(step.number, StepStatus.SKIPPED)
     return step_result(step, step_run_id, event, started, cache=None)
 
 
@@ -245,11 +250,12 @@ def _finish(
         for role, ids in produced.items():
             outputs.setdefault(role, set()).update(ids)
     succeeded = len(cached_outputs) + sum(1 for o in outcomes if o.success)
-    failed = sum(1 for o in outcomes if not o.success)
+    failed = sum(1 for o in outcomes if not o.success and not o.cancelled)
+    cancelled = sum(1 for o in outcomes if o.cancelled)
     total = succeeded + failed
     if skip_reason is not None:
         status = StepStatus.SKIPPED
-    elif len(cached_outputs) + len(outcomes) < expected:
+    elif cancelled or len(cached_outputs) + len(outcomes) < expected:
         status = StepStatus.CANCELLED  # stopped before every unit ran: never a cache hit
     elif dispatch_error is not None or (
         failed and (succeeded == 0 or step.failure_policy is FailurePolicy.FAIL_FAST)
@@ -262,7 +268,7 @@ def _finish(
         outputs={role: tuple(sorted(ids)) for role, ids in outputs.items()},
     )
     first_error = dispatch_error or next(
-        (o.error for o in outcomes if not o.success and o.error), None
+        (o.error for o in outcomes if not o.success and not o.cancelled and o.error), None
     )
     final = event(
         status,
@@ -271,7 +277,11 @@ def _finish(
         failed=failed,
         error=first_error,
         dispatch_error=dispatch_error,
-        metadata={"skip_reason": skip_reason, "execution_cache_hits": len(cached_outputs)},
+        metadata={
+            "skip_reason": skip_reason,
+            "execution_cache_hits": len(cached_outputs),
+            "cancelled_units": cancelled + max(0, expected - len(cached_outputs) - len(outcomes)),
+        },
         duration=time.monotonic() - started,
     )
     # A pack's units share one bundle: commit each bundle once.
@@ -279,4 +289,5 @@ def _finish(
     with ctx.commit_lock:
         ctx.store.commit_executions(bundles, step_outputs=step_outputs)
     ctx.record([final])
+    ctx.monitor.step_finished(step.number, status)
     return step_result(step, final.step_run_id, final, started, cache=None)

@@ -93,7 +93,9 @@ def step_result(
     return StepResult(
         step_name=step.name,
         step_number=step.number,
-        success=event.status is StepStatus.SKIPPED
+        success=(
+            event.status is StepStatus.SKIPPED and event.metadata.get("skip_reason") != "cancelled"
+        )
         or (event.status is StepStatus.COMPLETED and event.failed_count == 0),
         total_count=event.total_count,
         succeeded_count=event.succeeded_count,

@@ -7,6 +7,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, wait
 from typing import Any
 
 from stemma.core.backends.base import WaveRequest
+from stemma.core.cancel_levels import CancelLevel
 from stemma.core.execution_records import ExecutionRecord
 from stemma.core.operations.batching import pack_workers
 from stemma.core.pipeline.planned_step import FailurePolicy, FileInputs, PlannedStep
@@ -72,6 +73,7 @@ def execute_units(
             if wave:
                 futures = ctx.backend.submit_wave(run_units, wave, request)
                 pending.update(zip(futures, wave, strict=True))
+                ctx.monitor.units_sent(step.number, sum(len(pack) for pack in wave))
         else:
             queue.clear()
             pending = {f: p for f, p in pending.items() if not f.cancel()}  # drop the unstarted
@@ -81,13 +83,28 @@ def execute_units(
         if callable(sample):
             sample()
         for future in done:
-            pack = pending.pop(future)
-            error = future.exception()
-            if error is not None:  # the worker died: every unit of the pack failed
-                outcomes.extend(UnitOutcome.crashed(unit, error, ctx.store) for unit in pack)
-            else:
-                outcomes.extend(future.result())
+            back = _outcomes(ctx, pending.pop(future), future)
+            outcomes.extend(back)
+            ctx.monitor.units_back(
+                step.number,
+                succeeded=sum(o.success for o in back),
+                failed=sum(not o.success and not o.cancelled for o in back),
+                cancelled=sum(o.cancelled for o in back),
+            )
     return outcomes
+
+
+def _outcomes(
+    ctx: PipelineContext, pack: list[ExecutionUnit], future: Future[Any]
+) -> list[UnitOutcome]:
+    if future.cancelled():  # dropped from the backend's queue by a cancellation
+        return [UnitOutcome.stopped(unit, max(ctx.cancel_level, 1)) for unit in pack]
+    error = future.exception()
+    if error is None:
+        return future.result()
+    if ctx.cancel_level >= CancelLevel.FORCE:  # we terminated the worker: not its failure
+        return [UnitOutcome.stopped(unit, ctx.cancel_level) for unit in pack]
+    return [UnitOutcome.crashed(unit, error, ctx.store) for unit in pack]  # the worker died
 
 
 def _wave_request(ctx: PipelineContext, step: PlannedStep, limit: int) -> WaveRequest:

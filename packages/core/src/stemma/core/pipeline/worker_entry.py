@@ -30,6 +30,9 @@ class UnitOutcome:
     """The staged bundle to commit (None only when even a failure could not be staged)."""
     outputs: Mapping[str, tuple[str, ...]] = field(default_factory=dict[str, tuple[str, ...]])
     """Per output role, the ids the unit produced or passed through."""
+    cancelled: bool = False
+    """The unit was stopped by a cancellation (its worker terminated): not a failure, and
+    nothing of it is committed; a rerun runs it again."""
 
     @classmethod
     def of(cls, report: UnitReport) -> UnitOutcome:
@@ -50,6 +53,18 @@ class UnitOutcome:
         from stemma.core.pipeline.worker import report_crash
 
         return cls.of(report_crash(unit, error, store))
+
+    @classmethod
+    def stopped(cls, unit: ExecutionUnit, level: int) -> UnitOutcome:
+        """A unit whose worker a cancellation terminated: recorded in the step's counts only."""
+        del unit
+        return cls(
+            execution_run_id="",
+            success=False,
+            error=f"cancelled (level {level})",
+            bundle=None,
+            cancelled=True,
+        )
 
 
 def run_units(units: Sequence[ExecutionUnit]) -> list[UnitOutcome]:

@@ -1,0 +1,114 @@
+"""``RunMonitor``: the orchestrator's running tally of a run, for the live state file.
+
+Step threads report what happens (a step starts, its units are planned, a unit comes back, the
+step ends); the live channel takes a snapshot once a second. Reporting is a dict update under one
+lock: cheap enough to call per unit.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from dataclasses import replace
+
+from stemma.core.live.state import RunState, RunStatus, StepState, utc_now
+
+
+class RunMonitor:
+    """Thread-safe per-step counts and statuses of one run."""
+
+    def __init__(self, *, run_id: str, name: str, root: str, backend: str) -> None:
+        self._lock = threading.Lock()
+        self._steps: dict[int, StepState] = {}
+        self._run = RunState(
+            run_id=run_id,
+            name=name,
+            status=RunStatus.RUNNING,
+            pid=os.getpid(),
+            host=socket.gethostname(),
+            root=root,
+            backend=backend,
+            started_at=utc_now(),
+            heartbeat=utc_now(),
+        )
+        self.version = 0
+        """Bumped on every change, so the writer knows whether there is news."""
+
+    def step_submitted(self, number: int, name: str, operation: str) -> None:
+        """A step was submitted: pending until its inputs are committed."""
+        self._put(StepState(number=number, name=name, operation=operation))
+
+    def step_started(self, number: int) -> None:
+        """A step's thread began working on it."""
+        self._update(number, status="running", started_at=utc_now())
+
+    def units_planned(self, number: int, *, total: int, cached: int) -> None:
+        """The step has ``total`` units, ``cached`` of them execution-level hits."""
+        self._update(number, total=total, cached=cached)
+
+    def units_sent(self, number: int, count: int) -> None:
+        """``count`` units were handed to the backend."""
+        with self._lock:
+            step = self._steps[number]
+            self._steps[number] = replace(step, running=step.running + count)
+            self.version += 1
+
+    def units_back(self, number: int, *, succeeded: int, failed: int, cancelled: int = 0) -> None:
+        """Units came back from the backend (before the step's commit)."""
+        with self._lock:
+            step = self._steps[number]
+            back = succeeded + failed + cancelled
+            self._steps[number] = replace(
+                step,
+                running=max(0, step.running - back),
+                succeeded=step.succeeded + succeeded,
+                failed=step.failed + failed,
+                cancelled=step.cancelled + cancelled,
+            )
+            self.version += 1
+
+    def step_jobs(self, number: int, jobs: dict[str, int]) -> None:
+        """The scheduler's job states of the step's elements (SLURM)."""
+        self._update(number, jobs=dict(jobs))
+
+    def step_finished(self, number: int, status: str, *, cache: str | None = None) -> None:
+        """The step reached a final status (``completed``, ``failed``, ``cancelled``, …)."""
+        self._update(number, status=status, cache=cache, running=0, ended_at=utc_now())
+
+    def cancel_level(self, level: int) -> None:
+        """A cancellation level was applied."""
+        with self._lock:
+            self._run = replace(self._run, cancel_level=max(level, self._run.cancel_level))
+            self.version += 1
+
+    def snapshot(self, *, final: bool = False) -> RunState:
+        """The run as of now; ``final`` when the run is over (status decided from the steps)."""
+        with self._lock:
+            steps = tuple(self._steps[n] for n in sorted(self._steps))
+            run = replace(self._run, steps=steps, heartbeat=utc_now())
+        if final:
+            run = replace(run, status=_final_status(run), ended_at=utc_now())
+        return run
+
+    def _put(self, step: StepState) -> None:
+        with self._lock:
+            self._steps[step.number] = step
+            self.version += 1
+
+    def _update(self, number: int, **changes: object) -> None:
+        with self._lock:
+            step = self._steps.get(number)
+            if step is None:
+                return  # a step restored by resume(): it is history, not live
+            self._steps[number] = replace(step, **changes)  # pyright: ignore[reportArgumentType]
+            self.version += 1
+
+
+def _final_status(run: RunState) -> RunStatus:
+    statuses = {step.status for step in run.steps}
+    if run.cancel_level or "cancelled" in statuses:
+        return RunStatus.CANCELLED
+    if "failed" in statuses:
+        return RunStatus.FAILED
+    return RunStatus.COMPLETED

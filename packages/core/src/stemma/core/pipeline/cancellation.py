@@ -1,0 +1,135 @@
+"""Three presses of escalating force (DESIGN.md §7), from wherever they come.
+
+Ctrl-C / SIGINT / SIGTERM in the orchestrator, ``Pipeline.cancel(level)`` from Python, and a
+control request from another process (``stemma cancel``, the dashboard) all end in
+:meth:`Canceller.request`. A signal handler only drops the level into a queue (``SimpleQueue.put``
+is safe in a handler: the main thread may be holding any lock when the signal lands); a
+dedicated thread applies it and prints one line saying what it did and what the next press does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from types import FrameType
+from typing import Any, TextIO
+
+from stemma.core.cancel_levels import CancelLevel
+from stemma.core.live.state import write_state
+from stemma.core.pipeline.run_context import PipelineContext
+
+HARD_EXIT_CODE = 130
+"""The exit code of a hard cancel (level 3): the shell's code for an interrupted process."""
+
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+_Handler = Callable[[int, FrameType | None], Any] | int | None
+
+
+class Canceller:
+    """Applies cancellation levels to one pipeline run; never lowers a level."""
+
+    def __init__(
+        self,
+        ctx: PipelineContext,
+        *,
+        out: TextIO | None = None,
+        hard_exit: Callable[[int], None] = os._exit,
+    ) -> None:
+        self._ctx = ctx
+        self._out = out
+        self._hard_exit = hard_exit
+        self._lock = threading.Lock()
+        self._presses: queue.SimpleQueue[CancelLevel | None] = queue.SimpleQueue()
+        self._previous: dict[int, _Handler] = {}
+        self._thread: threading.Thread | None = None
+
+    @property
+    def level(self) -> int:
+        """The highest level applied so far (0: none)."""
+        return self._ctx.cancel_level
+
+    def request(self, level: int | str | CancelLevel) -> None:
+        """Apply ``level`` now (and every lower level not yet applied); idempotent."""
+        target = CancelLevel.parse(level)
+        with self._lock:
+            if target <= self._ctx.cancel_level:
+                return
+            self._ctx.cancel_level = int(target)
+        self._ctx.cancelled.set()
+        self._ctx.monitor.cancel_level(int(target))
+        self._say(target)
+        if target is CancelLevel.HARD:
+            self._ctx.backend.cancel(CancelLevel.HARD)
+            write_state(self._ctx.store.layout.root, self._ctx.monitor.snapshot(final=True))
+            self._hard_exit(HARD_EXIT_CODE)
+        elif target is CancelLevel.FORCE:
+            self._ctx.backend.cancel(CancelLevel.FORCE)
+
+    def press(self) -> None:
+        """One more press: the next level up (safe to call from a signal handler)."""
+        self._presses.put(None)
+
+    def install_signal_handlers(self) -> bool:
+        """Route SIGINT and SIGTERM here; only possible on the main thread (else: False).
+
+        Off the main thread (a notebook's worker, a server), use ``Pipeline.cancel`` instead.
+        """
+        if threading.current_thread() is not threading.main_thread() or self._previous:
+            return bool(self._previous)
+        self._start_thread()
+        for signum in _SIGNALS:
+            self._previous[signum] = signal.signal(signum, self._on_signal)
+        return True
+
+    def restore_signal_handlers(self) -> None:
+        """Put back the handlers that were there before (from the main thread)."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
+        self._previous.clear()
+
+    def close(self) -> None:
+        """Restore the handlers and stop the press thread."""
+        self.restore_signal_handlers()
+        if self._thread is not None:
+            self._presses.put(CancelLevel.GRACEFUL)  # any item wakes it; stop flag below
+            self._thread = None
+
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        del signum, frame
+        self._presses.put(None)
+
+    def _start_thread(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._apply_presses, name="stemma-cancel", daemon=True
+            )
+            self._thread.start()
+
+    def _apply_presses(self) -> None:
+        while True:
+            item = self._presses.get()
+            if item is not None or self._thread is None:
+                return  # closed
+            self.request(min(self._ctx.cancel_level + 1, CancelLevel.HARD))
+
+    def _say(self, level: CancelLevel) -> None:
+        out = self._out or sys.stderr
+        upcoming = (
+            f" Press Ctrl-C again for {CancelLevel(level + 1).describe()}."
+            if level < CancelLevel.HARD
+            else ""
+        )
+        # A closed terminal must not stop the cancellation.
+        with contextlib.suppress(OSError, ValueError):
+            print(
+                f"stemma: cancelling run {self._ctx.run_id} — {level.describe()}.{upcoming}",
+                file=out,
+                flush=True,
+            )
