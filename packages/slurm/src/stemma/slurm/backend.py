@@ -220,6 +220,7 @@ class SlurmBackend:
         self.poller.stop()
 
     def _drop_unstarted(self) -> None:
+        self.poller.mark_started()
         for future in self.poller.unsettled():
             future.cancel()  # a no-op for started elements
 

@@ -70,6 +70,19 @@ def sacct_lines(job_ids: Iterable[str]) -> list[str]:
     return [line for line in out.splitlines() if line.strip()]
 
 
+def squeue_lines(job_ids: Iterable[str]) -> list[str]:
+    """``JobID|State|`` of the given arrays' elements the controller holds, one per element.
+
+    squeue is the controller's own, current view (sacct lags it by seconds); finished jobs
+    leave it, so only waiting and running elements are listed.
+    """
+    ids = sorted(set(job_ids))
+    if not ids:
+        return []
+    out = run_slurm(["squeue", "-h", "-r", "-o", "%i|%T|", "-j", ",".join(ids)], check=False)
+    return [line for line in out.splitlines() if line.strip()]
+
+
 def squeue_jobs() -> list[tuple[str, str]]:
     """``(job id, job name)`` of every job of this user that the controller still holds.
 

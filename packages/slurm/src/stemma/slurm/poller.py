@@ -101,6 +101,21 @@ class RunPoller:
         with self._lock:
             return {array_id(job_id) for job_id in self._tracked}
 
+    def mark_started(self) -> None:
+        """Ask squeue (current, unlike sacct) which elements run now, and mark their futures.
+
+        Called before a cancel drops the elements that have not started, so that an element
+        that started a moment ago is killed and reported, not silently dropped.
+        """
+        states = parse_sacct(commands.squeue_lines(self.arrays()))
+        with self._lock:
+            items = list(self._tracked.items())
+        for job_id, item in items:
+            state = states.get(job_id)
+            started = state is not None and state.phase is not Phase.WAITING
+            if started and not item.future.running() and not item.future.done():
+                item.future.set_running_or_notify_cancel()
+
     def settle_all(self, error: Callable[[ElementFiles], BaseException]) -> None:
         """Fail every unsettled future at once (after a terminate)."""
         with self._lock:

@@ -1,0 +1,126 @@
+"""Cancelling on the real local cluster: every level leaves squeue empty of the run's jobs."""
+
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+from concurrent.futures import Future
+from typing import Any
+
+import pytest
+import slurm_tasks
+from slurm_testing import Run
+
+from stemma.core.backends.base import WorkerCrashedError
+from stemma.core.cancel_levels import CancelLevel
+from stemma.slurm import SlurmBackend, reap
+
+pytestmark = pytest.mark.slurm
+
+HERE = pathlib.Path(__file__).parent
+
+
+def _until(condition: Any, seconds: float, what: str) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out after {seconds}s waiting for {what}"
+        time.sleep(0.2)
+
+
+def _queued(tag: str) -> list[str]:
+    out = subprocess.run(
+        ["squeue", "-h", "-o", "%i|%j"], capture_output=True, text=True, check=True
+    ).stdout
+    return [line for line in out.splitlines() if f"|{tag}-" in line]
+
+
+def _processes_under(directory: pathlib.Path) -> list[int]:
+    found: list[int] = []
+    for proc in pathlib.Path("/proc").iterdir():
+        try:
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            state = (proc / "stat").read_text().split(") ")[-1][:1]
+        except OSError:
+            continue
+        if str(directory) in cmdline and state != "Z":
+            found.append(int(proc.name))
+    return found
+
+
+def _started(flag: pathlib.Path) -> list[pathlib.Path]:
+    return list(flag.parent.glob(f"{flag.name}.started.*"))
+
+
+@pytest.mark.parametrize("level", [CancelLevel.FORCE, CancelLevel.HARD])
+def test_slurm_cancel_leaves_no_job_and_no_process_of_the_run(
+    backend: SlurmBackend, run: Run, tmp_path: pathlib.Path, level: CancelLevel
+) -> None:
+    flag = tmp_path / "release"  # never created: the units wait until cancelled
+    futures = backend.submit_wave(slurm_tasks.wait_for_file, [str(flag)] * 4, run.request())
+    _until(lambda: len(_started(flag)) == 2, 90, "two elements to start")
+    started = time.monotonic()
+    backend.cancel(level)
+    _until(lambda: not _queued(run.tag), 30, f"squeue to hold no job of {run.tag}")
+    print(f"{level.name}: squeue empty {time.monotonic() - started:.1f}s after cancel")
+    for future in futures:
+        if not future.cancelled():
+            assert isinstance(future.exception(timeout=60), WorkerCrashedError)
+    assert sum(future.cancelled() for future in futures) == 2
+    log_dir = run.root / "logs" / "slurm" / run.run_id
+    _until(lambda: not _processes_under(log_dir), 10, "the jobs' processes to exit")
+    assert len(_started(flag)) == 2
+
+
+def test_slurm_graceful_cancel_drops_waiting_elements_and_lets_running_ones_finish(
+    backend: SlurmBackend, run: Run, tmp_path: pathlib.Path
+) -> None:
+    flag = tmp_path / "release"
+    futures: list[Future[Any]] = backend.submit_wave(
+        slurm_tasks.wait_for_file, [str(flag)] * 3, run.request(max_parallel=1)
+    )
+    _until(lambda: futures[0].running(), 90, "the first element to be seen running")
+    backend.cancel(CancelLevel.GRACEFUL)
+    assert [future.cancel() for future in futures] == [False, True, True]
+    flag.touch()
+    assert futures[0].result(timeout=60) == "released"
+    _until(lambda: not _queued(run.tag), 30, f"squeue to hold no job of {run.tag}")
+    assert [path.name.rsplit(".", 1)[-1] for path in _started(flag)] == ["0"]
+
+
+_ORCHESTRATOR = """
+import sys, time
+from stemma.slurm import SlurmBackend
+from slurm_testing import Run
+import slurm_tasks
+run = Run(run_id=sys.argv[1], root=__import__("pathlib").Path(sys.argv[2]))
+backend = SlurmBackend()
+backend.submit_wave(slurm_tasks.wait_for_file, [sys.argv[3]] * 3, run.request())
+print("submitted", flush=True)
+time.sleep(600)
+"""
+
+
+def test_slurm_reap_cancels_the_jobs_of_a_killed_orchestrator(
+    slurm_cluster: None, run: Run, tmp_path: pathlib.Path
+) -> None:
+    flag = tmp_path / "release"
+    env = {**os.environ, "PYTHONPATH": str(HERE)}
+    with subprocess.Popen(
+        [sys.executable, "-c", _ORCHESTRATOR, run.run_id, str(run.root), str(flag)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    ) as orchestrator:
+        try:
+            assert orchestrator.stdout is not None
+            assert orchestrator.stdout.readline().strip() == "submitted"
+        finally:
+            os.kill(orchestrator.pid, signal.SIGKILL)
+    assert _queued(run.tag), "the dead orchestrator's jobs should still be queued"
+    assert run.ledger.exists()
+    cancelled = reap(run.run_id, root=run.root)
+    assert len(cancelled) == 1
+    assert not _queued(run.tag)
+    assert reap(run.tag) == []

@@ -1,0 +1,48 @@
+"""The upstream first pipeline on backend="slurm", end to end, against the local backend."""
+
+import json
+import pathlib
+
+import polars as pl
+import pytest
+
+from stemma.core.operations.examples import DataGenerator, MetricCalculator, Transform
+from stemma.core.pipeline.pipeline import Pipeline
+from stemma.storage import executions
+
+pytestmark = pytest.mark.slurm
+
+
+def _first_pipeline(root: pathlib.Path, backend: str) -> tuple[dict[str, object], list[set[str]]]:
+    pipeline = Pipeline.create("first", root=root, backend=backend, max_workers=2)
+    generated = pipeline.run(DataGenerator, params={"count": 3, "rows": 5})
+    transformed = pipeline.run(
+        Transform,
+        inputs={"dataset": generated.output("datasets")},
+        params={"scale": 2.0},
+        execution={"artifacts_per_unit": 1},
+    )
+    scored = pipeline.run(MetricCalculator, inputs={"dataset": transformed.output("dataset")})
+    outputs = [
+        set(pipeline.artifact_ids(generated.output("datasets"))),
+        set(pipeline.artifact_ids(transformed.output("dataset"))),
+        set(pipeline.artifact_ids(scored.output("metrics"))),
+    ]
+    return pipeline.finalize(), outputs
+
+
+def test_slurm_first_pipeline_builds_the_same_artifacts_as_local(
+    slurm_cluster: None, tmp_path: pathlib.Path
+) -> None:
+    on_slurm, slurm_ids = _first_pipeline(tmp_path / "slurm", "slurm")
+    on_local, local_ids = _first_pipeline(tmp_path / "local", "local")
+    assert on_slurm["overall_success"] is True, on_slurm
+    assert on_local["overall_success"] is True
+    assert slurm_ids == local_ids
+    assert [len(ids) for ids in slurm_ids] == [3, 3, 3]
+    done = executions(tmp_path / "slurm").filter(pl.col("success"))
+    assert set(done["backend"].to_list()) >= {"slurm"}
+    ledgers = list((tmp_path / "slurm" / "runs").glob("*/slurm_jobs.jsonl"))
+    assert len(ledgers) == 1
+    steps = [json.loads(line)["step_number"] for line in ledgers[0].read_text().splitlines()]
+    assert steps == [0, 1, 2]  # one array per step: every wave fits in one
