@@ -112,3 +112,13 @@ def _tail(path: Path, lines: int = 20) -> str:
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
     except OSError:
         return ""
+
+
+def worker_log_text(files: ElementFiles, max_lines: int = 200) -> str:
+    """The tails of an element's stdout and stderr, each under a header naming its file."""
+    parts: list[str] = []
+    for path in (files.stdout, files.stderr):
+        text = _tail(path, max_lines)
+        if text:
+            parts.append(f"==> {path} <==\n{text}")
+    return "\n".join(parts)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stemma.slurm import commands
-from stemma.slurm.element import ElementFiles, crash_error, read_outcome
+from stemma.slurm.element import ElementFiles, crash_error, read_outcome, worker_log_text
 from stemma.slurm.errors import ClusterUnavailableError
 from stemma.slurm.job_states import Phase, array_id, parse_sacct, state_of
 
@@ -33,6 +33,13 @@ class ElementFuture(Future[Any]):
         super().__init__()
         self.files = files
         self._on_cancel = on_cancel
+
+    def worker_log(self, max_lines: int = 200) -> str:
+        """The last lines of the element's stdout and stderr, for ``executions.worker_log``.
+
+        Empty before the job wrote any.
+        """
+        return worker_log_text(self.files, max_lines)
 
     def cancel(self) -> bool:
         """Drop the element if it has not started; False once it runs or is settled."""
