@@ -56,9 +56,9 @@ def peak_rss_mb() -> float:
 
 
 def rss_mb() -> float:
-    """This process's current resident set size in MB (``/proc/self/statm``)."""
+    """This process's resident set size now, in MiB like ``peak_rss_mb`` (``/proc/self/statm``)."""
     pages = int(pathlib.Path("/proc/self/statm").read_text().split()[1])
-    return pages * os.sysconf("SC_PAGE_SIZE") / 1e6
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
 def spread(values: Sequence[float]) -> dict[str, Any]:

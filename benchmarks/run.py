@@ -1,36 +1,56 @@
-"""Run every benchmark: ``python3 scripts/dev.py bench``, or ``uv run python benchmarks/run.py``.
+"""Run every benchmark: ``python3 scripts/dev.py bench`` (or ``make bench``), or
+``uv run python benchmarks/run.py [--large] [--peers]``.
 
-The Pipeline benchmarks take minutes (``bench_dispatch`` runs 1,000-unit steps by default; pass
-``--sizes 1000,10000`` to it alone for the 10,000-unit budget figure).
+The default run takes a few minutes on 2 cores. ``--large`` adds the big sizes (a 10^6-node
+lower, a 10,000-unit dispatch step, their memory): tens of minutes more. ``--peers`` adds the
+comparison with Prefect, Dask, Snakemake and redun (``bench_peers.py``; it needs the
+``bench-peers`` group: ``uv run --group bench-peers python benchmarks/run.py --peers``).
+Every benchmark prints its table and writes ``benchmarks/results/<name>.json``.
 """
 
 from __future__ import annotations
 
+import argparse
 import pathlib
 import sys
 
-sys.path.insert(0, str(pathlib.Path(__file__).parent))
+sys.path.insert(0, str(pathlib.Path(__file__).parent))  # spawned workers inherit it
 
 import bench_cached_rerun
 import bench_commit
 import bench_content_id
 import bench_dispatch
 import bench_lower
+import bench_memory
+import bench_peers
 
 
-def main() -> None:
-    """Each benchmark prints its own table."""
+def main(argv: list[str] | None = None) -> None:
+    """Each benchmark prints its own table and writes its own JSON."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--large", action="store_true", help="add the 10^6 and 10^4-unit sizes")
+    parser.add_argument("--peers", action="store_true", help="add the peer comparison")
+    args = parser.parse_args(argv)
     print("== lower(): graph size vs time ==")
-    bench_lower.main(sys.argv[1:])
+    bench_lower.main(["--sizes", "1000,10000,100000" + (",1000000" if args.large else "")])
     print("\n== content ids vs raw xxh3_128 ==")
     bench_content_id.main()
     print("\n== commit throughput ==")
     bench_commit.main()
     print("\n== local dispatch: orchestrator time per unit ==")
-    bench_dispatch.main([])
+    bench_dispatch.main(["--sizes", "1000,10000" if args.large else "1000"])
     print("\n== fully cached rerun ==")
     bench_cached_rerun.main([])
+    print("\n== orchestrator memory vs N ==")
+    bench_memory.main(
+        ["--lower-sizes", "1000,10000,100000,1000000", "--pipeline-sizes", "1000,10000"]
+        if args.large
+        else []
+    )
+    if args.peers:
+        print("\n== peers: the same workloads in Prefect, Dask, redun and Snakemake ==")
+        bench_peers.main([])
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
