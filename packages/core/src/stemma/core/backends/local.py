@@ -9,25 +9,23 @@ naming the exit codes and the workers' peak memory, and the next submit starts a
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import signal
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future, InvalidStateError, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
 from stemma.core.backends.base import WaveRequest, WorkerCrashedError
+from stemma.core.backends.worker_process import init_worker, signals_blocked
 from stemma.core.cancel_levels import CancelLevel
 
 _START_METHODS = ("spawn", "forkserver")
-
-
-def _ignore_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 class LocalBackend:
@@ -55,17 +53,21 @@ class LocalBackend:
         self._lock = threading.Lock()
         self._peak_rss_kb: dict[int, int] = {}
         self._workers: dict[int, BaseProcess] = {}
+        self._outstanding: dict[Future[Any], ProcessPoolExecutor] = {}
+        """Callers' futures not yet settled, by pool: a broken or terminated pool may never
+        settle them itself (CPython's manager thread can die on a cancelled work item)."""
 
     def submit(self, fn: Callable[[Any], Any], payload: Any) -> Future[Any]:
         """Run ``fn(payload)`` in a worker (``fn`` must be importable by module and name)."""
         with self._lock:
             if self._pool is None:
                 self._pool = ProcessPoolExecutor(
-                    self.max_workers, mp_context=self._context, initializer=_ignore_sigint
+                    self.max_workers, mp_context=self._context, initializer=init_worker
                 )
             pool = self._pool
         try:
-            inner = pool.submit(fn, payload)
+            with signals_blocked():  # workers (and the pool's thread) start here
+                inner = pool.submit(fn, payload)
         except BrokenProcessPool:  # a worker died a moment ago: start a fresh pool once
             with self._lock:
                 if self._pool is pool:
@@ -76,20 +78,33 @@ class LocalBackend:
                 if process.pid is not None:
                     self._workers[process.pid] = process
         outer: Future[Any] = _LinkedFuture(inner)
+        with self._lock:
+            self._outstanding[outer] = pool
         inner.add_done_callback(lambda done: self._settle(done, outer, pool))
         return outer
 
     def _settle(self, done: Future[Any], outer: Future[Any], pool: ProcessPoolExecutor) -> None:
+        with self._lock:
+            self._outstanding.pop(outer, None)
         if done.cancelled() or outer.done():
             outer.cancel()  # cancelled before it started: the caller already knows
             return
         error = done.exception()
         if error is None:
-            outer.set_result(done.result())
+            _settle_once(outer, result=done.result())
             return
         if isinstance(error, BrokenProcessPool):
             error = self._crash_report(pool)
-        outer.set_exception(error)
+        _settle_once(outer, error=error)
+
+    def _fail_outstanding(self, pool: ProcessPoolExecutor, error: BaseException) -> None:
+        """Settle every caller's future of ``pool`` that its manager thread left hanging."""
+        with self._lock:
+            stranded = [f for f, p in self._outstanding.items() if p is pool]
+            for future in stranded:
+                del self._outstanding[future]
+        for future in stranded:
+            _settle_once(future, error=error)
 
     def _crash_report(self, pool: ProcessPoolExecutor) -> WorkerCrashedError:
         with self._lock:
@@ -114,13 +129,19 @@ class LocalBackend:
         )
 
     def sample_memory(self) -> None:
-        """Record each live worker's peak RSS (from /proc), for crash reports; cheap, poll it."""
+        """Record each live worker's peak RSS (from /proc), for crash reports; cheap, poll it.
+
+        Also settles the futures of a pool that broke without settling them.
+        """
         with self._lock:
             pool = self._pool
+            broken = {p for p in self._outstanding.values() if getattr(p, "_broken", False)}
         for process in self._processes(pool) if pool else []:
             peak = _peak_rss_kb(process.pid)
             if peak is not None and process.pid is not None:
                 self._peak_rss_kb[process.pid] = max(peak, self._peak_rss_kb.get(process.pid, 0))
+        for dead in broken:
+            self._fail_outstanding(dead, self._crash_report(dead))
 
     def submit_wave(
         self, fn: Callable[[Any], Any], payloads: Sequence[Any], request: WaveRequest
@@ -162,6 +183,12 @@ class LocalBackend:
                 process.kill()
                 process.join(timeout=2)
         pool.shutdown(wait=False, cancel_futures=True)
+        self._fail_outstanding(
+            pool,
+            WorkerCrashedError(
+                "the worker was terminated by a cancellation", exit_codes=[], peak_rss_mb=None
+            ),
+        )
 
     @staticmethod
     def _processes(pool: ProcessPoolExecutor) -> list[BaseProcess]:
@@ -183,6 +210,17 @@ class _LinkedFuture(Future[Any]):
 
     def cancel(self) -> bool:
         return self._inner.cancel() and super().cancel()
+
+
+def _settle_once(
+    future: Future[Any], *, result: Any = None, error: BaseException | None = None
+) -> None:
+    """Set a caller's future unless something settled it first (a race we lose gracefully)."""
+    with contextlib.suppress(InvalidStateError):
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
 
 
 def _describe_exit(code: int | None) -> str:

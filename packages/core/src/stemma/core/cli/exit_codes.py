@@ -3,7 +3,8 @@
 | code | meaning |
 |---|---|
 | 0 | success: the command did what it was asked; a watched or run pipeline completed |
-| 1 | the pipeline failed (a step failed), or the command itself failed unexpectedly |
+| 1 | the pipeline failed: a step failed, or some units failed (a run that completed under the
+  `continue` policy with failures counts as failed) |
 | 2 | usage error: unknown command, bad option or value (argparse's own code) |
 | 3 | not found: no such run, step, artifact or script |
 | 4 | unavailable: the command needs a package that is not installed (the message names it) |

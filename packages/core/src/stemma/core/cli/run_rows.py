@@ -48,13 +48,24 @@ def run_name(run_id: str) -> str:
     return parts[0] if len(parts) == 4 else run_id
 
 
+def run_outcome(state: RunState) -> RunStatus:
+    """The run's status, where a completed run with failed units counts as failed.
+
+    Under the ``continue`` policy a run completes even when some units failed; a script waiting
+    for it (and a person scanning the runs list) must still see that it did not all succeed.
+    """
+    if state.status is RunStatus.COMPLETED and any(step.failed for step in state.steps):
+        return RunStatus.FAILED
+    return state.status
+
+
 def row_from_state(state: RunState) -> RunRow:
     """A live run's row."""
     done = sum(1 for step in state.steps if step.status in FINAL_STEP_STATUSES)
     return RunRow(
         run_id=state.run_id,
         name=state.name,
-        status=state.status,
+        status=run_outcome(state),
         started=_parse(state.started_at),
         ended=_parse(state.ended_at) if state.ended_at else None,
         steps_done=done,

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TextIO
 
 from stemma.core.cli.exit_codes import ExitCode
+from stemma.core.cli.run_rows import run_outcome
 from stemma.core.cli.watch_lines import change_lines, summary_line
 from stemma.core.live import RunState, RunStatus, read_state
 
@@ -37,7 +38,7 @@ def follow_lines(
         if current.status is not RunStatus.RUNNING:
             out.write(f"{stamp} {summary_line(current)}\n")
             out.flush()
-            return ExitCode.for_run_status(current.status.value)
+            return ExitCode.for_run_status(run_outcome(current).value)
         previous = current
         sleep(POLL_SECONDS)
 
@@ -81,7 +82,7 @@ def follow_progress(root: Path, run_id: str, out: TextIO, *, sleep: Sleep = time
                 break
             sleep(POLL_SECONDS)
     console.print(summary_line(current))
-    return ExitCode.for_run_status(current.status.value)
+    return ExitCode.for_run_status(run_outcome(current).value)
 
 
 def _read(root: Path, run_id: str, stale_after: float | None) -> RunState:

@@ -254,3 +254,21 @@ class Fail(_CopyUnlessRefused):
 
     def refusal(self, path: Path) -> str | None:
         return f"refusing {path.name}" if self.params.match in path.name else None
+
+
+class SlowCopy(_CopyUnlessRefused):
+    """Copy each dataset after sleeping ``seconds``: a creator whose units take a while.
+
+    Cancellation tests and demos use it: each unit is its own worker task, so some finish, some
+    run, and some wait in the queue when a cancel lands.
+    """
+
+    class Params(BaseModel):
+        seconds: float = 1.0
+
+    name = "example.slow_copy"
+    params: Params = Params()
+
+    def refusal(self, path: Path) -> str | None:
+        time.sleep(self.params.seconds)
+        return None

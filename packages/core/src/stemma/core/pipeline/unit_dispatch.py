@@ -62,6 +62,8 @@ def execute_units(
     op = step.operation
     queue = pack_workers(units, op.execution.units_per_worker) if units else []
     limit = 1 if op.resources.gpus > 0 else (op.execution.max_workers or len(queue) or 1)
+    if not ctx.backend.queues_whole_waves:  # no more in the pool than it has workers: a stop
+        limit = min(limit, int(getattr(ctx.backend, "max_workers", limit)))  # drops the rest
     request = _wave_request(ctx, step, limit)
     pending: dict[Future[Any], list[ExecutionUnit]] = {}
     outcomes: list[UnitOutcome] = []

@@ -1,0 +1,52 @@
+"""How a local worker process starts: deaf to Ctrl-C, and gone when its orchestrator is gone.
+
+Ctrl-C in a terminal reaches the whole process group; only the orchestrator may decide what a
+press means, so workers ignore SIGINT. A worker still starting up when a press lands would die
+of it before any initializer runs, so the orchestrator spawns workers with SIGINT and SIGTERM
+*blocked* (:func:`signals_blocked`; the mask survives ``exec``), and the initializer ignores
+SIGINT before unblocking. If the orchestrator is killed outright (``kill -9``, a hard cancel),
+nobody is left to stop the workers: each watches its parent and exits when it changes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+from collections.abc import Generator
+
+_DEFERRED = {signal.SIGINT, signal.SIGTERM}
+PARENT_CHECK_SECONDS = 0.5
+
+
+@contextlib.contextmanager
+def signals_blocked() -> Generator[None]:
+    """Block SIGINT and SIGTERM in this thread while it may spawn worker processes.
+
+    Threads and processes started meanwhile inherit the mask; the signals stay pending, not
+    lost, and are delivered when the block ends.
+    """
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _DEFERRED)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def init_worker() -> None:
+    """The pool initializer: ignore SIGINT, accept SIGTERM, and follow the orchestrator out."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _DEFERRED)
+    parent = os.getppid()
+    watchdog = threading.Thread(
+        target=_exit_when_orphaned, args=(parent,), name="stemma-parent-watch", daemon=True
+    )
+    watchdog.start()
+
+
+def _exit_when_orphaned(parent: int) -> None:
+    stop = threading.Event()
+    while not stop.wait(PARENT_CHECK_SECONDS):
+        if os.getppid() != parent:  # re-parented: the orchestrator died
+            os._exit(70)  # EX_SOFTWARE; staged bundles are committed at the next start

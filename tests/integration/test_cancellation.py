@@ -1,0 +1,194 @@
+"""Cancellation, for real: a pipeline in a subprocess, stopped by Ctrl-C presses or a request.
+
+The subprocess runs ``cancellable_pipeline.py`` in its own session, so a press is a SIGINT to
+its whole process group, as a terminal sends it (the workers ignore it; the orchestrator
+decides). Each test waits on the run's live state file, never on a fixed sleep.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+
+import pytest
+
+from stemma.core.live import RunState, RunStatus, read_state, request_cancel
+from stemma.core.pipeline.pipeline import Pipeline
+from stemma.core.store import open_pipeline_store
+
+SCRIPT = pathlib.Path(__file__).with_name("cancellable_pipeline.py")
+
+
+def _start(root: pathlib.Path, seconds: float) -> tuple[subprocess.Popen[str], str]:
+    process = subprocess.Popen(
+        [sys.executable, str(SCRIPT), str(root), str(seconds)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    assert process.stdout is not None
+    run_id = process.stdout.readline().strip()
+    assert run_id, process.stderr.read() if process.stderr else "no run id"
+    return process, run_id
+
+
+def _wait_state(
+    root: pathlib.Path, run_id: str, ready: Callable[[RunState], bool], timeout: float = 120
+) -> RunState:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            state = read_state(root, run_id)
+        except (FileNotFoundError, ValueError):
+            state = None
+        if state is not None and ready(state):
+            return state
+        time.sleep(0.05)
+    raise AssertionError(f"run {run_id} never reached the awaited state")
+
+
+def _slow_step_running(state: RunState) -> bool:
+    return len(state.steps) >= 2 and state.steps[1].running > 0
+
+
+def _descendants(pid: int) -> set[int]:
+    """Every live process whose parent chain leads to ``pid`` (read from /proc)."""
+    parents: dict[int, int] = {}
+    for entry in pathlib.Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[0] != "Z":
+                parents[int(entry.name)] = int(fields[1])
+    found: set[int] = set()
+    frontier = {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def _alive(pids: set[int]) -> set[int]:
+    alive: set[int] = set()
+    for pid in pids:
+        try:
+            state = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            alive.add(pid)
+    return alive
+
+
+def _press(process: subprocess.Popen[str], presses: int) -> None:
+    for _ in range(presses):
+        os.killpg(process.pid, signal.SIGINT)
+        time.sleep(0.3)  # a person's presses are apart; each must be applied before the next
+
+
+def _events(root: pathlib.Path, run_id: str) -> dict[str, tuple[str, dict[str, object]]]:
+    """The final event of each step of the run: status and metadata, by step name."""
+    final: dict[str, tuple[str, dict[str, object]]] = {}
+    for event in open_pipeline_store(root).step_events(run_id):
+        if event.status != "running":
+            final[event.step_name] = (str(event.status), dict(event.metadata))
+    return final
+
+
+def test_one_press_lets_running_units_finish_and_exits_zero_with_a_summary(
+    tmp_path: pathlib.Path,
+) -> None:
+    process, run_id = _start(tmp_path, seconds=2.0)
+    _wait_state(tmp_path, run_id, _slow_step_running)
+    _press(process, 1)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 0, err
+    assert "graceful" in err and "Press Ctrl-C again for force" in err
+    assert "cancelled (graceful)" in err  # the summary line
+    summary = json.loads(out.strip().splitlines()[-1])
+    assert [row["status"] for row in summary["steps"]] == ["completed", "cancelled", "skipped"]
+    events = _events(tmp_path, run_id)
+    assert events["example.slow_copy"][0] == "cancelled"
+    assert events["example.transform"] == ("skipped", events["example.transform"][1])
+    assert events["example.transform"][1]["skip_reason"] == "cancelled"
+    state = read_state(tmp_path, run_id)
+    assert state.status is RunStatus.CANCELLED
+    assert state.cancel_level == 1
+    slow = state.steps[1]
+    assert slow.succeeded >= 2  # the units running at the press finished and were committed
+    assert slow.succeeded < 6
+
+
+def test_rerun_after_cancel_redoes_only_the_cancelled_and_skipped_work(
+    tmp_path: pathlib.Path,
+) -> None:
+    process, run_id = _start(tmp_path, seconds=1.5)
+    _wait_state(tmp_path, run_id, _slow_step_running)
+    _press(process, 1)
+    process.communicate(timeout=120)
+    finished = read_state(tmp_path, run_id).steps[1].succeeded
+
+    rerun = subprocess.run(
+        [sys.executable, str(SCRIPT), str(tmp_path), "1.5"],  # the same params: the same keys
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    rerun_id = rerun.stdout.splitlines()[0]
+    events = _events(tmp_path, rerun_id)
+    assert events["example.generate"][1].get("cache") == "step"  # not redone
+    assert events["example.slow_copy"][0] == "completed"
+    assert events["example.slow_copy"][1]["execution_cache_hits"] == finished
+    assert events["example.transform"][0] == "completed"
+
+
+@pytest.mark.parametrize("presses", [2, 3])
+def test_force_and_hard_presses_leave_no_worker_behind(
+    tmp_path: pathlib.Path, presses: int
+) -> None:
+    process, run_id = _start(tmp_path, seconds=60.0)
+    _wait_state(tmp_path, run_id, _slow_step_running)
+    workers = _descendants(process.pid)
+    assert workers, "the slow step's workers should be running"
+    started = time.monotonic()
+    _press(process, presses)
+    _, err = process.communicate(timeout=60)
+    assert time.monotonic() - started < 30  # the 60 s units were not waited for
+    deadline = time.monotonic() + 10
+    while _alive(workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(workers), f"orphaned workers: {_alive(workers)}"
+    state = read_state(tmp_path, run_id)
+    assert state.cancel_level == presses
+    assert state.status is RunStatus.CANCELLED
+    if presses == 2:
+        assert process.returncode == 0, err
+        assert "force" in err and "Press Ctrl-C again for hard" in err
+        assert _events(tmp_path, run_id)["example.slow_copy"][0] == "cancelled"
+    else:
+        assert process.returncode == 130, err
+        assert "hard" in err
+        Pipeline.create("after-hard", root=tmp_path).finalize()  # recovers what was staged
+
+
+def test_a_cancel_request_from_another_process_is_noticed_within_a_second(
+    tmp_path: pathlib.Path,
+) -> None:
+    process, run_id = _start(tmp_path, seconds=60.0)
+    _wait_state(tmp_path, run_id, _slow_step_running)
+    request_cancel(tmp_path, run_id, 2)
+    noticed = _wait_state(tmp_path, run_id, lambda s: s.cancel_level == 2, timeout=5)
+    assert noticed.cancel_level == 2
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    assert read_state(tmp_path, run_id).status is RunStatus.CANCELLED
