@@ -1,0 +1,124 @@
+"""The stemma dashboard: runs, a run's steps live, steps, artifacts; cancel with ``c``.
+
+Screens never do I/O: every read runs in a thread worker that posts a message back, and the
+headless :class:`~stemma.tui.client.DashboardClient` does the reading.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import ClassVar
+
+from textual import on, work
+from textual.app import App, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+
+from stemma.core.cancel_levels import CancelLevel
+from stemma.core.live import RunStatus
+from stemma.tui.client import DashboardClient
+from stemma.tui.messages import CancelSent, LoadFailed
+from stemma.tui.screens import ArtifactScreen, HelpScreen, RunScreen, RunsScreen, StepScreen
+from stemma.tui.widgets.cancel_bar import next_level
+
+
+class StemmaApp(App[None]):
+    """``stemma tui [ROOT]``."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "stemma"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "Quit"),
+        Binding("question_mark", "help", "Help"),
+    ]
+
+    def __init__(self, root: Path) -> None:
+        super().__init__()
+        self.client = DashboardClient(root)
+        self.cancel_presses: dict[str, int] = {}
+        """Per run, the highest cancel level asked for from this dashboard."""
+
+    def on_mount(self) -> None:
+        """Start on the runs list."""
+        self.push_screen(RunsScreen())
+
+    def action_help(self) -> None:
+        """Show the keys (or close them)."""
+        if isinstance(self.screen, HelpScreen):
+            self.pop_screen()
+        else:
+            self.push_screen(HelpScreen())
+
+    def open_run(self, run_id: str) -> None:
+        """Show one run."""
+        self.push_screen(RunScreen(run_id))
+
+    def open_step(self, run_id: str, number: int) -> None:
+        """Show one step of a run."""
+        self.push_screen(StepScreen(run_id, number))
+
+    def open_artifact(self, artifact_id: str) -> None:
+        """Show one artifact."""
+        self.push_screen(ArtifactScreen(artifact_id))
+
+    def press_cancel(self, run_id: str, status: RunStatus, applied: int) -> CancelLevel | None:
+        """One press of ``c`` on a run: ask for the next level; None when there is nothing to do.
+
+        Args:
+            run_id: the run.
+            status: its status as last seen.
+            applied: the level its orchestrator has applied so far.
+        """
+        if status is not RunStatus.RUNNING:
+            self.notify(f"run is {status.value}: nothing to cancel", severity="warning")
+            return None
+        level = next_level(applied, self.cancel_presses.get(run_id, 0))
+        if level is None:
+            self.notify("hard cancel already asked: nothing stronger left", severity="warning")
+            return None
+        self.cancel_presses[run_id] = int(level)
+        self._send_cancel(run_id, level)
+        return level
+
+    @work(thread=True, group="cancel", exit_on_error=False)
+    def _send_cancel(self, run_id: str, level: CancelLevel) -> None:
+        try:
+            self.client.cancel(run_id, level)
+        except (OSError, ValueError) as err:
+            self.post_message(LoadFailed(f"cancel of {run_id}", str(err)))
+            return
+        self.post_message(CancelSent(run_id, int(level)))
+
+    @on(CancelSent)
+    def _cancel_sent(self, message: CancelSent) -> None:
+        level = CancelLevel(message.level)
+        self.notify(f"asked {message.run_id[-8:]} to cancel: {level.describe()}", timeout=4)
+
+    @on(LoadFailed)
+    def _load_failed(self, message: LoadFailed) -> None:
+        self.notify(f"{message.what}: {message.error}", severity="error")
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        """The command palette (ctrl+p): Textual's own commands plus the dashboard's."""
+        inherited: Iterable[SystemCommand] = super().get_system_commands(screen)  # pyright: ignore[reportUnknownMemberType]
+        yield from inherited
+        yield SystemCommand("Help", "Every key of every screen", self.action_help)
+        if isinstance(screen, RunsScreen):
+            runs = screen
+            for status in ("all", *(s.value for s in RunStatus)):
+                yield SystemCommand(
+                    f"Show {status} runs",
+                    f"Filter the runs list to {status} runs",
+                    lambda chosen=status: runs.set_status_filter(chosen),
+                )
+            yield SystemCommand("Search runs", "Type part of a run id or host", runs.action_search)
+        if isinstance(screen, RunScreen | RunsScreen):
+            yield SystemCommand(
+                "Cancel run", "One press of c: the next cancel level", screen.action_cancel_run
+            )
+
+
+def run_dashboard(root: Path) -> None:
+    """Run the dashboard on ``root`` until the user quits."""
+    StemmaApp(root).run()

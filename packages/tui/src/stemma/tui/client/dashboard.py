@@ -1,0 +1,145 @@
+"""The dashboard's headless client: every read and write the screens need, with no Textual.
+
+Each method does blocking I/O (state files, Delta scans), so the app calls them only from
+thread workers. Everything returned is frozen data from :mod:`stemma.tui.client.views`.
+"""
+
+# (polars' signatures name numpy types and numpy is not installed, so every polars method reads
+# as partially unknown; arguments and results are still checked.)
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from stemma.core.cancel_levels import CancelLevel
+from stemma.core.cli.run_rows import (
+    RunRow,
+    merge_runs,
+    row_from_state,
+    rows_from_history,
+    steps_from_history,
+)
+from stemma.core.live import RunState, read_state, request_cancel
+from stemma.core.pipeline.failure_logs import failure_log_path
+from stemma.storage.queries import executions, lineage
+from stemma.tui.client.artifact_reader import read_artifact
+from stemma.tui.client.history import HistoryCache
+from stemma.tui.client.live_states import LiveStates
+from stemma.tui.client.views import ArtifactView, ExecutionRow, RunView, StepView
+
+LOG_TAIL_BYTES = 256 * 1024
+
+
+class DashboardClient:
+    """Reads one root's runs, steps, executions and artifacts; asks runs to cancel."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._history = HistoryCache(root)
+        self._live = LiveStates(root)
+
+    def runs(self) -> list[RunRow]:
+        """Every run, newest first: live ones from their state files, the rest from history."""
+        return merge_runs(self._live.states(), self._history.events())
+
+    def run(self, run_id: str) -> RunView:
+        """One run's steps, live when it has a state file.
+
+        Raises:
+            LookupError: no such run under the root.
+        """
+        events = self._history.run_events(run_id)
+        latest = {event.step_number: event.step_run_id for event in events}
+        state: RunState | None
+        try:
+            state = read_state(self.root, run_id)
+        except (FileNotFoundError, ValueError):
+            state = None
+        if state is not None:
+            return RunView(
+                row=row_from_state(state), state=state, steps=state.steps, step_run_ids=latest
+            )
+        if not events:
+            raise LookupError(f"no run {run_id!r} under {self.root}")
+        [row] = rows_from_history(events)
+        return RunView(row=row, state=None, steps=steps_from_history(events), step_run_ids=latest)
+
+    def step(self, run_id: str, number: int) -> StepView:
+        """One step of a run: its newest event's params, its executions and its outputs.
+
+        Raises:
+            LookupError: the step has no event in history yet (it has not started committing).
+        """
+        events = [e for e in self._history.run_events(run_id) if e.step_number == number]
+        if not events:
+            raise LookupError(f"step {number} of run {run_id} has nothing in history yet")
+        event = events[-1]
+        source = str(event.metadata.get("outputs_from") or event.step_run_id)
+        note = ""
+        if source != event.step_run_id:
+            note = f"a step-level cache hit: these are the executions of step run {source[:8]}"
+        frame = executions(self.root, step_run_id=source)
+        store = self._history.store
+        outputs = store.step_outputs([source]).get(source, {}) if store is not None else {}
+        return StepView(
+            run_id=run_id,
+            number=number,
+            name=event.step_name,
+            operation=event.operation,
+            status=event.status.value,
+            params=dict(event.params),
+            executions=tuple(self._execution(row) for row in frame.iter_rows(named=True)),
+            outputs=dict(outputs),
+            note=note,
+        )
+
+    def _execution(self, row: dict[str, Any]) -> ExecutionRow:
+        log = failure_log_path(
+            self.root, int(row["step_number"]), str(row["operation"]), row["execution_run_id"]
+        )
+        started, ended = row["started_at"], row["ended_at"]
+        return ExecutionRow(
+            execution_run_id=row["execution_run_id"],
+            success=bool(row["success"]),
+            started_at=f"{started:%H:%M:%S}" if started is not None else "",
+            duration_s=(ended - started).total_seconds() if started and ended else None,
+            worker=str(row["worker"] or ""),
+            error=str(row["error"] or ""),
+            failure_log=log if not row["success"] and log.is_file() else None,
+            worker_log=str(row["worker_log"] or row["tool_output"] or ""),
+        )
+
+    def artifact(self, artifact_id: str) -> ArtifactView:
+        """One artifact's preview and its lineage one hop up and one hop down.
+
+        Raises:
+            LookupError: no such artifact.
+        """
+        store = self._history.store
+        if store is None:
+            raise LookupError(f"no artifacts under {self.root} yet")
+        up = lineage(self.root, artifact_id, "up", max_depth=1)
+        down = lineage(self.root, artifact_id, "down", max_depth=1)
+        return read_artifact(self.root, store, artifact_id, up, down)
+
+    def cancel(self, run_id: str, level: CancelLevel) -> CancelLevel:
+        """Ask the run to cancel at ``level`` (it notices within a second)."""
+        request_cancel(self.root, run_id, level)
+        return level
+
+    def read_log(self, path: Path) -> str:
+        """The end of a log file (the last :data:`LOG_TAIL_BYTES`)."""
+        try:
+            with path.open("rb") as handle:
+                size = handle.seek(0, 2)
+                handle.seek(max(0, size - LOG_TAIL_BYTES))
+                return handle.read().decode("utf-8", errors="replace")
+        except OSError as err:
+            return f"{path}: {err.strerror or err}"
+
+
+def params_text(params: dict[str, Any]) -> str:
+    """A step's params as indented JSON."""
+    return json.dumps(params, indent=2, sort_keys=True, default=str)

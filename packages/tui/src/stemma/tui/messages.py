@@ -1,0 +1,67 @@
+"""What the thread workers post back to the screens: loaded data, or why it could not load."""
+
+from __future__ import annotations
+
+from textual.message import Message
+
+from stemma.core.cli.run_rows import RunRow
+from stemma.tui.client.views import ArtifactView, RunView, StepView
+
+
+class RunsLoaded(Message):
+    """The runs list was read."""
+
+    def __init__(self, rows: list[RunRow]) -> None:
+        super().__init__()
+        self.rows = rows
+
+
+class RunLoaded(Message):
+    """One run's steps were read."""
+
+    def __init__(self, view: RunView) -> None:
+        super().__init__()
+        self.view = view
+
+
+class StepLoaded(Message):
+    """One step's executions, params and outputs were read."""
+
+    def __init__(self, view: StepView) -> None:
+        super().__init__()
+        self.view = view
+
+
+class ArtifactLoaded(Message):
+    """One artifact's preview and lineage were read."""
+
+    def __init__(self, view: ArtifactView) -> None:
+        super().__init__()
+        self.view = view
+
+
+class LogLoaded(Message):
+    """A log's text was read."""
+
+    def __init__(self, title: str, text: str) -> None:
+        super().__init__()
+        self.title = title
+        self.text = text
+
+
+class LoadFailed(Message):
+    """A read failed; ``error`` says why, in words for the user."""
+
+    def __init__(self, what: str, error: str) -> None:
+        super().__init__()
+        self.what = what
+        self.error = error
+
+
+class CancelSent(Message):
+    """A cancel request at ``level`` was written for ``run_id``."""
+
+    def __init__(self, run_id: str, level: int) -> None:
+        super().__init__()
+        self.run_id = run_id
+        self.level = level

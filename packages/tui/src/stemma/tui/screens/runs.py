@@ -1,0 +1,214 @@
+"""The first screen: every run of the root, live, sortable and filterable."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from typing import TYPE_CHECKING, ClassVar, cast
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, Static
+
+from stemma.core.cli.run_rows import RunRow
+from stemma.core.live import RunStatus
+from stemma.tui.messages import LoadFailed, RunsLoaded
+from stemma.tui.widgets.cells import duration_text, status_text, time_text
+from stemma.tui.widgets.tables import new_table, table_at
+
+if TYPE_CHECKING:
+    from stemma.tui.app import StemmaApp
+
+POLL_SECONDS = 1.0
+SORTS = ("started", "status", "name", "duration")
+FILTERS = ("all", *(status.value for status in RunStatus))
+COLUMNS = (("status", 9), ("name", 18), ("started", 11), ("time", 7), ("steps", 5), ("host", 12))
+
+
+class RunsScreen(Screen[None]):
+    """The runs list. Enter opens a run; ``c`` cancels the highlighted one."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "open_run", "Open", show=True),
+        Binding("c", "cancel_run", "Cancel run"),
+        Binding("s", "cycle_sort", "Sort"),
+        Binding("f", "cycle_filter", "Status filter"),
+        Binding("slash", "search", "Search"),
+        Binding("escape", "clear_search", "Clear search", show=False),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[RunRow] = []
+        self.shown: list[str] = []
+        self.sort_by = "started"
+        self.status_filter = "all"
+
+    @property
+    def stemma(self) -> StemmaApp:
+        """The app, typed."""
+        return cast("StemmaApp", self.app)
+
+    def compose(self) -> ComposeResult:
+        """Title line, search box (hidden until ``/``), the table, a summary and the keys."""
+        yield Static(f"stemma · {self.stemma.client.root}", id="title", classes="title")
+        yield Input(placeholder="search runs by id, name or host", id="search")
+        yield new_table("runs", zebra=True)
+        yield Static("loading runs…", id="summary", classes="summary")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Build the columns, read once now and then every second."""
+        table = table_at(self, "#runs")
+        for label, width in COLUMNS:
+            table.add_column(label, key=label, width=width)
+        self.query_one("#search", Input).display = False
+        table.focus()
+        self.refresh_runs()
+        self.set_interval(POLL_SECONDS, self.refresh_runs)
+
+    def refresh_runs(self) -> None:
+        """Ask a worker for the runs (never reads here: the UI thread must not block)."""
+        if self.is_current:
+            self._load_runs()
+
+    @work(thread=True, exclusive=True, group="runs", exit_on_error=False)
+    def _load_runs(self) -> None:
+        try:
+            rows = self.stemma.client.runs()
+        except Exception as err:
+            self.post_message(LoadFailed("runs", str(err)))
+            return
+        self.post_message(RunsLoaded(rows))
+
+    @on(RunsLoaded)
+    def _show_runs(self, message: RunsLoaded) -> None:
+        self.rows = message.rows
+        self._redraw()
+
+    @on(LoadFailed)
+    def _show_failure(self, message: LoadFailed) -> None:
+        self.query_one("#summary", Static).update(f"could not read {message.what}: {message.error}")
+
+    def visible_rows(self) -> list[RunRow]:
+        """The rows that pass the filters, in the chosen order."""
+        text = self.query_one("#search", Input).value.strip().lower()
+        rows = [
+            row
+            for row in self.rows
+            if self.status_filter in ("all", row.status.value)
+            and (not text or text in f"{row.run_id} {row.host}".lower())
+        ]
+        ordered = sorted(rows, key=lambda r: r.started, reverse=True)
+        if self.sort_by != "started":  # stable: newest first within equal keys
+            ordered = sorted(ordered, key=_sort_key(self.sort_by, dt.datetime.now(dt.UTC)))
+        return ordered
+
+    def _redraw(self) -> None:
+        table = table_at(self, "#runs")
+        rows = self.visible_rows()
+        keys = [row.run_id for row in rows]
+        now = dt.datetime.now(dt.UTC)
+        if keys != self.shown:
+            highlighted = self.highlighted_run()
+            table.clear()
+            for row in rows:
+                table.add_row(*_cells(row, now), key=row.run_id)
+            self.shown = keys
+            if highlighted in keys:
+                table.move_cursor(row=keys.index(highlighted))
+        else:
+            for row in rows:
+                for (label, _), value in zip(COLUMNS, _cells(row, now), strict=True):
+                    table.update_cell(row.run_id, label, value)
+        running = sum(1 for row in self.rows if row.status is RunStatus.RUNNING)
+        self.query_one("#summary", Static).update(
+            f"{len(rows)} of {len(self.rows)} runs · {running} running · "
+            f"sort: {self.sort_by} · status: {self.status_filter}"
+        )
+
+    def highlighted_run(self) -> str | None:
+        """The run id under the cursor, if any."""
+        table = table_at(self, "#runs")
+        if not self.shown or table.cursor_row < 0 or table.cursor_row >= len(self.shown):
+            return None
+        return self.shown[table.cursor_row]
+
+    def action_open_run(self) -> None:
+        """Open the highlighted run."""
+        run_id = self.highlighted_run()
+        if run_id is not None:
+            self.stemma.open_run(run_id)
+
+    @on(DataTable.RowSelected, "#runs")
+    def _selected(self, message: DataTable.RowSelected) -> None:
+        if message.row_key.value is not None:
+            self.stemma.open_run(message.row_key.value)
+
+    def action_cancel_run(self) -> None:
+        """Cancel the highlighted run, one level harder per press."""
+        run_id = self.highlighted_run()
+        row = next((r for r in self.rows if r.run_id == run_id), None)
+        if row is not None:
+            self.stemma.press_cancel(row.run_id, row.status, row.cancel_level)
+
+    def action_cycle_sort(self) -> None:
+        """Next sort order."""
+        self.sort_by = SORTS[(SORTS.index(self.sort_by) + 1) % len(SORTS)]
+        self._redraw()
+
+    def action_cycle_filter(self) -> None:
+        """Next status filter."""
+        self.status_filter = FILTERS[(FILTERS.index(self.status_filter) + 1) % len(FILTERS)]
+        self._redraw()
+
+    def set_status_filter(self, status: str) -> None:
+        """Show only runs with ``status`` (``all`` for every run)."""
+        self.status_filter = status
+        self._redraw()
+
+    def action_search(self) -> None:
+        """Show the search box and type into it."""
+        search = self.query_one("#search", Input)
+        search.display = True
+        search.focus()
+
+    def action_clear_search(self) -> None:
+        """Empty and hide the search box."""
+        search = self.query_one("#search", Input)
+        search.value = ""
+        search.display = False
+        table_at(self, "#runs").focus()
+        self._redraw()
+
+    @on(Input.Changed, "#search")
+    def _search_changed(self) -> None:
+        self._redraw()
+
+    @on(Input.Submitted, "#search")
+    def _search_done(self) -> None:
+        table_at(self, "#runs").focus()
+
+
+def _sort_key(sort_by: str, now: dt.datetime) -> Callable[[RunRow], tuple[object, ...]]:
+    def key(row: RunRow) -> tuple[object, ...]:
+        if sort_by == "status":
+            return (row.status is not RunStatus.RUNNING, row.status.value)
+        if sort_by == "name":
+            return (row.name,)
+        return (-row.duration(now),)
+
+    return key
+
+
+def _cells(row: RunRow, now: dt.datetime) -> tuple[object, ...]:
+    return (
+        status_text(row.status.value),
+        row.name,
+        time_text(row.started),
+        duration_text(row.duration(now)),
+        f"{row.steps_done}/{row.steps_total}",
+        row.host,
+    )

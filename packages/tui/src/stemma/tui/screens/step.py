@@ -1,0 +1,179 @@
+"""One step of a run: its executions (failures first when asked), their logs, params, outputs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar, cast
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Log, Static, TabbedContent, TabPane
+
+from stemma.tui.client import ExecutionRow, StepView, params_text
+from stemma.tui.messages import LoadFailed, LogLoaded, StepLoaded
+from stemma.tui.widgets.cells import duration_text, status_text
+from stemma.tui.widgets.tables import new_table, table_at
+
+if TYPE_CHECKING:
+    from stemma.tui.app import StemmaApp
+
+POLL_SECONDS = 2.0
+
+
+class StepScreen(Screen[None]):
+    """Tabs: executions, the selected execution's log, params, outputs."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,backspace", "app.pop_screen", "Back"),
+        Binding("f", "toggle_failures", "Failures only"),
+        Binding("l", "show_tab('log')", "Log"),
+        Binding("e", "show_tab('executions')", "Executions"),
+        Binding("p", "show_tab('params')", "Params"),
+        Binding("o", "show_tab('outputs')", "Outputs"),
+    ]
+
+    def __init__(self, run_id: str, number: int) -> None:
+        super().__init__()
+        self.run_id = run_id
+        self.number = number
+        self.view: StepView | None = None
+        self.failures_only = False
+        self.execution_ids: list[str] = []
+        self.output_ids: list[str] = []
+
+    @property
+    def stemma(self) -> StemmaApp:
+        """The app, typed."""
+        return cast("StemmaApp", self.app)
+
+    def compose(self) -> ComposeResult:
+        """Title, facts, four tabs and the keys."""
+        yield Static(f"step {self.number} of {self.run_id}", id="title", classes="title")
+        yield Static("loading…", id="step-facts", classes="summary")
+        with TabbedContent(initial="executions"):
+            with TabPane("Executions", id="executions"):
+                yield new_table("executions-table", zebra=True)
+            with TabPane("Log", id="log"):
+                yield Log(id="log-view", highlight=False)
+            with TabPane("Params", id="params"):
+                yield Static("", id="params-view")
+            with TabPane("Outputs", id="outputs"):
+                yield new_table("outputs-table")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Columns, then read now and every two seconds."""
+        executions = table_at(self, "#executions-table")
+        for label, width in (("ok", 6), ("started", 8), ("time", 6), ("worker", 14), ("error", 36)):
+            executions.add_column(label, key=label, width=width)
+        outputs = table_at(self, "#outputs-table")
+        outputs.add_column("role", width=16)
+        outputs.add_column("artifact", width=34)
+        executions.focus()
+        self.refresh_step()
+        self.set_interval(POLL_SECONDS, self.refresh_step)
+
+    def refresh_step(self) -> None:
+        """Ask a worker for the step, unless it is finished and already shown."""
+        done = self.view is not None and self.view.status != "running"
+        if self.is_current and not done:
+            self._load_step()
+
+    @work(thread=True, exclusive=True, group="step", exit_on_error=False)
+    def _load_step(self) -> None:
+        try:
+            view = self.stemma.client.step(self.run_id, self.number)
+        except Exception as err:
+            self.post_message(LoadFailed(f"step {self.number}", str(err)))
+            return
+        self.post_message(StepLoaded(view))
+
+    @on(LoadFailed)
+    def _show_failure(self, message: LoadFailed) -> None:
+        self.query_one("#step-facts", Static).update(f"{message.what}: {message.error}")
+
+    @on(StepLoaded)
+    def _show_step(self, message: StepLoaded) -> None:
+        self.view = view = message.view
+        failed = sum(1 for e in view.executions if not e.success)
+        facts = (
+            f"{view.name} ({view.operation}) · {view.status} · "
+            f"{len(view.executions)} executions, {failed} failed"
+        )
+        self.query_one("#step-facts", Static).update(
+            facts + (f"\n{view.note}" if view.note else "")
+        )
+        self.query_one("#params-view", Static).update(params_text(view.params))
+        self._draw_executions()
+        outputs = table_at(self, "#outputs-table")
+        outputs.clear()
+        self.output_ids = []
+        for role, ids in sorted(view.outputs.items()):
+            for artifact_id in ids:
+                outputs.add_row(role, artifact_id, key=f"{role}/{artifact_id}")
+                self.output_ids.append(artifact_id)
+
+    def _draw_executions(self) -> None:
+        if self.view is None:
+            return
+        table = table_at(self, "#executions-table")
+        table.clear()
+        rows = [e for e in self.view.executions if e.success is False or not self.failures_only]
+        rows.sort(key=lambda e: e.success)  # failures first: they are what one comes here for
+        self.execution_ids = [e.execution_run_id for e in rows]
+        for e in rows:
+            table.add_row(
+                status_text("ok" if e.success else "failed"),
+                e.started_at,
+                duration_text(e.duration_s),
+                e.worker[:14],
+                e.error.splitlines()[0][:80] if e.error else "",
+                key=e.execution_run_id,
+            )
+
+    def action_toggle_failures(self) -> None:
+        """Show only failed executions, or all."""
+        self.failures_only = not self.failures_only
+        self._draw_executions()
+
+    def action_show_tab(self, tab: str) -> None:
+        """Switch to a tab and put the keyboard in it."""
+        self.query_one(TabbedContent).active = tab
+        focus = {"executions": "#executions-table", "outputs": "#outputs-table", "log": "#log-view"}
+        if tab in focus:
+            self.query_one(focus[tab]).focus()
+
+    @on(DataTable.RowSelected, "#executions-table")
+    def _execution_selected(self, message: DataTable.RowSelected) -> None:
+        execution = self._execution(message.row_key.value)
+        if execution is not None:
+            self.query_one(TabbedContent).active = "log"
+            self._load_log(execution)
+
+    @on(DataTable.RowSelected, "#outputs-table")
+    def _output_selected(self, message: DataTable.RowSelected) -> None:
+        key = message.row_key.value or ""
+        self.stemma.open_artifact(key.split("/", 1)[-1])
+
+    def _execution(self, key: str | None) -> ExecutionRow | None:
+        if self.view is None:
+            return None
+        return next((e for e in self.view.executions if e.execution_run_id == key), None)
+
+    @work(thread=True, exclusive=True, group="log", exit_on_error=False)
+    def _load_log(self, execution: ExecutionRow) -> None:
+        if execution.failure_log is not None:
+            text = self.stemma.client.read_log(execution.failure_log)
+            title = str(execution.failure_log)
+        else:
+            text = execution.worker_log or execution.error or "(this execution logged nothing)"
+            title = f"worker output of {execution.execution_run_id[:8]}"
+        self.post_message(LogLoaded(title, text))
+
+    @on(LogLoaded)
+    def _show_log(self, message: LogLoaded) -> None:
+        log = self.query_one("#log-view", Log)
+        log.clear()
+        log.write_line(f"── {message.title}")
+        log.write(message.text)

@@ -1,0 +1,21 @@
+"""Typed access to the screens' tables (``query_one`` alone loses the cell type)."""
+
+from __future__ import annotations
+
+from typing import cast
+
+from textual.dom import DOMNode
+from textual.widgets import DataTable
+
+Table = DataTable[object]
+"""Every table in the dashboard: cells are strings, numbers or rich ``Text``."""
+
+
+def table_at(node: DOMNode, selector: str) -> Table:
+    """The table matching ``selector`` under ``node``."""
+    return cast("Table", node.query_one(selector, DataTable))
+
+
+def new_table(table_id: str, *, cursor: bool = True, zebra: bool = False) -> Table:
+    """A row-cursor table with the dashboard's defaults."""
+    return DataTable(id=table_id, cursor_type="row", show_cursor=cursor, zebra_stripes=zebra)
