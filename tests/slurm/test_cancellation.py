@@ -66,7 +66,9 @@ def test_slurm_cancel_leaves_no_job_and_no_process_of_the_run(
     print(f"{level.name}: squeue empty {time.monotonic() - started:.1f}s after cancel")
     for future in futures:
         if not future.cancelled():
-            assert isinstance(future.exception(timeout=60), WorkerCrashedError)
+            error = future.exception(timeout=60)
+            assert isinstance(error, WorkerCrashedError)
+            assert "the run was cancelled" in str(error)
     assert sum(future.cancelled() for future in futures) == 2
     log_dir = run.root / "logs" / "slurm" / run.run_id
     _until(lambda: not _processes_under(log_dir), 10, "the jobs' processes to exit")

@@ -182,10 +182,13 @@ class SlurmBackend:
         """
         if level is CancelLevel.GRACEFUL:
             return
+        self.poller.cancel_reason = f"the run was cancelled ({level.describe()})"
         self._drop_unstarted()
         arrays = self._all_arrays()
         if not arrays:
             return
+        # Waiting elements go first, so none starts in a slot a killed element frees.
+        commands.scancel(arrays, pending_only=True)
         if level is CancelLevel.FORCE:
             commands.scancel(arrays, signal="TERM")
             timer = threading.Timer(self.cancel_grace_seconds, commands.scancel, args=(arrays,))
@@ -207,15 +210,19 @@ class SlurmBackend:
 
         Returns when squeue holds none of them; their futures fail with ``WorkerCrashedError``.
         """
+        self.poller.cancel_reason = "the backend was terminated"
         self._drop_unstarted()
         arrays = self._all_arrays()
         if arrays:
+            commands.scancel(arrays, pending_only=True)
             commands.scancel(arrays, signal="TERM" if grace_seconds > 0 else "KILL")
             self._wait_gone(arrays, grace_seconds)
             commands.scancel(arrays)
             self._wait_gone(arrays, _SQUEUE_DRAIN_SECONDS)
         self.poller.settle_all(
-            lambda files: crash_error(files, state="CANCELLED", exit_code=None, detail="")
+            lambda files: crash_error(
+                files, state="CANCELLED", exit_code=None, reason="the backend was terminated"
+            )
         )
         self.poller.stop()
 

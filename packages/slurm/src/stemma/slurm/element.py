@@ -82,11 +82,19 @@ def read_outcome(files: ElementFiles) -> tuple[Any, BaseException | None]:
 
 
 def crash_error(
-    files: ElementFiles, *, state: str, exit_code: int | None, detail: str = ""
+    files: ElementFiles,
+    *,
+    state: str,
+    exit_code: int | None,
+    detail: str = "",
+    reason: str | None = None,
 ) -> WorkerCrashedError:
-    """The error of an element that ended without a result: its state, exit code and log."""
+    """The error of an element that ended without a result: its state, exit code and log.
+
+    ``reason`` (the run was cancelled) replaces the hint the state would give.
+    """
     tail = detail or _tail(files.stderr)
-    hint = _HINTS.get(state, "see the job's log")
+    hint = reason or _HINTS.get(state, "see the job's log")
     return WorkerCrashedError(
         f"SLURM job {files.job_id} ended {state}"
         f"{'' if exit_code is None else f' (exit code {exit_code})'} without a result; {hint}. "

@@ -71,6 +71,8 @@ class RunPoller:
     """Settles the futures of every tracked element; see the module docstring."""
 
     settings: PollSettings = field(default_factory=PollSettings)
+    cancel_reason: str | None = None
+    """Set when the run is being cancelled: why its killed elements have no result."""
     status_queries: int = 0
     """sacct calls made so far (one per poll, whatever the number of jobs)."""
     _tracked: dict[str, _Tracked] = field(default_factory=dict[str, _Tracked])
@@ -215,7 +217,12 @@ class RunPoller:
             if state.phase is Phase.ENDED and not future.files.result.exists():
                 item.ended_at = item.ended_at or now
                 if now - item.ended_at >= self.settings.result_grace_seconds:
-                    error = crash_error(future.files, state=state.state, exit_code=state.exit_code)
+                    error = crash_error(
+                        future.files,
+                        state=state.state,
+                        exit_code=state.exit_code,
+                        reason=self.cancel_reason,
+                    )
                     self._settle(job_id, None, error)
                     changed = True
         return changed
