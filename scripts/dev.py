@@ -113,6 +113,11 @@ CHECK = [
     RUFF_FORMAT,
     BASEDPYRIGHT,
     IMPORT_LINTER,
+    Stage(
+        name="docs (mkdocs build --strict)",
+        argv=run_tool("mkdocs", "build", "--strict", "--site-dir", "site"),
+        env={"NO_MKDOCS_2_WARNING": "1"},
+    ),
     SLURM_CLUSTER,
     PYTEST,
     *(package_alone(p) for p in PACKAGES),
