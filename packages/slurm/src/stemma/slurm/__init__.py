@@ -11,12 +11,14 @@ from stemma.slurm.errors import (
     SlurmError,
     SubmissionError,
 )
+from stemma.slurm.intra import SlurmIntraBackend
 from stemma.slurm.poller import PollSettings
 from stemma.slurm.reap import reap, run_jobs
 
 __all__ = [
     # backends
     "SlurmBackend",
+    "SlurmIntraBackend",
     "PollSettings",
     # reaping
     "reap",

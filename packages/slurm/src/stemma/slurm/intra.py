@@ -1,0 +1,209 @@
+"""The ``slurm-intra`` backend: each pack runs as an ``srun`` step inside the current allocation.
+
+For work launched from inside ``salloc`` or an ``sbatch`` script: no queueing, the allocation's
+resources are reused. A pack's ``(fn, payload)`` is pickled to the run's log directory (shared
+with the allocation's nodes), ``srun --exact`` runs :mod:`stemma.slurm.intra_step` on it, and
+the step's result file, or its exit code and log when it has none, settles the future.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+import threading
+import uuid
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from stemma.core.backends.base import WaveRequest, WorkerCrashedError
+from stemma.core.cancel_levels import CancelLevel
+from stemma.slurm import commands
+from stemma.slurm.element import ElementFiles, ElementResult, crash_error
+from stemma.slurm.errors import NotInAllocationError
+
+STEP_MODULE = "stemma.slurm.intra_step"
+_DEFAULT_REQUEST = WaveRequest(
+    job_name="stemma-intra", run_id="intra", run_tag="stemma-intra", step_number=0, max_parallel=1
+)
+
+
+class SlurmIntraBackend:
+    """Runs units as ``srun`` steps of the allocation this process runs in."""
+
+    name = "slurm-intra"
+    queues_whole_waves = False
+
+    def __init__(
+        self,
+        max_workers: int | None = None,
+        *,
+        python: str | None = None,
+        default_root: str | os.PathLike[str] | None = None,
+        cancel_grace_seconds: float = 5.0,
+    ) -> None:
+        """Check that this process is inside an allocation.
+
+        Args:
+            max_workers: steps at once (default: the allocation's CPUs on this node).
+            python: the command steps run Python with (default: this interpreter).
+            default_root: the store root for waves whose request has no ``log_dir``.
+            cancel_grace_seconds: at level 2, time between SIGTERM and killing the steps.
+
+        Raises:
+            NotInAllocationError: ``SLURM_JOB_ID`` is unset.
+        """
+        self.job_id = os.environ.get("SLURM_JOB_ID", "")
+        if not self.job_id:
+            raise NotInAllocationError(
+                "the slurm-intra backend runs units as srun steps inside a SLURM allocation, but "
+                "SLURM_JOB_ID is unset; run the pipeline inside one (salloc -c 8 --mem 16G "
+                "python pipeline.py, or from an sbatch script), or use backend='slurm' to submit "
+                "job arrays instead"
+            )
+        cpus = os.environ.get("SLURM_CPUS_ON_NODE") or os.environ.get("SLURM_NTASKS") or "1"
+        self.max_workers = max_workers or max(1, int(cpus))
+        self.python = python or sys.executable
+        self.default_root = Path(default_root or os.environ.get("STEMMA_ROOT") or ".stemma")
+        self.cancel_grace_seconds = cancel_grace_seconds
+        self._threads = ThreadPoolExecutor(self.max_workers, thread_name_prefix="stemma-srun")
+        self._steps: dict[int, subprocess.Popen[bytes]] = {}
+        self._lock = threading.Lock()
+        self._cancelled: CancelLevel | None = None
+
+    def submit(self, fn: Callable[[Any], Any], payload: Any) -> Future[Any]:
+        """Run ``fn(payload)`` as one ``srun`` step."""
+        return self._threads.submit(self._run_step, fn, payload, _DEFAULT_REQUEST)
+
+    def submit_wave(
+        self, fn: Callable[[Any], Any], payloads: Sequence[Any], request: WaveRequest
+    ) -> list[Future[Any]]:
+        """One step per payload, at most ``max_workers`` at once, with the request's resources."""
+        return [self._threads.submit(self._run_step, fn, p, request) for p in payloads]
+
+    def _run_step(self, fn: Callable[[Any], Any], payload: Any, request: WaveRequest) -> Any:
+        from submitit.core.utils import cloudpickle_dump, pickle_load
+
+        log_dir = Path(request.log_dir or self.default_root / "logs" / "slurm" / request.run_id)
+        log_dir.mkdir(parents=True, exist_ok=True)
+        stem = log_dir / f"step-{uuid.uuid4().hex[:12]}"
+        files = ElementFiles(
+            job_id=f"{self.job_id} step {stem.name}",
+            result=stem.with_suffix(".result.pkl"),
+            stdout=stem.with_suffix(".log"),
+            stderr=stem.with_suffix(".log"),
+        )
+        source = stem.with_suffix(".in.pkl")
+        cloudpickle_dump((fn, payload), source)
+        with files.stdout.open("wb") as log:
+            process = subprocess.Popen(
+                [
+                    *self._srun(request),
+                    self.python,
+                    "-m",
+                    STEP_MODULE,
+                    str(source),
+                    str(files.result),
+                ],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+            with self._lock:
+                self._steps[process.pid] = process
+            try:
+                code = process.wait()
+            finally:
+                with self._lock:
+                    self._steps.pop(process.pid, None)
+        if not files.result.exists():
+            reason = (
+                None
+                if self._cancelled is None
+                else f"the run was cancelled ({self._cancelled.describe()})"
+            )
+            raise crash_error(files, state="FAILED", exit_code=code, reason=reason)
+        result = pickle_load(files.result)
+        if not isinstance(result, ElementResult):
+            raise WorkerCrashedError(
+                f"{files.result} holds no step result", exit_codes=[code], peak_rss_mb=None
+            )
+        if result.error is not None:
+            raise result.error
+        return result.value
+
+    def _srun(self, request: WaveRequest) -> list[str]:
+        from stemma.slurm.sbatch_options import time_limit_minutes
+
+        return [
+            "srun",
+            "--exact",
+            "--nodes=1",
+            "--ntasks=1",
+            f"--cpus-per-task={request.cpus}",
+            f"--mem={self._step_memory_mb(request)}M",
+            f"--time={time_limit_minutes(request.time_limit)}",
+            f"--job-name={request.job_name}",
+            *(["--gres", f"gpu:{request.gpus}"] if request.gpus else []),
+        ]
+
+    def _step_memory_mb(self, request: WaveRequest) -> int:
+        """The request's memory, capped at an even share of the allocation's memory per node.
+
+        A step asking for more than the allocation holds is refused outright by srun.
+        """
+        wanted = max(1, math.ceil(request.memory_gb * 1024))
+        allocated = os.environ.get("SLURM_MEM_PER_NODE", "")
+        if allocated.isdigit():
+            return max(1, min(wanted, int(allocated) // self.max_workers))
+        return wanted
+
+    def cancel(self, level: CancelLevel) -> None:
+        """1: nothing; 2: SIGTERM the steps, kill them after the grace period; 3: kill now."""
+        if level is CancelLevel.FORCE:
+            self._cancelled = level
+            threading.Thread(target=self.terminate, args=(self.cancel_grace_seconds,)).start()
+        elif level is CancelLevel.HARD:
+            self._cancelled = level
+            self.terminate(grace_seconds=0)
+
+    def shutdown(self, *, cancel_pending: bool = False) -> None:
+        """Wait for running steps (dropping queued ones when ``cancel_pending``)."""
+        self._threads.shutdown(wait=True, cancel_futures=cancel_pending)
+
+    def terminate(self, grace_seconds: float = 2.0) -> None:
+        """Drop queued packs; SIGTERM running steps, then ``scancel`` them after the grace."""
+        self._threads.shutdown(wait=False, cancel_futures=True)
+        steps = self._step_ids()
+        if steps and grace_seconds > 0:
+            commands.scancel(steps, signal="TERM")
+            self._wait_for_steps(grace_seconds)
+        if self._step_ids():
+            commands.scancel(self._step_ids())
+        self._wait_for_steps(30.0)
+
+    def _step_ids(self) -> list[str]:
+        """The allocation's steps this backend started (``JOBID.STEPID``), from squeue."""
+        with self._lock:
+            if not self._steps:
+                return []
+        out = commands.run_slurm(
+            ["squeue", "-h", "-s", "-j", self.job_id, "-o", "%i|%j"], check=False
+        )
+        return [
+            line.split("|")[0]
+            for line in out.splitlines()
+            if line.split("|")[-1].startswith("stemma-")
+        ]
+
+    def _wait_for_steps(self, seconds: float) -> None:
+        with self._lock:
+            processes = list(self._steps.values())
+        for process in processes:
+            try:
+                process.wait(timeout=seconds)
+            except subprocess.TimeoutExpired:
+                process.kill()
