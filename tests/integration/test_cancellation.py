@@ -192,3 +192,29 @@ def test_a_cancel_request_from_another_process_is_noticed_within_a_second(
     _, err = process.communicate(timeout=60)
     assert process.returncode == 0, err
     assert read_state(tmp_path, run_id).status is RunStatus.CANCELLED
+
+
+def test_killed_orchestrator_takes_its_workers_with_it_and_shows_as_stale(
+    tmp_path: pathlib.Path,
+) -> None:
+    process, run_id = _start(tmp_path, seconds=60.0)
+    _wait_state(tmp_path, run_id, _slow_step_running)
+    workers = _descendants(process.pid)
+    assert workers
+    os.kill(process.pid, signal.SIGKILL)
+    process.communicate(timeout=30)
+    deadline = time.monotonic() + 15
+    while _alive(workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(workers), f"orphaned workers: {_alive(workers)}"
+    assert read_state(tmp_path, run_id).status is RunStatus.STALE  # its pid is gone
+    # The next start commits what was staged; the rerun finishes the job.
+    rerun = subprocess.run(
+        [sys.executable, str(SCRIPT), str(tmp_path), "0.1"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    summary = json.loads(rerun.stdout.strip().splitlines()[-1])
+    assert summary["overall_success"] is True

@@ -62,7 +62,10 @@ class LocalBackend:
         with self._lock:
             if self._pool is None:
                 self._pool = ProcessPoolExecutor(
-                    self.max_workers, mp_context=self._context, initializer=init_worker
+                    self.max_workers,
+                    mp_context=self._context,
+                    initializer=init_worker,
+                    initargs=(os.getpid(),),
                 )
             pool = self._pool
         try:

@@ -34,11 +34,16 @@ def signals_blocked() -> Generator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
-def init_worker() -> None:
-    """The pool initializer: ignore SIGINT, accept SIGTERM, and follow the orchestrator out."""
+def init_worker(orchestrator_pid: int) -> None:
+    """The pool initializer: ignore SIGINT, accept SIGTERM, and follow the orchestrator out.
+
+    Args:
+        orchestrator_pid: the process that spawned the pool, given by it: if it died before
+            this worker got here, ``os.getppid()`` is already someone else.
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _DEFERRED)
-    parent = os.getppid()
+    parent = orchestrator_pid
     watchdog = threading.Thread(
         target=_exit_when_orphaned, args=(parent,), name="stemma-parent-watch", daemon=True
     )
@@ -47,6 +52,7 @@ def init_worker() -> None:
 
 def _exit_when_orphaned(parent: int) -> None:
     stop = threading.Event()
-    while not stop.wait(PARENT_CHECK_SECONDS):
+    while True:
         if os.getppid() != parent:  # re-parented: the orchestrator died
             os._exit(70)  # EX_SOFTWARE; staged bundles are committed at the next start
+        stop.wait(PARENT_CHECK_SECONDS)

@@ -12,9 +12,10 @@ from collections.abc import Sequence
 from stemma.core.cli.commands import Command, broken_runner, installed_commands
 from stemma.core.cli.exit_codes import CliError, ExitCode
 from stemma.core.cli.live_commands import CANCEL, RUNS, STATUS, WATCH
+from stemma.core.cli.run_commands import DEMO, RUN
 from stemma.core.layout import ROOT_ENV
 
-CORE_COMMANDS: tuple[Command, ...] = (RUNS, STATUS, WATCH, CANCEL)
+CORE_COMMANDS: tuple[Command, ...] = (RUN, DEMO, RUNS, STATUS, WATCH, CANCEL)
 
 _EPILOG = (
     "exit codes: 0 ok, 1 run failed, 2 usage error, 3 not found, 4 a package is missing, "
@@ -75,3 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return ExitCode.INTERRUPTED
     except BrokenPipeError:
         return ExitCode.OK  # `stemma runs | head`: the reader has all it wanted
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,99 @@
+"""``stemma run SCRIPT [--detach]`` and ``stemma demo``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from stemma.core.cli.commands import Command, installed_commands
+from stemma.core.cli.exit_codes import ExitCode
+from stemma.core.cli.launching import BACKEND_ENV, Detached, detach, run_script
+from stemma.core.cli.output import is_terminal
+from stemma.core.cli.run_lookup import root_argument
+from stemma.core.cli.watching import follow_lines
+from stemma.core.layout import ROOT_ENV
+
+DEMO_SCRIPT = "stemma.core.cli.demo_pipeline"
+
+
+def _configure_run(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "script", help="a Python file, a module (as python -m runs it), or module:function"
+    )
+    parser.add_argument("args", nargs=argparse.REMAINDER, help="passed to the script")
+    parser.add_argument(
+        "--detach",
+        action="store_true",
+        help="run in its own session (survives logout); print the run id and return",
+    )
+    parser.add_argument(
+        "--backend", help=f"sets ${BACKEND_ENV} for the script (local, slurm, slurm-intra)"
+    )
+
+
+def _run(args: argparse.Namespace) -> int:
+    root = root_argument(args.root)
+    if args.detach:
+        started = detach(root, args.script, args.args, args.backend)
+        _report(started)
+        if started.exit_code is not None and not started.run_ids:
+            return started.exit_code or ExitCode.RUN_FAILED
+        return ExitCode.OK
+    if args.root is not None:
+        os.environ[ROOT_ENV] = str(root)
+    if args.backend:
+        os.environ[BACKEND_ENV] = args.backend
+    return run_script(args.script, args.args)
+
+
+def _report(started: Detached) -> None:
+    for run_id in started.run_ids:
+        print(run_id)
+    where = f"pid {started.pid}, output in {started.log}"
+    if started.run_ids:
+        print(
+            f"detached ({where}); follow it with `stemma watch {started.run_ids[0]}`",
+            file=sys.stderr,
+        )
+    elif started.exit_code is not None:
+        print(
+            f"the script ended ({started.exit_code}) before starting a run; {where}",
+            file=sys.stderr,
+        )
+    else:
+        print(f"detached, but no run started yet ({where})", file=sys.stderr)
+
+
+def _configure_demo(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--no-tui", action="store_true", help="plain progress lines instead of the dashboard"
+    )
+
+
+def _demo(args: argparse.Namespace) -> int:
+    root = root_argument(args.root)
+    started = detach(root, DEMO_SCRIPT, [], None)
+    _report(started)
+    if not started.run_ids:
+        return started.exit_code or ExitCode.RUN_FAILED
+    dashboard = {command.name: command for command in installed_commands()[0]}.get("tui")
+    if dashboard is not None and not args.no_tui and is_terminal(sys.stdout):
+        code = dashboard.run(argparse.Namespace(root=str(root), path=None))
+        print(f"the demo keeps running in the background: stemma watch {started.run_ids[0]}")
+        return code
+    return follow_lines(root, started.run_ids[0], sys.stdout)
+
+
+RUN = Command(
+    name="run",
+    help="run a pipeline script here, or --detach it so it outlives the terminal",
+    configure=_configure_run,
+    run=_run,
+)
+DEMO = Command(
+    name="demo",
+    help="run the demo pipeline with the dashboard attached (--no-tui: plain lines)",
+    configure=_configure_demo,
+    run=_demo,
+)
