@@ -1,0 +1,104 @@
+"""`stemma run` in subprocesses: in the foreground, detached (outliving its parent), and errors."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from stemma.core.cli.exit_codes import ExitCode
+from stemma.core.live import RunStatus, list_states, read_state
+
+STEMMA = Path(sys.executable).parent / "stemma"
+# Worker processes are spawned, so a script needs the main guard, exactly as under `python`.
+SCRIPT = """
+import sys
+from stemma.core.operations.examples import DataGenerator, SlowCopy
+from stemma.core.pipeline.pipeline import Pipeline
+
+if __name__ == "__main__":
+    pipeline = Pipeline.create("scripted", max_workers=1)
+    generated = pipeline.run(DataGenerator, params={"count": int(sys.argv[1]), "rows": 2})
+    copy = {"dataset": generated.output("datasets")}
+    pipeline.run(SlowCopy, inputs=copy, params={"seconds": 0.5})
+    summary = pipeline.finalize()
+    sys.exit(0 if summary["overall_success"] else 1)
+"""
+
+
+@pytest.fixture
+def script(tmp_path: Path) -> Path:
+    path = tmp_path / "scripted.py"
+    path.write_text(SCRIPT)
+    return path
+
+
+def _stemma(root: Path, *argv: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(STEMMA), "--root", str(root), *argv],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=timeout,
+    )
+
+
+def test_run_runs_a_script_file_with_its_arguments_on_the_given_root(
+    tmp_path: Path, script: Path
+) -> None:
+    root = tmp_path / "store"
+    done = _stemma(root, "run", str(script), "2")
+    assert done.returncode == ExitCode.OK, done.stderr
+    [state] = list_states(root)
+    assert (state.name, state.status) == ("scripted", RunStatus.COMPLETED)
+    assert state.steps[1].succeeded == 2
+
+
+def test_run_of_a_missing_script_exits_not_found(tmp_path: Path) -> None:
+    done = _stemma(tmp_path / "store", "run", str(tmp_path / "nope.py"))
+    assert done.returncode == ExitCode.NOT_FOUND
+    assert "no script" in done.stderr
+
+
+def test_run_detach_prints_the_run_id_and_the_run_outlives_its_killed_parent(
+    tmp_path: Path, script: Path
+) -> None:
+    root = tmp_path / "store"
+    # A parent with its own process group, like a login shell: killing the group kills the
+    # parent (as a dropped SSH connection would), and must not reach the detached run.
+    parent = subprocess.Popen(
+        [str(STEMMA), "--root", str(root), "run", "--detach", str(script), "6"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    out, err = parent.communicate(timeout=120)
+    assert parent.returncode == ExitCode.OK, err
+    run_id = out.strip()
+    state = read_state(root, run_id)
+    assert state.status is RunStatus.RUNNING
+    assert os.getsid(state.pid) == state.pid  # the leader of its own session
+    if _group_alive(parent.pid):
+        os.killpg(parent.pid, signal.SIGHUP)
+    deadline = time.monotonic() + 120
+    while read_state(root, run_id).status is RunStatus.RUNNING:
+        assert time.monotonic() < deadline, "the detached run never finished"
+        time.sleep(0.2)  # polling another process's progress: nothing to await
+    final = read_state(root, run_id)
+    assert final.status is RunStatus.COMPLETED
+    assert final.steps[1].succeeded == 6
+    assert "detached" in err
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
