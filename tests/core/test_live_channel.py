@@ -84,7 +84,7 @@ def test_request_cancel_needs_an_existing_run_and_a_known_level(tmp_path: pathli
     with pytest.raises(FileNotFoundError, match="stemma runs"):
         request_cancel(tmp_path, "nope", 1)
     write_state(tmp_path, _monitor().snapshot())
-    with pytest.raises(ValueError, match="use 1 .graceful., 2 .force. or 3 .hard."):
+    with pytest.raises(ValueError, match=r"use 1 \(graceful\), 2 \(force\) or 3 \(hard\)"):
         request_cancel(tmp_path, "demo_20261129_000000_abcdef12", 7)
     request_cancel(tmp_path, "demo_20261129_000000_abcdef12", "force")
     request_cancel(tmp_path, "demo_20261129_000000_abcdef12", 1)

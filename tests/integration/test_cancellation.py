@@ -112,7 +112,8 @@ def test_one_press_lets_running_units_finish_and_exits_zero_with_a_summary(
     _press(process, 1)
     out, err = process.communicate(timeout=120)
     assert process.returncode == 0, err
-    assert "graceful" in err and "Press Ctrl-C again for force" in err
+    assert "graceful" in err
+    assert "Press Ctrl-C again for force" in err
     assert "cancelled (graceful)" in err  # the summary line
     summary = json.loads(out.strip().splitlines()[-1])
     assert [row["status"] for row in summary["steps"]] == ["completed", "cancelled", "skipped"]
@@ -173,7 +174,8 @@ def test_force_and_hard_presses_leave_no_worker_behind(
     assert state.status is RunStatus.CANCELLED
     if presses == 2:
         assert process.returncode == 0, err
-        assert "force" in err and "Press Ctrl-C again for hard" in err
+        assert "force" in err
+        assert "Press Ctrl-C again for hard" in err
         assert _events(tmp_path, run_id)["example.slow_copy"][0] == "cancelled"
     else:
         assert process.returncode == 130, err
