@@ -5,6 +5,7 @@ import pathlib
 
 import polars as pl
 import pytest
+from slurm_testing import CommandLog
 
 from stemma.core.operations.examples import DataGenerator, MetricCalculator, Transform
 from stemma.core.pipeline.pipeline import Pipeline
@@ -46,3 +47,21 @@ def test_slurm_first_pipeline_builds_the_same_artifacts_as_local(
     assert len(ledgers) == 1
     steps = [json.loads(line)["step_number"] for line in ledgers[0].read_text().splitlines()]
     assert steps == [0, 1, 2]  # one array per step: every wave fits in one
+
+
+def test_slurm_thousand_units_go_out_as_one_array_of_ten_elements(
+    slurm_cluster: None, tmp_path: pathlib.Path, command_log: CommandLog
+) -> None:
+    pipeline = Pipeline.create("wide", root=tmp_path / "store", backend="slurm")
+    generated = pipeline.run(DataGenerator, params={"count": 1000, "rows": 2})
+    transformed = pipeline.run(
+        Transform,
+        inputs={"dataset": generated.output("datasets")},
+        execution={"artifacts_per_unit": 1, "units_per_worker": 100},
+    )
+    summary = pipeline.finalize()
+    assert summary["overall_success"] is True, summary
+    assert len(pipeline.artifact_ids(transformed.output("dataset"))) == 1000
+    scripts = [pathlib.Path(call[-1]).read_text() for call in command_log.calls("sbatch")]
+    assert len(scripts) == 2  # the generator's one element, then the transform's array
+    assert "#SBATCH --array=0-9%10" in scripts[1]
