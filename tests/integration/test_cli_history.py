@@ -67,3 +67,23 @@ def test_lineage_of_an_unknown_artifact_exits_not_found(
 ) -> None:
     assert main(["lineage", "ffffffff", "--root", str(root)]) == ExitCode.NOT_FOUND
     assert "stemma artifacts" in capsys.readouterr().err
+
+
+def test_explain_says_which_param_made_a_pipeline_step_run_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "store"
+    for scale in (1.5, 2.5):
+        pipeline = Pipeline.create("scaled", root=root, max_workers=1)
+        generated = pipeline.run(DataGenerator, params={"count": 1, "rows": 2})
+        pipeline.run(
+            Transform, inputs={"dataset": generated.output("datasets")}, params={"scale": scale}
+        )
+        pipeline.finalize()
+    capsys.readouterr()
+    assert main(["explain", "example.transform", "--root", str(root)]) == ExitCode.OK
+    out = capsys.readouterr().out
+    assert "ran: key changed since scaled_" in out
+    assert "scale: 1.5 → 2.5" in out
+    assert main(["explain", "example.generate", "--root", str(root)]) == ExitCode.OK
+    assert "hit: same key" in capsys.readouterr().out

@@ -12,10 +12,12 @@ from collections.abc import Sequence
 from stemma.core.cli.commands import Command, broken_runner, installed_commands
 from stemma.core.cli.exit_codes import CliError, ExitCode
 from stemma.core.cli.live_commands import CANCEL, RUNS, STATUS, WATCH
+from stemma.core.cli.plan_commands import EXPLAIN, PLAN
+from stemma.core.cli.reap_command import REAP
 from stemma.core.cli.run_commands import DEMO, RUN
 from stemma.core.layout import ROOT_ENV
 
-CORE_COMMANDS: tuple[Command, ...] = (RUN, DEMO, RUNS, STATUS, WATCH, CANCEL)
+CORE_COMMANDS: tuple[Command, ...] = (RUN, DEMO, RUNS, STATUS, WATCH, CANCEL, REAP, PLAN, EXPLAIN)
 
 _EPILOG = (
     "exit codes: 0 ok, 1 run failed, 2 usage error, 3 not found, 4 a package is missing, "

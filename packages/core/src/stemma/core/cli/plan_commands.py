@@ -1,0 +1,116 @@
+"""``stemma plan SCRIPT`` (what would run, and why, doing nothing) and ``stemma explain STEP``."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import runpy
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from stemma.core.cli.commands import Command
+from stemma.core.cli.exit_codes import CliError, ExitCode
+from stemma.core.cli.explaining import explain_step
+from stemma.core.cli.output import add_format_option, print_rows
+from stemma.core.cli.run_lookup import history_events, resolve_run_id, root_argument
+from stemma.core.step import ArtifactStep
+
+STEPS_FUNCTION = "steps"
+PLAN_COLUMNS = ("step", "action", "fingerprint", "reason")
+
+
+def load_steps(script: str) -> list[ArtifactStep]:
+    """The lazy steps a script offers: ``steps()`` in a file or module, or ``module:function``.
+
+    The script's ``__main__`` block does not run: only its definitions are loaded.
+
+    Raises:
+        CliError: the script or its function is missing, or returns something else.
+    """
+    target, _, function = script.partition(":")
+    path = Path(target)
+    if path.suffix == ".py" or path.is_file():
+        if not path.is_file():
+            raise CliError(f"no script {target!r}", ExitCode.NOT_FOUND)
+        sys.path.insert(0, str(path.resolve().parent))
+        namespace: dict[str, Any] = runpy.run_path(str(path), run_name="stemma_plan")
+    else:
+        try:
+            namespace = vars(importlib.import_module(target))
+        except ImportError as err:
+            raise CliError(f"cannot import {target!r}: {err}", ExitCode.NOT_FOUND) from None
+    factory: object = namespace.get(function or STEPS_FUNCTION)
+    if not callable(factory):
+        raise CliError(
+            f"{script!r} has no function {function or STEPS_FUNCTION}() returning its steps; "
+            "define one, or name it as module:function",
+            ExitCode.NOT_FOUND,
+        )
+    made: object = factory()
+    handles = [made] if isinstance(made, ArtifactStep) else list(_iterable(made))
+    if not handles or not all(isinstance(h, ArtifactStep) for h in handles):
+        raise CliError(f"{script!r}: the function must return ArtifactStep handles", ExitCode.USAGE)
+    return [h for h in handles if isinstance(h, ArtifactStep)]
+
+
+def _iterable(value: object) -> Iterable[object]:
+    if isinstance(value, list | tuple | set | frozenset):
+        return list(value)  # pyright: ignore[reportUnknownArgumentType]
+    raise CliError("the steps function must return a handle or a list of them", ExitCode.USAGE)
+
+
+def _configure_plan(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("script", help=f"a file or module with a {STEPS_FUNCTION}() function")
+    add_format_option(parser)
+
+
+def _plan(args: argparse.Namespace) -> int:
+    from stemma.core.api import plan
+
+    handles = load_steps(args.script)
+    planned = plan(*handles, root=root_argument(args.root))
+    rows = [
+        {
+            "step": item.spec.name,
+            "action": item.action,
+            "fingerprint": item.spec.fingerprint[:12],
+            "reason": item.reason,
+        }
+        for item in planned
+    ]
+    print_rows(rows, PLAN_COLUMNS, args.format)
+    return ExitCode.OK
+
+
+def _configure_explain(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("step", help="a step name (as `stemma status` shows it)")
+    parser.add_argument("--run", help="explain its attempt in this run (default: the newest)")
+
+
+def _explain(args: argparse.Namespace) -> int:
+    root = root_argument(args.root)
+    run_id = resolve_run_id(root, args.run) if args.run else None
+    try:
+        lines = explain_step(history_events(root), args.step, run_id)
+    except LookupError as err:
+        raise CliError(
+            f"{err}; `stemma status RUN` lists a run's steps", ExitCode.NOT_FOUND
+        ) from None
+    print("\n".join(lines))
+    return ExitCode.OK
+
+
+PLAN = Command(
+    name="plan",
+    help="what a script's lazy steps would run, and why; runs nothing",
+    configure=_configure_plan,
+    run=_plan,
+)
+EXPLAIN = Command(
+    name="explain",
+    help="why a step ran or was a cache hit: its key against the previous attempt's",
+    configure=_configure_explain,
+    run=_explain,
+)

@@ -1,0 +1,78 @@
+"""``stemma reap RUN``: clean up after a run whose orchestrator died.
+
+Scheduler packages register a reaper under the ``stemma.reapers`` entry point group: a callable
+``reaper(run_id, *, root) -> list[str]`` that cancels the run's jobs and returns their ids
+(stemma-slurm's is ``stemma.slurm.reap:reap``). Then the work the run staged is committed.
+Local workers need no reaper: they exit on their own when their orchestrator is gone.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import cast
+
+from stemma.core.cli.commands import Command
+from stemma.core.cli.exit_codes import CliError, ExitCode
+from stemma.core.cli.run_lookup import resolve_run_id, root_argument
+from stemma.core.live import RunStatus, read_state
+
+REAPER_GROUP = "stemma.reapers"
+
+Reaper = Callable[..., list[str]]
+
+
+def installed_reapers() -> dict[str, Reaper]:
+    """Every reaper registered by an installed package, by name."""
+    found: dict[str, Reaper] = {}
+    for point in entry_points(group=REAPER_GROUP):
+        loaded: object = point.load()
+        if callable(loaded):
+            found[point.name] = cast(Reaper, loaded)
+    return found
+
+
+def _configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run", help="a run id, or the start of one")
+    parser.add_argument(
+        "--force", action="store_true", help="reap even if the run still looks alive"
+    )
+
+
+def _reap(args: argparse.Namespace) -> int:
+    root = root_argument(args.root)
+    run_id = resolve_run_id(root, args.run)
+    try:
+        state = read_state(root, run_id)
+    except FileNotFoundError:
+        state = None
+    if state is not None and state.status is RunStatus.RUNNING and not args.force:
+        raise CliError(
+            f"run {run_id} is alive (pid {state.pid} on {state.host}); stop it with "
+            f"`stemma cancel {run_id} --level 3`, or reap anyway with --force",
+            ExitCode.USAGE,
+        )
+    for name, reaper in sorted(installed_reapers().items()):
+        jobs = reaper(run_id, root=root)
+        print(f"{name}: cancelled {len(jobs)} jobs" + (f" ({', '.join(jobs)})" if jobs else ""))
+    committed = _commit_staged(root)
+    print(f"committed {committed} staged results of {run_id} and other dead runs")
+    return ExitCode.OK
+
+
+def _commit_staged(root: Path) -> int:
+    from stemma.core.store import open_store
+
+    if not root.is_dir():
+        return 0
+    return open_store(root).recover()
+
+
+REAP = Command(
+    name="reap",
+    help="clean up after a dead run: cancel its scheduler jobs, commit what it staged",
+    configure=_configure,
+    run=_reap,
+)
