@@ -108,7 +108,9 @@ ensure_user() { # ensure_user NAME
 
 # ----------------------------------------------------------------------------- configuration
 
-write_if_changed() { # write_if_changed FILE MODE  (content on stdin)
+CONFIG_CHANGED=0
+
+write_if_changed() { # write_if_changed FILE MODE  (content on stdin); sets CONFIG_CHANGED=1
     local file=$1 mode=$2 tmp
     tmp=$(mktemp "$file.XXXXXX")
     cat >"$tmp"
@@ -117,6 +119,7 @@ write_if_changed() { # write_if_changed FILE MODE  (content on stdin)
         rm -f "$tmp"
     else
         mv -f "$tmp" "$file"
+        CONFIG_CHANGED=1
     fi
 }
 
@@ -168,6 +171,7 @@ ReturnToService=2
 SchedulerParameters=batch_sched_delay=0,sched_interval=2,bf_interval=2
 KillWait=5
 AuthInfo=cred_expire=5
+MaxJobCount=100000
 $node NodeAddr=127.0.0.1 State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF
@@ -241,13 +245,18 @@ resume_node_if_down() {
 
 start() {
     [[ $(id -u) == 0 ]] || die "run as root (it installs packages and starts daemons)"
-    if [[ -f $ETC/slurm.conf ]] && daemons_live && cluster_ready; then
-        log "already running: node $HOST $(node_state)"
-        return 0
-    fi
     mkdir -p "$STATE/log"
     install_packages
     configure
+    if ((CONFIG_CHANGED == 0)) && daemons_live && cluster_ready; then
+        log "already running: node $HOST $(node_state)"
+        return 0
+    fi
+    if ((CONFIG_CHANGED == 1)); then # restart what reads the configuration
+        stop_daemon "$STATE/slurmd.pid" slurmd
+        stop_daemon "$STATE/slurmctld.pid" slurmctld
+        stop_daemon "$STATE/slurmdbd.pid" slurmdbd
+    fi
     start_daemon /run/munge/munged.pid munged runuser -u munge -- munged
     start_database
     MYSQL_UNIX_PORT=$DB_SOCKET start_daemon "$STATE/slurmdbd.pid" slurmdbd slurmdbd

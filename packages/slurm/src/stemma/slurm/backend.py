@@ -106,6 +106,7 @@ class SlurmBackend:
         if not payloads:
             return []
         log_dir = Path(request.log_dir or self.default_root / "logs" / "slurm" / request.run_id)
+        log_dir = log_dir.expanduser().absolute()
         log_dir.mkdir(parents=True, exist_ok=True)
         parameters = submitit_parameters(request, python_path=_python_path())
         futures: list[ElementFuture] = []
@@ -121,7 +122,7 @@ class SlurmBackend:
             array = jobs[0].job_id.split("_", 1)[0]
             submitted.append(array)
             self._record(request, log_dir, array, len(jobs))
-            futures.extend(self._future(job) for job in jobs)
+            futures.extend(self._future(str(job.job_id), log_dir) for job in jobs)
         self.poller.track(futures)  # after the last array: every poll covers the whole wave
         return list(futures)
 
@@ -153,12 +154,13 @@ class SlurmBackend:
         )
         self._ledger.record(ledger_path(log_dir, request.run_id), entry)
 
-    def _future(self, job: Any) -> ElementFuture:
+    def _future(self, job_id: str, log_dir: Path) -> ElementFuture:
+        # submitit's file names (JobPaths with task 0), built directly: JobPaths is slow at scale.
         files = ElementFiles(
-            job_id=str(job.job_id),
-            result=Path(job.paths.result_pickle),
-            stdout=Path(job.paths.stdout),
-            stderr=Path(job.paths.stderr),
+            job_id=job_id,
+            result=log_dir / f"{job_id}_0_result.pkl",
+            stdout=log_dir / f"{job_id}_0_log.out",
+            stderr=log_dir / f"{job_id}_0_log.err",
         )
         return ElementFuture(files, self.poller.drop)
 
