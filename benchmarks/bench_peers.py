@@ -14,7 +14,7 @@ whole process tree's CPU (workers, servers; needs psutil), the orchestrator's pe
 ``peer ÷ stemma``: the peer's wall time over stemma's, per repetition, median (above 1: stemma
 is faster). Peers come from the ``bench-peers`` dependency group:
 
-    uv run --group bench-peers python benchmarks/bench_peers.py [--sizes 1000] [--graph-sizes
+    uv run --group bench-peers python benchmarks/bench_peers.py [--sizes 500] [--graph-sizes
         1000,10000] [--repeats 3] [--tasks stemma_units,prefect_tasks,dask_tasks,redun_tasks]
         [--graph stemma_plan,snakemake_dryrun]
 """
@@ -158,7 +158,7 @@ def _printable(row: dict[str, Any]) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     """Both comparisons at each size; a table and ``results/peers.json``."""
     parser = argparse.ArgumentParser()
-    parser.add_argument("--sizes", default="1000", help="N for the tasks comparison")
+    parser.add_argument("--sizes", default="500", help="N for the tasks comparison")
     parser.add_argument("--graph-sizes", default="1000,10000", help="N for graph building")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--tasks", default=TASKS, help="stemma first: ratios are to it")

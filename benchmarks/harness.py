@@ -34,7 +34,7 @@ class Elapsed:
     cpu: float = 0.0
     """``time.process_time`` seconds: every thread of this process, no child process."""
     peak_rss_mb: float = 0.0
-    """This process's peak resident set so far (``ru_maxrss``), MB; it never goes down."""
+    """This process's peak resident set so far (``VmHWM``), MiB; it never goes down."""
 
 
 @contextmanager
@@ -51,7 +51,15 @@ def measure() -> Iterator[Elapsed]:
 
 
 def peak_rss_mb() -> float:
-    """This process's peak resident set size in MB (Linux reports KiB)."""
+    """This process's peak resident set size in MiB.
+
+    ``VmHWM`` of ``/proc/self/status``: unlike ``ru_maxrss``, it starts afresh at ``exec``, so a
+    child started by a big parent does not report the parent's peak.
+    """
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
