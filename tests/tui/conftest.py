@@ -58,9 +58,14 @@ def drive(root: Path, scenario: Scenario, size: tuple[int, int] = SIZE) -> None:
     asyncio.run(play())
 
 
-async def until(pilot: Pilot[None], condition: Callable[[], bool], what: str) -> None:
+async def until(
+    pilot: Pilot[None],
+    condition: Callable[[], bool],
+    what: str,
+    seconds: float = DEADLINE_SECONDS,
+) -> None:
     """Let the app run until ``condition`` holds; fail after a deadline, saying what was awaited."""
-    deadline = time.monotonic() + DEADLINE_SECONDS
+    deadline = time.monotonic() + seconds
     while not condition():
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")

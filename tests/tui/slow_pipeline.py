@@ -16,5 +16,14 @@ def main(root: str) -> None:
     pipeline.finalize()
 
 
+def quick() -> None:
+    """Two fast units on the root from $STEMMA_ROOT: what the dashboard's launch test starts."""
+    pipeline = Pipeline.create("quick", max_workers=1)
+    generated = pipeline.run(DataGenerator, params={"count": 2, "rows": 2})
+    copy = {"dataset": generated.output("datasets")}
+    pipeline.run(SlowCopy, inputs=copy, params={"seconds": 0.1})
+    pipeline.finalize()
+
+
 if __name__ == "__main__":
     main(sys.argv[1])

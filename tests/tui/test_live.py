@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import cast
 
 from textual.pilot import Pilot
-from textual.widgets import Static
+from textual.widgets import Input, Static
 
-from stemma.core.live import RunStatus, pending_requests, write_state
+from stemma.core.live import RunStatus, list_states, pending_requests, write_state
 from stemma.tui.app import StemmaApp
-from stemma.tui.screens import RunScreen
+from stemma.tui.screens import LaunchScreen, RunScreen
 from stemma.tui.widgets.cancel_bar import CancelBar
 from stemma.tui.widgets.tables import table_at
 
@@ -118,3 +119,22 @@ def test_c_on_a_finished_run_writes_no_request(tmp_path: Path) -> None:
         assert pending_requests(root, state.run_id) == []
 
     drive(root, scenario)
+
+
+def test_n_launches_a_script_detached_and_its_run_appears(tmp_path: Path) -> None:
+    root = tmp_path / "store"
+    script = Path(__file__).with_name("slow_pipeline.py")
+
+    async def scenario(app: StemmaApp, pilot: Pilot[None]) -> None:
+        await pilot.press("n")
+        await until(pilot, lambda: isinstance(app.screen, LaunchScreen), "the launch prompt")
+        app.screen.query_one("#script", Input).value = f"{script}:quick"
+        await pilot.press("enter")
+        runs = table_at(app.screen, "#runs")
+        # A new interpreter imports stemma and starts a pool first: slow on a busy machine.
+        await until(pilot, lambda: runs.row_count == 1, "the launched run", seconds=90)
+        assert _row(app, "#runs", 0)[1] == "quick"
+
+    drive(root, scenario)
+    [state] = list_states(root)
+    assert os.getsid(state.pid) == state.pid  # its own session: it outlives the dashboard

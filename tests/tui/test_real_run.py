@@ -39,7 +39,7 @@ def test_a_running_pipeline_shows_live_progress_and_one_press_of_c_cancels_it(
 
     async def scenario(app: StemmaApp, pilot: Pilot[None]) -> None:
         runs = table_at(app.screen, "#runs")
-        await until(pilot, lambda: runs.row_count == 1, "the pipeline's run")
+        await until(pilot, lambda: runs.row_count == 1, "the pipeline's run", seconds=90)
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, RunScreen), "the run screen")
         steps = table_at(app.screen, "#steps")
@@ -50,9 +50,9 @@ def test_a_running_pipeline_shows_live_progress_and_one_press_of_c_cancels_it(
             row = [str(cell) for cell in steps.get_row_at(1)]
             return row[2] == "running" and row[4] not in ("0/0", "8/8")
 
-        await until(pilot, copying, "the slow step running with units to go")
+        await until(pilot, copying, "the slow step running with units to go", seconds=90)
         await pilot.press("c")
-        await until(pilot, lambda: process.poll() is not None, "the pipeline to stop")
+        await until(pilot, lambda: process.poll() is not None, "the pipeline to stop", seconds=90)
         await until(
             pilot,
             lambda: str(table_at(app.screen, "#steps").get_row_at(1)[2]) == "cancelled",

@@ -18,8 +18,15 @@ from textual.screen import Screen
 from stemma.core.cancel_levels import CancelLevel
 from stemma.core.live import RunStatus
 from stemma.tui.client import DashboardClient
-from stemma.tui.messages import CancelSent, LoadFailed
-from stemma.tui.screens import ArtifactScreen, HelpScreen, RunScreen, RunsScreen, StepScreen
+from stemma.tui.messages import CancelSent, Launched, LoadFailed
+from stemma.tui.screens import (
+    ArtifactScreen,
+    HelpScreen,
+    LaunchScreen,
+    RunScreen,
+    RunsScreen,
+    StepScreen,
+)
 from stemma.tui.widgets.cancel_bar import next_level
 
 
@@ -95,6 +102,32 @@ class StemmaApp(App[None]):
         level = CancelLevel(message.level)
         self.notify(f"asked {message.run_id[-8:]} to cancel: {level.describe()}", timeout=4)
 
+    def ask_launch(self) -> None:
+        """Ask for a pipeline script, then start it detached."""
+
+        def chosen(script: str | None) -> None:
+            if script:
+                self.notify(f"starting {script}…", timeout=3)
+                self._launch(script)
+
+        self.push_screen(LaunchScreen(), chosen)
+
+    @work(thread=True, group="launch", exit_on_error=False)
+    def _launch(self, script: str) -> None:
+        self.post_message(Launched(script, self.client.launch(script)))
+
+    @on(Launched)
+    def _launched(self, message: Launched) -> None:
+        started = message.started
+        if started.run_ids:
+            self.notify(f"started {', '.join(started.run_ids)} (pid {started.pid})", timeout=6)
+        else:
+            self.notify(
+                f"{message.script} started no run yet; see {started.log}",
+                severity="error",
+                timeout=10,
+            )
+
     @on(LoadFailed)
     def _load_failed(self, message: LoadFailed) -> None:
         self.notify(f"{message.what}: {message.error}", severity="error")
@@ -113,6 +146,7 @@ class StemmaApp(App[None]):
                     lambda chosen=status: runs.set_status_filter(chosen),
                 )
             yield SystemCommand("Search runs", "Type part of a run id or host", runs.action_search)
+            yield SystemCommand("New run", "Start a pipeline script detached", self.ask_launch)
         if isinstance(screen, RunScreen | RunsScreen):
             yield SystemCommand(
                 "Cancel run", "One press of c: the next cancel level", screen.action_cancel_run

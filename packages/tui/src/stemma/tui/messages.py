@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from textual.message import Message
 
+from stemma.core.cli.launching import Detached
 from stemma.core.cli.run_rows import RunRow
 from stemma.tui.client.views import ArtifactView, RunView, StepView
 
@@ -65,3 +66,12 @@ class CancelSent(Message):
         super().__init__()
         self.run_id = run_id
         self.level = level
+
+
+class Launched(Message):
+    """A script was started detached."""
+
+    def __init__(self, script: str, started: Detached) -> None:
+        super().__init__()
+        self.script = script
+        self.started = started

@@ -1,9 +1,10 @@
 """Running a pipeline script in this process, or detached in its own session.
 
 A script is a Python file (run as ``__main__``), a module (run as ``python -m`` would), or
-``module:function`` (the function is called with no arguments). A detached run starts
+``module:function`` / ``file.py:function`` (called with no arguments). A detached run starts
 ``stemma run`` again in a new session with no terminal, so it outlives the shell and the SSH
-connection; its output goes to ``{root}/logs/detached/``.
+connection; its output goes to ``{root}/logs/detached/``. Worker processes are spawned, so a
+script file needs the usual ``if __name__ == "__main__":`` guard, exactly as under ``python``.
 """
 
 from __future__ import annotations
@@ -43,22 +44,40 @@ def run_script(script: str, argv: Sequence[str]) -> int:
 
 
 def _runner(script: str) -> Callable[[], object]:
-    path = Path(script)
+    target, _, function = script.partition(":")
+    path = Path(target)
     if path.suffix == ".py" or path.is_file():
         if not path.is_file():
-            raise CliError(f"no script {script!r} (from {Path.cwd()})", ExitCode.NOT_FOUND)
+            raise CliError(f"no script {target!r} (from {Path.cwd()})", ExitCode.NOT_FOUND)
         sys.path.insert(0, str(path.resolve().parent))
-        return lambda: runpy.run_path(str(path), run_name="__main__")
-    module, _, function = script.partition(":")
+        if not function:
+            return lambda: runpy.run_path(str(path), run_name="__main__")
+        namespace = runpy.run_path(str(path), run_name=path.stem)
+        return _callable(script, namespace.get(function))
     if not function:
-        return lambda: runpy.run_module(module, run_name="__main__", alter_sys=True)
+        return lambda: runpy.run_module(target, run_name="__main__", alter_sys=True)
     try:
-        loaded = getattr(importlib.import_module(module), function)
+        loaded: object = getattr(importlib.import_module(target), function)
     except (ImportError, AttributeError) as err:
         raise CliError(f"cannot load {script!r}: {err}", ExitCode.NOT_FOUND) from None
+    return _callable(script, loaded)
+
+
+def _callable(script: str, loaded: object) -> Callable[[], object]:
     if not callable(loaded):
-        raise CliError(f"{script!r} is not callable", ExitCode.USAGE)
+        raise CliError(f"{script!r} names nothing callable", ExitCode.NOT_FOUND)
     return lambda: loaded()
+
+
+# Started by `python -c`: it starts the run in a new session and exits at once, so the run is
+# nobody's child (no zombie when it ends under a long-lived dashboard) and has no terminal.
+_LAUNCHER = """
+import subprocess, sys
+with open(sys.argv[1], "ab") as log:
+    run = subprocess.Popen(sys.argv[2:], stdin=subprocess.DEVNULL, stdout=log,
+                           stderr=subprocess.STDOUT, start_new_session=True)
+print(run.pid)
+"""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -69,12 +88,16 @@ class Detached:
     log: Path
     run_ids: tuple[str, ...]
     """The runs it started (empty if none started in time)."""
-    exit_code: int | None
-    """Its exit code if it already ended, else None."""
+    ended: bool
+    """True if it had already exited when the wait for its run ended."""
 
 
 def detach(root: Path, script: str, argv: Sequence[str], backend: str | None) -> Detached:
-    """Start ``stemma run SCRIPT`` in a new session and wait for the run it starts."""
+    """Start ``stemma run SCRIPT`` in a new session and wait for the run it starts.
+
+    Raises:
+        CliError: the launcher itself failed (the message has its error output).
+    """
     logs = root / "logs" / "detached"
     logs.mkdir(parents=True, exist_ok=True)
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d_%H%M%S")
@@ -83,21 +106,33 @@ def detach(root: Path, script: str, argv: Sequence[str], backend: str | None) ->
     if backend:
         env[BACKEND_ENV] = backend
     command = [sys.executable, "-m", "stemma.core.cli.main", "run", script, *argv]
-    with log.open("ab") as out:
-        child = subprocess.Popen(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # no controlling terminal: SIGHUP at logout never reaches it
-            env=env,
-            cwd=Path.cwd(),
-        )
+    launched = subprocess.run(
+        [sys.executable, "-c", _LAUNCHER, str(log), *command],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=Path.cwd(),
+        check=False,
+        timeout=60,
+    )
+    if launched.returncode != 0:
+        raise CliError(f"could not start {script!r}: {launched.stderr.strip()}")
+    pid = int(launched.stdout.strip())
     deadline = time.monotonic() + RUN_ID_WAIT_SECONDS
     while time.monotonic() < deadline:
-        started = tuple(s.run_id for s in list_states(root) if s.pid == child.pid)
-        code = child.poll()
-        if started or code is not None:
-            return Detached(pid=child.pid, log=log, run_ids=started, exit_code=code)
-        time.sleep(0.2)  # the child is importing and planning: nothing to wait on but its file
-    return Detached(pid=child.pid, log=log, run_ids=(), exit_code=None)
+        started = tuple(s.run_id for s in list_states(root) if s.pid == pid)
+        ended = not _alive(pid)
+        if started or ended:
+            return Detached(pid=pid, log=log, run_ids=started, ended=ended)
+        time.sleep(0.2)  # the script is importing and planning: nothing to wait on but its file
+    return Detached(pid=pid, log=log, run_ids=(), ended=False)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

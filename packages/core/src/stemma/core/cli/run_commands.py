@@ -37,9 +37,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.detach:
         started = detach(root, args.script, args.args, args.backend)
         _report(started)
-        if started.exit_code is not None and not started.run_ids:
-            return started.exit_code or ExitCode.RUN_FAILED
-        return ExitCode.OK
+        return ExitCode.RUN_FAILED if started.ended and not started.run_ids else ExitCode.OK
     if args.root is not None:
         os.environ[ROOT_ENV] = str(root)
     if args.backend:
@@ -56,11 +54,8 @@ def _report(started: Detached) -> None:
             f"detached ({where}); follow it with `stemma watch {started.run_ids[0]}`",
             file=sys.stderr,
         )
-    elif started.exit_code is not None:
-        print(
-            f"the script ended ({started.exit_code}) before starting a run; {where}",
-            file=sys.stderr,
-        )
+    elif started.ended:
+        print(f"the script ended before starting a run; {where}", file=sys.stderr)
     else:
         print(f"detached, but no run started yet ({where})", file=sys.stderr)
 
@@ -76,7 +71,7 @@ def _demo(args: argparse.Namespace) -> int:
     started = detach(root, DEMO_SCRIPT, [], None)
     _report(started)
     if not started.run_ids:
-        return started.exit_code or ExitCode.RUN_FAILED
+        return ExitCode.RUN_FAILED
     dashboard = {command.name: command for command in installed_commands()[0]}.get("tui")
     if dashboard is not None and not args.no_tui and is_terminal(sys.stdout):
         code = dashboard.run(argparse.Namespace(root=str(root), path=None))

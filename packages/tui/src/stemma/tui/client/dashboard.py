@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from stemma.core.cancel_levels import CancelLevel
+from stemma.core.cli.launching import Detached, detach
 from stemma.core.cli.run_rows import (
     RunRow,
     merge_runs,
@@ -128,6 +129,10 @@ class DashboardClient:
         """Ask the run to cancel at ``level`` (it notices within a second)."""
         request_cancel(self.root, run_id, level)
         return level
+
+    def launch(self, script: str) -> Detached:
+        """Start ``script`` detached on this root (see ``stemma run --detach``)."""
+        return detach(self.root, script, [], None)
 
     def read_log(self, path: Path) -> str:
         """The end of a log file (the last :data:`LOG_TAIL_BYTES`)."""

@@ -14,7 +14,8 @@ HELP = """\
 [b]stemma dashboard[/b] — keyboard first; Esc or ? closes this page.
 
 [b]Everywhere[/b]   ? help · ctrl+p commands · q quit · Esc/Backspace back
-[b]Runs[/b]         ↑↓ move · Enter open · c cancel · s sort · f status filter · / search
+[b]Runs[/b]         ↑↓ move · Enter open · c cancel · n new run (detached) · s sort
+             f status filter · / search
 [b]Run[/b]          ↑↓ move · Enter open step · c cancel (press again to escalate)
 [b]Step[/b]         e executions · l log · p params · o outputs · f failures only
              Enter on an execution shows its log; on an output opens the artifact

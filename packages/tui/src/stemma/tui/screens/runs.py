@@ -33,6 +33,7 @@ class RunsScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "open_run", "Open", show=True),
         Binding("c", "cancel_run", "Cancel run"),
+        Binding("n", "launch", "New run"),
         Binding("s", "cycle_sort", "Sort"),
         Binding("f", "cycle_filter", "Status filter"),
         Binding("slash", "search", "Search"),
@@ -153,6 +154,10 @@ class RunsScreen(Screen[None]):
         row = next((r for r in self.rows if r.run_id == run_id), None)
         if row is not None:
             self.stemma.press_cancel(row.run_id, row.status, row.cancel_level)
+
+    def action_launch(self) -> None:
+        """Ask for a script and start it detached."""
+        self.stemma.ask_launch()
 
     def action_cycle_sort(self) -> None:
         """Next sort order."""
