@@ -25,3 +25,13 @@ def sleep_and_report(path: str) -> None:
     with open(path, "w") as stream:
         stream.write(str(os.getpid()))
     time.sleep(120)
+
+
+def slow_square(value: int) -> int:
+    time.sleep(1.0)
+    return value * value
+
+
+def die_later(_: object) -> None:
+    time.sleep(0.3)
+    os.kill(os.getpid(), signal.SIGKILL)

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from stemma.core.backends import LocalBackend, WorkerCrashedError, open_backend
+from stemma.core.backends.worker_deaths import guilty_pids
 from stemma.core.errors import StoreUnavailableError
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))  # spawned workers inherit sys.path
@@ -68,4 +69,21 @@ def test_local_backend_refuses_fork() -> None:
 def test_open_backend_unknown_name_says_what_to_install() -> None:
     assert isinstance(open_backend("local", max_workers=1), LocalBackend)
     with pytest.raises(StoreUnavailableError, match="pip install stemma-slurm"):
-        open_backend("slurm")
+        open_backend("slurm-on-the-moon")
+
+
+def test_local_backend_a_dying_worker_does_not_take_its_neighbours_down(
+    backend: LocalBackend,
+) -> None:
+    neighbours = [backend.submit(backend_tasks.slow_square, n) for n in (3, 4)]
+    doomed = backend.submit(backend_tasks.die_later, None)
+    more = [backend.submit(backend_tasks.slow_square, n) for n in (5, 6)]
+    with pytest.raises(WorkerCrashedError, match="killed by SIGKILL"):
+        doomed.result(timeout=120)
+    assert [f.result(timeout=120) for f in [*neighbours, *more]] == [9, 16, 25, 36]
+
+
+def test_guilty_pids_blames_the_worker_that_died_of_something_else_than_the_pools_sigterm() -> None:
+    assert guilty_pids({10: -signal.SIGKILL, 11: -signal.SIGTERM}) == {10}
+    assert guilty_pids({10: 3, 11: -signal.SIGTERM, 12: 0}) == {10}
+    assert guilty_pids({10: -signal.SIGTERM, 11: -signal.SIGTERM}) == {10, 11}  # can't tell

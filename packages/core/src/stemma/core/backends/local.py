@@ -2,9 +2,12 @@
 
 Spawn (or forkserver), never fork: the orchestrator has delta-rs loaded, and a forked child of a
 process with Rust threads can deadlock. Workers ignore SIGINT so that Ctrl-C reaches only the
-orchestrator, which decides how hard to stop them. A worker that dies (OOM killer, segfault,
-``kill -9``) breaks the pool; every unit it took down fails with :class:`WorkerCrashedError`
-naming the exit codes and the workers' peak memory, and the next submit starts a fresh pool.
+orchestrator, which decides how hard to stop them (``worker_process``).
+
+A worker that dies (OOM killer, segfault, ``kill -9``) breaks the whole pool, and the pool fails
+every unit in flight. Only the unit whose worker died is failed, with
+:class:`WorkerCrashedError` naming how it died and its peak memory; the units that were merely
+running beside it go to a fresh pool, up to :data:`MAX_RESUBMITS` times (``worker_deaths``).
 """
 
 from __future__ import annotations
@@ -12,20 +15,41 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
-import signal
+import shutil
+import tempfile
 import threading
+import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, InvalidStateError, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from multiprocessing.connection import wait
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
 from stemma.core.backends.base import WaveRequest, WorkerCrashedError
-from stemma.core.backends.worker_process import init_worker, signals_blocked
+from stemma.core.backends.worker_deaths import crash_error, guilty_pids, marker_pid, peak_rss_kb
+from stemma.core.backends.worker_process import init_worker, run_tracked, signals_blocked
 from stemma.core.cancel_levels import CancelLevel
 
 _START_METHODS = ("spawn", "forkserver")
+MAX_RESUBMITS = 2
+"""How many times a unit taken down by another unit's dying worker is run again."""
+
+
+@dataclass(eq=False)
+class _Task:
+    """One caller's unit: what to run, its future, and where it is now."""
+
+    fn: Callable[[Any], Any]
+    payload: Any
+    outer: _LinkedFuture
+    marker: Path
+    pool: ProcessPoolExecutor | None = None
+    inner: Future[Any] | None = None
+    """The pool's future of the current attempt; None while the unit is being moved."""
+    resubmits: int = 0
 
 
 class LocalBackend:
@@ -53,12 +77,48 @@ class LocalBackend:
         self._lock = threading.Lock()
         self._peak_rss_kb: dict[int, int] = {}
         self._workers: dict[int, BaseProcess] = {}
-        self._outstanding: dict[Future[Any], ProcessPoolExecutor] = {}
-        """Callers' futures not yet settled, by pool: a broken or terminated pool may never
-        settle them itself (CPython's manager thread can die on a cancelled work item)."""
+        self._tasks: dict[_LinkedFuture, _Task] = {}
+        """Units not yet settled. A broken or terminated pool may never settle them itself
+        (CPython's manager thread can die on a cancelled work item)."""
+        self._markers: Path | None = None
+        self._terminating = False
 
     def submit(self, fn: Callable[[Any], Any], payload: Any) -> Future[Any]:
         """Run ``fn(payload)`` in a worker (``fn`` must be importable by module and name)."""
+        outer = _LinkedFuture()
+        marker = self._marker_dir() / uuid.uuid4().hex
+        task = _Task(fn=fn, payload=payload, outer=outer, marker=marker)
+        with self._lock:
+            self._terminating = False
+            self._tasks[outer] = task
+        self._dispatch(task)
+        return outer
+
+    def submit_wave(
+        self, fn: Callable[[Any], Any], payloads: Sequence[Any], request: WaveRequest
+    ) -> list[Future[Any]]:
+        """Submit every payload to the pool (resources are the machine's; nothing to ask)."""
+        del request
+        return [self.submit(fn, payload) for payload in payloads]
+
+    def _dispatch(self, task: _Task) -> None:
+        pool = self._current_pool()
+        try:
+            with signals_blocked():  # workers (and the pool's thread) start here
+                inner = pool.submit(run_tracked, task.fn, task.payload, str(task.marker))
+        except BrokenProcessPool:  # a worker died a moment ago: a fresh pool takes it
+            self._drop_pool(pool)
+            self._dispatch(task)
+            return
+        with self._lock:  # keep handles on the workers: a broken pool forgets its own
+            task.pool, task.inner = pool, inner
+            for process in _processes(pool):
+                if process.pid is not None:
+                    self._workers[process.pid] = process
+        task.outer.link(inner)
+        inner.add_done_callback(lambda done: self._settle(task, done))
+
+    def _current_pool(self) -> ProcessPoolExecutor:
         with self._lock:
             if self._pool is None:
                 self._pool = ProcessPoolExecutor(
@@ -67,91 +127,94 @@ class LocalBackend:
                     initializer=init_worker,
                     initargs=(os.getpid(),),
                 )
-            pool = self._pool
-        try:
-            with signals_blocked():  # workers (and the pool's thread) start here
-                inner = pool.submit(fn, payload)
-        except BrokenProcessPool:  # a worker died a moment ago: start a fresh pool once
-            with self._lock:
-                if self._pool is pool:
-                    self._pool = None
-            return self.submit(fn, payload)
-        with self._lock:  # keep handles on the workers: a broken pool forgets its own
-            for process in self._processes(pool):
-                if process.pid is not None:
-                    self._workers[process.pid] = process
-        outer: Future[Any] = _LinkedFuture(inner)
-        with self._lock:
-            self._outstanding[outer] = pool
-        inner.add_done_callback(lambda done: self._settle(done, outer, pool))
-        return outer
+            return self._pool
 
-    def _settle(self, done: Future[Any], outer: Future[Any], pool: ProcessPoolExecutor) -> None:
-        with self._lock:
-            self._outstanding.pop(outer, None)
-        if done.cancelled() or outer.done():
-            outer.cancel()  # cancelled before it started: the caller already knows
-            return
-        error = done.exception()
-        if error is None:
-            _settle_once(outer, result=done.result())
-            return
-        if isinstance(error, BrokenProcessPool):
-            error = self._crash_report(pool)
-        _settle_once(outer, error=error)
-
-    def _fail_outstanding(self, pool: ProcessPoolExecutor, error: BaseException) -> None:
-        """Settle every caller's future of ``pool`` that its manager thread left hanging."""
-        with self._lock:
-            stranded = [f for f, p in self._outstanding.items() if p is pool]
-            for future in stranded:
-                del self._outstanding[future]
-        for future in stranded:
-            _settle_once(future, error=error)
-
-    def _crash_report(self, pool: ProcessPoolExecutor) -> WorkerCrashedError:
-        with self._lock:
-            processes = list(
-                {**self._workers, **{p.pid: p for p in self._processes(pool) if p.pid}}.values()
-            )
-        for process in processes:
-            process.join(timeout=1)  # a dead worker's exit code is known once it is reaped
-        codes = sorted({p.exitcode for p in processes if p.exitcode is not None and p.exitcode})
+    def _drop_pool(self, pool: ProcessPoolExecutor) -> None:
         with self._lock:
             if self._pool is pool:
                 self._pool = None  # the next submit starts a fresh pool
-            self._workers = {pid: p for pid, p in self._workers.items() if p.exitcode is None}
-            peak = max(self._peak_rss_kb.values(), default=None)
-        signals = ", ".join(_describe_exit(code) for code in codes) or "unknown cause"
-        memory = f"; peak worker memory {peak / 1024:.0f} MiB" if peak else ""
-        return WorkerCrashedError(
-            f"a worker process died while running this unit ({signals}){memory}. If it was "
-            "killed for memory, give the operation more memory or fewer artifacts per unit",
-            exit_codes=codes,
-            peak_rss_mb=None if peak is None else peak / 1024,
-        )
+
+    def _settle(self, task: _Task, done: Future[Any]) -> None:
+        if task.outer.done():
+            self._forget(task)
+            return
+        if done.cancelled():
+            self._forget(task)
+            task.outer.cancel_now()  # dropped from the queue: the caller asked, or a shutdown
+            return
+        error = done.exception()
+        if isinstance(error, BrokenProcessPool):
+            self._settle_broken(task, done)
+            return
+        self._forget(task)
+        _settle_once(task.outer, result=done.result() if error is None else None, error=error)
+
+    def _settle_broken(self, task: _Task, attempt: Future[Any]) -> None:
+        """The pool broke under ``task``: fail it if its worker died first, else run it again.
+
+        Called from the pool's thread and from the poll; only the first call for an attempt acts.
+        """
+        with self._lock:
+            if task.inner is not attempt:
+                return
+            task.inner = None
+            pool = task.pool
+        if pool is not None:
+            self._drop_pool(pool)
+        codes = self._exit_codes(pool)
+        pid = marker_pid(task.marker)
+        guilty = pid is not None and pid in guilty_pids(codes)
+        if self._terminating:
+            self._forget(task)
+            _settle_once(task.outer, error=_terminated())
+        elif not guilty and task.resubmits < MAX_RESUBMITS:
+            task.resubmits += 1
+            task.marker.unlink(missing_ok=True)
+            self._dispatch(task)
+        else:
+            self._forget(task)
+            peak = self._peak_rss_kb.get(pid) if pid is not None else None
+            _settle_once(task.outer, error=crash_error(codes.get(pid or -1), peak))
+
+    def _exit_codes(self, pool: ProcessPoolExecutor | None) -> dict[int, int]:
+        """Each dead worker's exit code, by pid (waiting a moment for them to be reaped)."""
+        with self._lock:
+            known = dict(self._workers)
+        for process in _processes(pool) if pool is not None else []:
+            if process.pid is not None:
+                known[process.pid] = process
+        # A dead worker's sentinel is ready before the kernel lets it be reaped: join those.
+        ending = set(wait([p.sentinel for p in known.values() if p.exitcode is None], timeout=0))
+        for process in known.values():
+            if process.exitcode is None and process.sentinel in ending:
+                process.join(timeout=1)
+        return {
+            pid: process.exitcode for pid, process in known.items() if process.exitcode is not None
+        }
+
+    def _forget(self, task: _Task) -> None:
+        with self._lock:
+            self._tasks.pop(task.outer, None)
 
     def sample_memory(self) -> None:
         """Record each live worker's peak RSS (from /proc), for crash reports; cheap, poll it.
 
-        Also settles the futures of a pool that broke without settling them.
+        Also settles the units of a pool that broke without settling them.
         """
         with self._lock:
             pool = self._pool
-            broken = {p for p in self._outstanding.values() if getattr(p, "_broken", False)}
-        for process in self._processes(pool) if pool else []:
-            peak = _peak_rss_kb(process.pid)
+            stranded = [
+                (t, t.inner)
+                for t in self._tasks.values()
+                if t.pool is not None and t.inner is not None and _broken(t.pool)
+            ]
+        for process in _processes(pool) if pool else []:
+            peak = peak_rss_kb(process.pid)
             if peak is not None and process.pid is not None:
                 self._peak_rss_kb[process.pid] = max(peak, self._peak_rss_kb.get(process.pid, 0))
-        for dead in broken:
-            self._fail_outstanding(dead, self._crash_report(dead))
-
-    def submit_wave(
-        self, fn: Callable[[Any], Any], payloads: Sequence[Any], request: WaveRequest
-    ) -> list[Future[Any]]:
-        """Submit every payload to the pool (resources are the machine's; nothing to ask)."""
-        del request
-        return [self.submit(fn, payload) for payload in payloads]
+        for task, attempt in stranded:
+            if not task.outer.done():
+                self._settle_broken(task, attempt)
 
     def cancel(self, level: CancelLevel) -> None:
         """Level 2: SIGTERM, SIGKILL after a grace period; level 3: SIGKILL now; 1: nothing."""
@@ -166,53 +229,86 @@ class LocalBackend:
             pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=cancel_pending)
+        self._remove_markers()
 
     def terminate(self, *, grace_seconds: float = 2.0) -> None:
         """SIGTERM every worker, SIGKILL those still alive after ``grace_seconds``, drop the pool.
 
-        With no grace, workers get SIGKILL at once.
+        With no grace, workers get SIGKILL at once. Every unit not finished fails with
+        :class:`WorkerCrashedError` saying it was terminated.
         """
         with self._lock:
             pool, self._pool = self._pool, None
-        if pool is None:
-            return
-        processes = self._processes(pool)
-        for process in processes:
-            if process.is_alive():
-                process.terminate() if grace_seconds > 0 else process.kill()
-        for process in processes:
-            process.join(timeout=grace_seconds or 2)
-            if process.is_alive():
-                process.kill()
-                process.join(timeout=2)
-        pool.shutdown(wait=False, cancel_futures=True)
-        self._fail_outstanding(
-            pool,
-            WorkerCrashedError(
-                "the worker was terminated by a cancellation", exit_codes=[], peak_rss_mb=None
-            ),
-        )
+            self._terminating = True
+        if pool is not None:
+            processes = _processes(pool)
+            for process in processes:
+                if process.is_alive():
+                    process.terminate() if grace_seconds > 0 else process.kill()
+            for process in processes:
+                process.join(timeout=grace_seconds or 2)
+                if process.is_alive():
+                    process.kill()
+                    process.join(timeout=2)
+            pool.shutdown(wait=False, cancel_futures=True)
+        with self._lock:
+            stranded = list(self._tasks.values())
+            self._tasks.clear()
+        for task in stranded:
+            _settle_once(task.outer, error=_terminated())
+        self._remove_markers()
 
-    @staticmethod
-    def _processes(pool: ProcessPoolExecutor) -> list[BaseProcess]:
-        # The executor keeps its workers in a private dict; it is the only handle on them.
-        found: dict[int, BaseProcess] | None = getattr(pool, "_processes", None)
-        return list((found or {}).values())
+    def _marker_dir(self) -> Path:
+        with self._lock:
+            if self._markers is None:
+                self._markers = Path(tempfile.mkdtemp(prefix="stemma-local-"))
+            return self._markers
+
+    def _remove_markers(self) -> None:
+        with self._lock:
+            markers, self._markers = self._markers, None
+        if markers is not None:
+            shutil.rmtree(markers, ignore_errors=True)
 
 
 class _LinkedFuture(Future[Any]):
     """The caller's future of a unit: cancelling it cancels the pool's, or fails if running.
 
     A plain ``Future`` is never marked running, so ``cancel()`` would "succeed" on a unit a
-    worker is executing, and its result would be lost.
+    worker is executing, and its result would be lost. The link moves when the unit is run
+    again in a fresh pool.
     """
 
-    def __init__(self, inner: Future[Any]) -> None:
+    def __init__(self) -> None:
         super().__init__()
+        self._inner: Future[Any] | None = None
+
+    def link(self, inner: Future[Any]) -> None:
+        """Follow ``inner``: the pool's future of the unit's current attempt."""
         self._inner = inner
 
     def cancel(self) -> bool:
-        return self._inner.cancel() and super().cancel()
+        return self._inner is not None and self._inner.cancel() and super().cancel()
+
+    def cancel_now(self) -> None:
+        """Mark cancelled whatever the pool's future says (it was dropped from the queue)."""
+        super().cancel()
+
+
+def _processes(pool: ProcessPoolExecutor) -> list[BaseProcess]:
+    # The executor keeps its workers in a private dict; it is the only handle on them.
+    found: dict[int, BaseProcess] | None = getattr(pool, "_processes", None)
+    return list((found or {}).values())
+
+
+def _broken(pool: ProcessPoolExecutor) -> bool:
+    return bool(getattr(pool, "_broken", False))
+
+
+def _terminated() -> WorkerCrashedError:
+    return WorkerCrashedError(
+        "the worker was terminated by a cancellation", exit_codes=[], peak_rss_mb=None
+    )
 
 
 def _settle_once(
@@ -224,24 +320,3 @@ def _settle_once(
             future.set_exception(error)
         else:
             future.set_result(result)
-
-
-def _describe_exit(code: int | None) -> str:
-    if code is None or code >= 0:
-        return f"exit code {code}"
-    try:
-        return f"killed by {signal.Signals(-code).name}"
-    except ValueError:
-        return f"killed by signal {-code}"
-
-
-def _peak_rss_kb(pid: int | None) -> int | None:
-    if pid is None:
-        return None
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1])
-    except (OSError, ValueError):
-        return None
-    return None

@@ -14,7 +14,9 @@ import contextlib
 import os
 import signal
 import threading
-from collections.abc import Generator
+from collections.abc import Callable, Generator
+from pathlib import Path
+from typing import Any
 
 _DEFERRED = {signal.SIGINT, signal.SIGTERM}
 PARENT_CHECK_SECONDS = 0.5
@@ -56,3 +58,13 @@ def _exit_when_orphaned(parent: int) -> None:
         if os.getppid() != parent:  # re-parented: the orchestrator died
             os._exit(70)  # EX_SOFTWARE; staged bundles are committed at the next start
         stop.wait(PARENT_CHECK_SECONDS)
+
+
+def run_tracked(fn: Callable[[Any], Any], payload: Any, marker: str) -> Any:
+    """Run ``fn(payload)`` after writing this worker's pid to ``marker``.
+
+    If the worker dies, the backend reads the marker to tell whether this unit was the one
+    running in the worker that died first (see ``worker_deaths``).
+    """
+    Path(marker).write_text(str(os.getpid()))
+    return fn(payload)

@@ -198,8 +198,11 @@ class Wait(OperationDefinition):
         return PassthroughResult(passthrough={"dataset": list(inputs["dataset"]["artifact_id"])})
 
 
-class _CopyUnlessRefused(OperationDefinition):
-    """Copy each dataset unless ``refusal`` says why not: the base of the failing examples."""
+class CopyUnlessRefused(OperationDefinition):
+    """Copy each dataset unless ``refusal`` says why not: subclass it to make a faulty step.
+
+    The base of the failing examples; tests subclass it for their own faults.
+    """
 
     name = None
     inputs: ClassVar = {"dataset": InputSpec(artifact_type="data")}
@@ -224,7 +227,7 @@ class _CopyUnlessRefused(OperationDefinition):
         return ArtifactResult(artifacts={"dataset": _data_drafts(inp)})
 
 
-class FailWhileMarked(_CopyUnlessRefused):
+class FailWhileMarked(CopyUnlessRefused):
     """Fail on ``match`` while the file ``marker`` exists: a flaky step.
 
     Same params, same key, different outcome: what a transient fault looks like to the caches.
@@ -243,7 +246,7 @@ class FailWhileMarked(_CopyUnlessRefused):
         return None
 
 
-class Fail(_CopyUnlessRefused):
+class Fail(CopyUnlessRefused):
     """Fail on every input whose name contains ``match`` (all of them by default)."""
 
     class Params(BaseModel):
@@ -256,7 +259,7 @@ class Fail(_CopyUnlessRefused):
         return f"refusing {path.name}" if self.params.match in path.name else None
 
 
-class SlowCopy(_CopyUnlessRefused):
+class SlowCopy(CopyUnlessRefused):
     """Copy each dataset after sleeping ``seconds``: a creator whose units take a while.
 
     Cancellation tests and demos use it: each unit is its own worker task, so some finish, some

@@ -1,0 +1,34 @@
+"""Operations that kill their own worker, for the fault tests: importable by name in workers."""
+
+import os
+import signal
+import time
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from stemma.core.operations.examples import CopyUnlessRefused
+
+
+class DieOnMatch(CopyUnlessRefused):
+    """Copy each dataset, but SIGKILL the worker on one whose name contains ``match``.
+
+    With ``megabytes`` it first holds that much memory, so the death looks like the OOM
+    killer's: a SIGKILL to a worker with a large peak resident size.
+    """
+
+    class Params(BaseModel):
+        match: str
+        megabytes: int = 0
+
+    name = "test.die_on_match"
+    params: Params
+
+    def refusal(self, path: Path) -> str | None:
+        if self.params.match in path.name:
+            ballast = bytearray(self.params.megabytes * 1024 * 1024)
+            ballast[::4096] = b"x" * len(ballast[::4096])  # touch every page: resident
+            time.sleep(1.5)  # long enough for the orchestrator to sample the peak
+            os.kill(os.getpid(), signal.SIGKILL)
+        time.sleep(0.5)  # the other units are still running when one worker dies
+        return None

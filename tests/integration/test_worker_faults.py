@@ -1,0 +1,51 @@
+"""A worker that dies mid-unit: its unit becomes a failure record, and nothing else suffers."""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))  # spawned workers inherit sys.path
+from fault_operations import DieOnMatch
+
+from stemma.core.operations.examples import DataGenerator, Transform
+from stemma.core.pipeline.pipeline import Pipeline
+
+
+def _failure_logs(root: pathlib.Path) -> list[str]:
+    return [path.read_text() for path in sorted((root / "logs" / "failures").rglob("*.log"))]
+
+
+def test_a_sigkilled_worker_fails_only_its_own_unit_and_the_step_goes_on(
+    tmp_path: pathlib.Path,
+) -> None:
+    pipeline = Pipeline.create("worker-dies", root=tmp_path, max_workers=2)
+    generated = pipeline.run(DataGenerator, params={"count": 6, "rows": 3})
+    dying = pipeline.run(
+        DieOnMatch, inputs={"dataset": generated.output("datasets")}, params={"match": "_2."}
+    )
+    after = pipeline.run(Transform, inputs={"dataset": dying.output("dataset")})
+    pipeline.finalize()
+    assert (dying.succeeded_count, dying.failed_count) == (5, 1)  # neighbours were run again
+    assert dying.metadata["status"] == "completed"  # under `continue`
+    assert after.succeeded_count == 5
+    logs = _failure_logs(tmp_path)
+    assert len(logs) == 1
+    assert "killed by SIGKILL" in logs[0]
+
+
+def test_a_worker_killed_for_memory_reports_its_peak(tmp_path: pathlib.Path) -> None:
+    pipeline = Pipeline.create("worker-oom", root=tmp_path, max_workers=2)
+    generated = pipeline.run(DataGenerator, params={"count": 2, "rows": 3})
+    dying = pipeline.run(
+        DieOnMatch,
+        inputs={"dataset": generated.output("datasets")},
+        params={"match": "_1.", "megabytes": 300},
+    )
+    pipeline.finalize()
+    assert (dying.succeeded_count, dying.failed_count) == (1, 1)
+    (log,) = _failure_logs(tmp_path)
+    assert "killed by SIGKILL" in log
+    peak = int(log.split("peak worker memory ")[1].split(" MiB")[0])
+    assert peak >= 300
+    assert "give the operation more memory" in log
