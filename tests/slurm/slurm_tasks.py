@@ -21,7 +21,9 @@ def die(_: object) -> None:
 def wait_for_file(path: str) -> str:
     """Report that it started (``path + '.started'``), then wait up to 2 minutes for ``path``."""
     flag = pathlib.Path(path)
-    pathlib.Path(f"{path}.started.{os.environ.get('SLURM_ARRAY_TASK_ID', '-')}").touch()
+    started = pathlib.Path(f"{path}.started.{os.environ.get('SLURM_ARRAY_TASK_ID', '-')}")
+    with started.open("a") as log:  # one line per start: a requeued element starts twice
+        log.write(f"{os.environ.get('SLURM_RESTART_COUNT', '0')}\n")
     deadline = time.monotonic() + 120
     while not flag.exists() and time.monotonic() < deadline:
         time.sleep(0.1)

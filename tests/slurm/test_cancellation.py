@@ -126,3 +126,18 @@ def test_slurm_reap_cancels_the_jobs_of_a_killed_orchestrator(
     assert len(cancelled) == 1
     assert not _queued(run.tag)
     assert reap(run.tag) == []
+
+
+def test_slurm_requeued_element_runs_again_and_settles_once(
+    backend: SlurmBackend, run: Run, tmp_path: pathlib.Path
+) -> None:
+    flag = tmp_path / "release"
+    [future] = backend.submit_wave(slurm_tasks.wait_for_file, [str(flag)], run.request())
+    _until(lambda: len(_started(flag)) == 1, 90, "the element to start")
+    job_id = backend.poller.unsettled()[0].files.job_id
+    subprocess.run(["scontrol", "requeue", job_id], check=True, capture_output=True)
+    [started] = _started(flag)
+    _until(lambda: len(started.read_text().splitlines()) == 2, 90, "the element to start again")
+    flag.touch()
+    assert future.result(timeout=60) == "released"
+    assert started.read_text().splitlines() == ["0", "1"]
