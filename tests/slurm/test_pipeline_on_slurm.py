@@ -7,7 +7,7 @@ import polars as pl
 import pytest
 from slurm_testing import CommandLog
 
-from stemma.core.operations.examples import DataGenerator, MetricCalculator, Transform
+from stemma.core.operations.examples import DataGenerator, Fail, MetricCalculator, Transform
 from stemma.core.pipeline.pipeline import Pipeline
 from stemma.storage import executions
 
@@ -65,3 +65,19 @@ def test_slurm_thousand_units_go_out_as_one_array_of_ten_elements(
     scripts = [pathlib.Path(call[-1]).read_text() for call in command_log.calls("sbatch")]
     assert len(scripts) == 2  # the generator's one element, then the transform's array
     assert "#SBATCH --array=0-9%10" in scripts[1]
+
+
+def test_slurm_failing_unit_leaves_its_traceback_in_the_failure_log(
+    slurm_cluster: None, tmp_path: pathlib.Path
+) -> None:
+    root = tmp_path / "store"
+    pipeline = Pipeline.create("partial", root=root, backend="slurm")
+    generated = pipeline.run(DataGenerator, params={"count": 2})
+    failing = pipeline.run(
+        Fail, inputs={"dataset": generated.output("datasets")}, params={"match": "dataset_1"}
+    )
+    pipeline.finalize()
+    assert (failing.success, failing.succeeded_count, failing.failed_count) == (False, 1, 1)
+    [log] = list((root / "logs" / "failures").rglob("*.log"))
+    assert "refusing dataset_1.csv" in log.read_text()
+    assert "Traceback" in log.read_text()
