@@ -10,7 +10,7 @@ import slurm_tasks
 from slurm_testing import CommandLog, Run
 
 from stemma.core.backends.base import Backend, WorkerCrashedError, open_backend
-from stemma.slurm import SlurmBackend
+from stemma.slurm import ClusterUnavailableError, SlurmBackend
 
 pytestmark = pytest.mark.slurm
 
@@ -90,3 +90,11 @@ def test_slurm_killed_job_becomes_a_worker_crash_naming_state_and_log(
 
 def test_slurm_single_submit_runs_one_job(backend: SlurmBackend) -> None:
     assert backend.submit(slurm_tasks.square, 7).result(timeout=TIMEOUT) == 49
+
+
+def test_slurm_without_slurm_commands_says_how_to_start_a_cluster(
+    run: Run, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    with pytest.raises(ClusterUnavailableError, match="slurm-dev-cluster.sh start"):
+        SlurmBackend().submit_wave(slurm_tasks.square, [1], run.request())
