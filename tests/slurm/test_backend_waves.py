@@ -96,5 +96,5 @@ def test_slurm_without_slurm_commands_says_how_to_start_a_cluster(
     run: Run, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
-    with pytest.raises(ClusterUnavailableError, match="slurm-dev-cluster.sh start"):
+    with pytest.raises(ClusterUnavailableError, match=r"slurm-dev-cluster\.sh start"):
         SlurmBackend().submit_wave(slurm_tasks.square, [1], run.request())
