@@ -17,7 +17,6 @@ from stemma.core.cancel_levels import CancelLevel
 from stemma.core.cli.launching import Detached, detach
 from stemma.core.cli.run_rows import (
     RunRow,
-    merge_runs,
     row_from_state,
     rows_from_history,
     steps_from_history,
@@ -43,7 +42,9 @@ class DashboardClient:
 
     def runs(self) -> list[RunRow]:
         """Every run, newest first: live ones from their state files, the rest from history."""
-        return merge_runs(self._live.states(), self._history.events())
+        rows = {row.run_id: row for row in self._history.rows()}
+        rows.update({row.run_id: row for row in self._live.rows()})
+        return sorted(rows.values(), key=lambda row: row.started, reverse=True)
 
     def run(self, run_id: str) -> RunView:
         """One run's steps, live when it has a state file.

@@ -1,4 +1,9 @@
-"""The steps event log, re-read only when a commit changed it: idle refreshes cost one ``stat``."""
+"""The history the dashboard shows, re-read only when a commit changed the steps table.
+
+An idle refresh costs one ``stat`` of the table's ``_delta_log`` directory (a Delta commit adds
+a file there, which changes its modification time), and a re-read at least every
+:data:`MAX_AGE_SECONDS` in case a shared filesystem caches directory times.
+"""
 
 from __future__ import annotations
 
@@ -7,29 +12,32 @@ import threading
 import time
 from pathlib import Path
 
+from stemma.core.cli.run_rows import RunRow
 from stemma.core.errors import StoreUnavailableError
 from stemma.core.execution_records import StepEvent
 from stemma.core.store import PipelineStore, open_pipeline_store
+from stemma.storage.queries import steps
+from stemma.tui.client.history_rows import rows_from_steps_table
 
 STEPS_LOG = Path("delta") / "orchestration" / "steps" / "_delta_log"
 MAX_AGE_SECONDS = 15.0
-"""Re-read at least this often anyway: a shared filesystem may cache directory times."""
+_KEPT_RUNS = 16
+"""Runs whose events are kept between refreshes (the ones being looked at)."""
 
 
 class HistoryCache:
-    """Every step event of a root, cached until the steps table's log gains a commit.
+    """Per-run rows and per-run events of one root, cached until the steps table changes.
 
-    A Delta commit adds a file to ``_delta_log``, which changes the directory's modification
-    time; nothing else needs reading while it stays the same. Safe to share between threads.
+    Safe to share between threads.
     """
 
     def __init__(self, root: Path) -> None:
         self._root = root
         self._lock = threading.Lock()
-        self._stamp: tuple[int, int] | None = None
+        self._stamp: int | None = None
         self._read_at = 0.0
-        self._events: list[StepEvent] = []
-        self._by_run: dict[str, list[StepEvent]] = {}
+        self._rows: list[RunRow] = []
+        self._events: dict[str, list[StepEvent]] = {}
         self._store: PipelineStore | None = None
 
     @property
@@ -42,15 +50,25 @@ class HistoryCache:
                 return None
         return self._store
 
-    def events(self) -> list[StepEvent]:
-        """Every step event, oldest first."""
+    def rows(self) -> list[RunRow]:
+        """One row per run in history."""
         self._refresh()
-        return self._events
+        return self._rows
 
     def run_events(self, run_id: str) -> list[StepEvent]:
         """The step events of one run, oldest first."""
         self._refresh()
-        return self._by_run.get(run_id, [])
+        with self._lock:
+            cached = self._events.get(run_id)
+        if cached is not None:
+            return cached
+        store = self.store
+        events = store.step_events(run_id) if store is not None else []
+        with self._lock:
+            if len(self._events) >= _KEPT_RUNS:
+                self._events.pop(next(iter(self._events)))
+            self._events[run_id] = events
+        return events
 
     def _refresh(self) -> None:
         stamp = _stamp(self._root / STEPS_LOG)
@@ -58,18 +76,13 @@ class HistoryCache:
             fresh = time.monotonic() - self._read_at < MAX_AGE_SECONDS
             if stamp == self._stamp and fresh:
                 return
-            store = self.store
-            events = store.step_events() if store is not None and stamp is not None else []
-            by_run: dict[str, list[StepEvent]] = {}
-            for event in events:
-                by_run.setdefault(event.pipeline_run_id, []).append(event)
-            self._events, self._by_run, self._stamp = events, by_run, stamp
+            rows = rows_from_steps_table(steps(self._root)) if stamp is not None else []
+            self._rows, self._events, self._stamp = rows, {}, stamp
             self._read_at = time.monotonic()
 
 
-def _stamp(log: Path) -> tuple[int, int] | None:
+def _stamp(log: Path) -> int | None:
     try:
-        info = os.stat(log)
+        return os.stat(log).st_mtime_ns
     except OSError:
         return None
-    return (info.st_mtime_ns, info.st_nlink)

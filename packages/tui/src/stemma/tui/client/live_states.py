@@ -6,7 +6,8 @@ import datetime as dt
 import os
 from pathlib import Path
 
-from stemma.core.live import STALE_AFTER_SECONDS, RunState
+from stemma.core.cli.run_rows import RunRow, row_from_state
+from stemma.core.live import STALE_AFTER_SECONDS, RunState, RunStatus
 from stemma.core.live.state import STATE_FILE
 
 
@@ -14,29 +15,40 @@ class LiveStates:
     """Reads ``{root}/runs/*/state.json`` like :func:`stemma.core.live.list_states`, cached.
 
     A refresh costs one ``stat`` per run; only files whose modification time changed are read
-    and parsed again. Staleness is recomputed every time (it depends on the clock).
+    and parsed again. Staleness is recomputed every time for running runs (it depends on the
+    clock); a finished run's row is built once.
     """
 
     def __init__(self, root: Path, *, stale_after: float = STALE_AFTER_SECONDS) -> None:
-        self._runs = root / "runs"
+        self._runs = str(root / "runs")
         self._stale_after = stale_after
-        self._cache: dict[Path, tuple[int, RunState]] = {}
+        self._cache: dict[str, tuple[int, RunState, RunRow | None]] = {}
 
-    def states(self) -> list[RunState]:
-        """Every readable run state as of now, newest first."""
+    def rows(self) -> list[RunRow]:
+        """One row per readable state file, as of now."""
         now = dt.datetime.now(dt.UTC)
-        found: dict[Path, tuple[int, RunState]] = {}
-        paths = list(self._runs.glob(f"*/{STATE_FILE}")) if self._runs.is_dir() else []
-        for path in paths:
+        found: dict[str, tuple[int, RunState, RunRow | None]] = {}
+        for path in self._paths():
             try:
                 stamp = os.stat(path).st_mtime_ns
                 cached = self._cache.get(path)
-                if cached is not None and cached[0] == stamp:
-                    found[path] = cached
-                else:
-                    found[path] = (stamp, RunState.from_json(path.read_text()))
+                if cached is None or cached[0] != stamp:
+                    with open(path, encoding="utf-8") as handle:
+                        state = RunState.from_json(handle.read())
+                    final = None if state.status is RunStatus.RUNNING else row_from_state(state)
+                    cached = (stamp, state, final)
+                found[path] = cached
             except (OSError, ValueError):
                 continue  # being replaced: the next refresh reads it
         self._cache = found
-        states = [state.seen_at(now, self._stale_after) for _, state in found.values()]
-        return sorted(states, key=lambda state: state.started_at, reverse=True)
+        return [
+            final or row_from_state(state.seen_at(now, self._stale_after))
+            for _, state, final in found.values()
+        ]
+
+    def _paths(self) -> list[str]:
+        try:
+            with os.scandir(self._runs) as entries:
+                return [os.path.join(e.path, STATE_FILE) for e in entries if e.is_dir()]
+        except OSError:
+            return []
