@@ -58,3 +58,53 @@ def test_slurm_intra_runs_units_as_steps_of_the_salloc(
     assert report["failed"] == "row 3 is corrupt"
     assert {job for job, _ in report["places"]} == {report["job"]}
     assert all(step is not None for _, step in report["places"])
+
+
+_CANCEL_INSIDE = """
+import glob, json, os, subprocess, sys, time
+from stemma.core.backends.base import WorkerCrashedError, open_backend
+from stemma.core.cancel_levels import CancelLevel
+import slurm_tasks
+flag = sys.argv[1]
+backend = open_backend("slurm-intra", max_workers=2)
+futures = [backend.submit(slurm_tasks.wait_for_file, flag) for _ in range(3)]
+deadline = time.monotonic() + 90
+while not glob.glob(flag + ".started.*") and time.monotonic() < deadline:
+    time.sleep(0.2)
+time.sleep(1)
+backend.cancel(CancelLevel[sys.argv[2]])
+outcomes = []
+for future in futures:
+    try:
+        future.result(timeout=60)
+        outcomes.append("finished")
+    except WorkerCrashedError:
+        outcomes.append("crashed")
+    except BaseException as error:
+        outcomes.append(type(error).__name__)
+steps = subprocess.run(["squeue", "-h", "-s", "-j", os.environ["SLURM_JOB_ID"], "-o", "%j"],
+                       capture_output=True, text=True).stdout.split()
+print(json.dumps({"outcomes": outcomes, "steps": steps}))
+"""
+
+
+@pytest.mark.parametrize("level", ["FORCE", "HARD"])
+def test_slurm_intra_cancel_kills_its_steps(
+    slurm_cluster: None, tmp_path: pathlib.Path, level: str
+) -> None:
+    env = {**os.environ, "PYTHONPATH": str(HERE), "STEMMA_ROOT": str(tmp_path / "store")}
+    flag = tmp_path / "release"  # never created
+    done = subprocess.run(
+        [*_SALLOC, sys.executable, "-c", _CANCEL_INSIDE, str(flag), level],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=240,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert "finished" not in report["outcomes"]
+    assert "crashed" in report["outcomes"]
+    assert [step for step in report["steps"] if step.startswith("stemma-")] == []
