@@ -18,6 +18,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from stemma.core.run_ids import check_run_id
+
 STATE_FILE = "state.json"
 STALE_AFTER_SECONDS = 30.0
 """Default: a heartbeat older than this makes a running run ``stale``."""
@@ -116,7 +118,12 @@ class RunState:
 
 
 def run_dir(root: str | os.PathLike[str], run_id: str) -> Path:
-    """``{root}/runs/{run_id}``: the run's live state and control requests."""
+    """``{root}/runs/{run_id}``: the run's live state and control requests.
+
+    Raises:
+        ValueError: ``run_id`` is not a run id (a path, ``..``): nothing outside ``runs/``.
+    """
+    check_run_id(run_id)
     return Path(root) / "runs" / run_id
 
 

@@ -120,6 +120,11 @@ def _file_inputs(op: OperationDefinition, paths: list[Any]) -> dict[str, StepInp
         path = Path(raw).absolute()
         if not path.exists():
             raise ValueError(f"step {name!r}: input file {str(raw)!r} does not exist ({path})")
+        if not path.is_file():
+            raise ValueError(
+                f"step {name!r}: input {str(raw)!r} is not a file ({path}); give the files "
+                "themselves, e.g. sorted(folder.glob('*.csv'))"
+            )
         try:
             promoted.append(FileRefDraft.draft(path).finalize())
         except OSError as err:

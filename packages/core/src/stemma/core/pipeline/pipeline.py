@@ -31,7 +31,12 @@ from stemma.core.pipeline.composite_expansion import (
     with_intermediates,
 )
 from stemma.core.pipeline.input_validation import build_operation, normalize_inputs
-from stemma.core.pipeline.planned_step import CachePolicy, FailurePolicy, PlannedStep
+from stemma.core.pipeline.planned_step import (
+    CachePolicy,
+    FailurePolicy,
+    PlannedStep,
+    parse_policy,
+)
 from stemma.core.pipeline.references import OutputReference, StepFuture, StepResult
 from stemma.core.pipeline.run_context import PipelineContext
 from stemma.core.pipeline.run_history import (
@@ -100,11 +105,13 @@ class Pipeline:
 
         Raises:
             StoreUnavailableError: stemma-storage (the Delta store) is not installed.
-            ValueError: an unknown policy name.
+            ValueError: an unknown policy name, or a name that is not one plain path segment.
         """
+        run_id = new_run_id(name)  # checks the name before anything is opened
+        cache = parse_policy(CachePolicy, cache_policy, "cache_policy")
+        failures = parse_policy(FailurePolicy, failure_policy, "failure_policy")
         store = open_pipeline_store(root)
         store.recover()
-        run_id = new_run_id(name)
         engine = open_backend(backend, max_workers=max_workers)
         context = PipelineContext(
             store=store,
@@ -112,7 +119,7 @@ class Pipeline:
             monitor=_monitor(run_id, name, store, engine),
             run_id=run_id,
             steps={},
-            cache_policy=CachePolicy(cache_policy),
+            cache_policy=cache,
             preserve_working=preserve_working,
             provenance=capture_provenance().to_dict(),
         )
@@ -120,7 +127,7 @@ class Pipeline:
             name=name,
             context=context,
             skip_cache=skip_cache,
-            failure_policy=FailurePolicy(failure_policy),
+            failure_policy=failures,
             parallel_steps=parallel_steps,
         )
 
@@ -167,7 +174,9 @@ class Pipeline:
             monitor=_monitor(pipeline_run_id, pipeline_run_id.rsplit("_", 3)[0], store, engine),
             run_id=pipeline_run_id,
             steps=restored,
-            cache_policy=CachePolicy(options.get("cache_policy", "all_succeeded")),
+            cache_policy=parse_policy(
+                CachePolicy, options.get("cache_policy", "all_succeeded"), "cache_policy"
+            ),
             preserve_working=bool(options.get("preserve_working", False)),
             provenance=capture_provenance().to_dict(),
         )
@@ -175,7 +184,9 @@ class Pipeline:
             name=pipeline_run_id.rsplit("_", 3)[0],
             context=context,
             skip_cache=bool(options.get("skip_cache", False)),
-            failure_policy=FailurePolicy(options.get("failure_policy", "continue")),
+            failure_policy=parse_policy(
+                FailurePolicy, options.get("failure_policy", "continue"), "failure_policy"
+            ),
             first_step=next_number,
         )
 
@@ -239,7 +250,7 @@ class Pipeline:
                 name=name or op.name or "step",
                 operation=op,
                 inputs=normalize_inputs(op, inputs, self._step_numbers()),
-                failure_policy=FailurePolicy(failure_policy)
+                failure_policy=parse_policy(FailurePolicy, failure_policy, "failure_policy")
                 if failure_policy
                 else self._failure_policy,
                 skip_cache=skip_cache or self._skip_cache,

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TypeVar
 
 from stemma.core.operations.definition import OperationDefinition
 from stemma.core.operations.drafts import FinalizedArtifact
@@ -19,6 +20,18 @@ class FailurePolicy(StrEnum):
     """Record the failure; the step offers its successes downstream."""
     FAIL_FAST = "fail_fast"
     """Stop dispatching at the first failure; commit what finished; the step fails."""
+
+
+_Policy = TypeVar("_Policy", bound=StrEnum)
+
+
+def parse_policy(kind: type[_Policy], value: str, field: str) -> _Policy:
+    """``kind(value)``, or a ValueError naming the field and the accepted values."""
+    try:
+        return kind(value)
+    except ValueError:
+        accepted = ", ".join(repr(member.value) for member in kind)
+        raise ValueError(f"unknown {field} {value!r}; use one of {accepted}") from None
 
 
 class CachePolicy(StrEnum):
