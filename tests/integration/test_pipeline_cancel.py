@@ -76,3 +76,19 @@ def test_cancel_rejects_an_unknown_level(tmp_path: pathlib.Path) -> None:
     with pytest.raises(ValueError, match="unknown cancellation level"):
         pipeline.cancel("gently")
     pipeline.finalize()
+
+
+def test_cancel_before_any_step_skips_every_step_and_dispatches_nothing(
+    tmp_path: pathlib.Path,
+) -> None:
+    pipeline = Pipeline.create("early-cancel", root=tmp_path, max_workers=1)
+    pipeline.cancel()
+    generated = pipeline.run(DataGenerator, params={"count": 2, "rows": 3})
+    assert generated.metadata["status"] == "skipped"
+    assert generated.metadata["skip_reason"] == "cancelled"
+    assert generated.total_count == 0
+    pipeline.finalize()
+    assert not (tmp_path / "working").exists() or not any((tmp_path / "working").iterdir())
+    state = read_state(tmp_path, pipeline.run_id)
+    assert state.status is RunStatus.CANCELLED
+    assert [step.status for step in state.steps] == ["skipped"]

@@ -21,8 +21,10 @@ from typing import Any
 from stemma.core.run_ids import check_run_id
 
 STATE_FILE = "state.json"
-STALE_AFTER_SECONDS = 30.0
-"""Default: a heartbeat older than this makes a running run ``stale``."""
+STALE_ENV = "STEMMA_STALE_SECONDS"
+STALE_AFTER_SECONDS = float(os.environ.get(STALE_ENV, "30"))
+"""Default: a heartbeat older than this makes a running run ``stale`` (``$STEMMA_STALE_SECONDS``,
+30 s when unset; the writer refreshes it every second)."""
 
 
 class RunStatus(StrEnum):
