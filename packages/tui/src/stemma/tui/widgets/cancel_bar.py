@@ -13,16 +13,24 @@ def next_level(applied: int, pressed: int) -> CancelLevel | None:
     return CancelLevel(level) if level <= CancelLevel.HARD else None
 
 
+SHORT = {
+    CancelLevel.GRACEFUL: "graceful (no new work; running units finish and commit)",
+    CancelLevel.FORCE: "force (queued units dropped; workers terminated)",
+    CancelLevel.HARD: "hard (everything killed now)",
+}
+"""Each level in few enough words that the bar fits 80 columns."""
+
+
 def cancel_message(applied: int, pressed: int) -> str:
-    """What the bar says after ``pressed`` presses on a run at ``applied`` level."""
+    """What the bar says after ``pressed`` presses on a run at ``applied`` level: two lines."""
     current = max(applied, pressed)
     upcoming = next_level(applied, pressed)
     if current == 0:
         return ""
-    said = f"cancel {current}/3 asked: {CancelLevel(current).describe()}"
+    said = f"cancel {current}/3 asked: {SHORT[CancelLevel(current)]}"
     if upcoming is None:
-        return f"{said} — nothing stronger left"
-    return f"{said} — press c again for {upcoming.describe()}"
+        return f"{said}\nnothing stronger left"
+    return f"{said}\npress c again for {SHORT[upcoming]}"
 
 
 class CancelBar(Static):

@@ -1,0 +1,122 @@
+"""End to end in a real terminal: tmux runs `stemma tui` beside a running pipeline.
+
+Keys go in with send-keys, the screen comes back with capture-pane, and the store says what
+really happened. Needs tmux on PATH (scripts/dev.py installs it with the other system tools).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from stemma.core.live import RunStatus, list_states
+
+STEMMA = Path(sys.executable).parent / "stemma"
+SCRIPT = Path(__file__).with_name("slow_pipeline.py")
+DEADLINE_SECONDS = 90.0
+
+
+class Terminal:
+    """One detached tmux session of 80x24 running a command."""
+
+    def __init__(self, command: str, env: dict[str, str]) -> None:
+        tmux = shutil.which("tmux")
+        assert tmux is not None, "tmux is not installed: apt-get install tmux"
+        self.tmux = tmux
+        self.name = f"stemma-test-{uuid.uuid4().hex[:8]}"
+        exports = " ".join(f"{key}={value}" for key, value in env.items())
+        subprocess.run(
+            [
+                tmux,
+                "new-session",
+                "-d",
+                "-s",
+                self.name,
+                "-x",
+                "80",
+                "-y",
+                "24",
+                f"env {exports} {command}",
+            ],
+            check=True,
+            timeout=30,
+        )
+
+    def screen(self) -> str:
+        """What the terminal shows now."""
+        done = subprocess.run(
+            [self.tmux, "capture-pane", "-p", "-t", self.name],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=30,
+        )
+        return done.stdout
+
+    def keys(self, *keys: str) -> None:
+        """Type keys (tmux names: Enter, Escape, or characters)."""
+        subprocess.run([self.tmux, "send-keys", "-t", self.name, *keys], check=True, timeout=30)
+
+    def wait_for(self, condition: Callable[[str], bool], what: str) -> str:
+        """The screen once ``condition`` holds for it; fails after a deadline, showing it."""
+        deadline = time.monotonic() + DEADLINE_SECONDS
+        while True:
+            shown = self.screen()
+            if condition(shown):
+                return shown
+            assert time.monotonic() < deadline, f"never saw {what}; the screen:\n{shown}"
+            time.sleep(0.2)  # another process draws the screen: polling is all there is
+
+    def close(self) -> None:
+        """End the session (and the dashboard in it)."""
+        subprocess.run([self.tmux, "kill-session", "-t", self.name], check=False, timeout=30)
+
+
+@pytest.fixture
+def running(tmp_path: Path) -> Iterator[tuple[Path, subprocess.Popen[bytes]]]:
+    root = tmp_path / "store"
+    process = subprocess.Popen([sys.executable, str(SCRIPT), str(root)])
+    try:
+        yield root, process
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(timeout=60)
+
+
+def test_stemma_tui_in_tmux_navigates_to_a_running_pipeline_and_cancels_it(
+    running: tuple[Path, subprocess.Popen[bytes]],
+) -> None:
+    root, process = running
+    terminal = Terminal(
+        f"{STEMMA} tui {root}", {"TERM": "xterm-256color", "PATH": os.environ["PATH"]}
+    )
+    try:
+        terminal.wait_for(lambda s: "running" in s and "slow" in s, "the running pipeline")
+        terminal.keys("Enter")
+        terminal.wait_for(
+            lambda s: "example.slow_copy" in s and "/8" in s and "running" in s, "the slow step"
+        )
+        terminal.keys("c")
+        shown = terminal.wait_for(lambda s: "cancel 1/3 asked" in s, "the first cancel press")
+        assert "press c again for force (queued units dropped; workers terminated)" in shown
+        assert "example.slow_copy" in shown  # the steps stay in view under the bar
+        deadline = time.monotonic() + DEADLINE_SECONDS
+        while process.poll() is None:
+            assert time.monotonic() < deadline, "the pipeline never stopped"
+            time.sleep(0.2)
+        terminal.wait_for(lambda s: "cancelled" in s, "the run shown cancelled")
+        terminal.keys("q")
+    finally:
+        terminal.close()
+    [state] = list_states(root)
+    assert state.status is RunStatus.CANCELLED
+    assert 0 < state.steps[1].succeeded < 8
