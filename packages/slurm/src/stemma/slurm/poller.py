@@ -1,6 +1,6 @@
 """One thread per backend that settles every element's future: one sacct call per poll.
 
-Each tick looks for finished elements' result files (a stat each, no scheduler call); every
+Each tick looks for running elements' result files (a stat each, no scheduler call); every
 ``interval`` it asks sacct about all of the run's unfinished arrays at once, marks started
 elements running (so their futures can no longer be cancelled), and fails those that ended
 without a result. The interval doubles while nothing changes, up to a ceiling, and drops back
@@ -147,8 +147,9 @@ class RunPoller:
         failing_since: float | None = None
         while not self._stop.is_set():
             self._scancel_dropped()
-            changed = self._collect_results()
-            if time.monotonic() >= next_query and self._has_work():
+            query_due = time.monotonic() >= next_query and self._has_work()
+            changed = self._collect_results(everyone=query_due)
+            if query_due:
                 try:
                     changed |= self._query()
                     failing_since = None
@@ -182,7 +183,12 @@ class RunPoller:
         if dropped:
             commands.scancel(dropped, pending_only=True)
 
-    def _collect_results(self) -> bool:
+    def _collect_results(self, *, everyone: bool) -> bool:
+        """Settle the elements whose result file is there.
+
+        On every tick only those known to run are looked at; at query time all of them (an
+        element can finish before sacct says it started).
+        """
         with self._lock:
             items = list(self._tracked.items())
         settled = False
@@ -190,7 +196,7 @@ class RunPoller:
             future = item.future
             if future.cancelled():
                 self._forget(job_id)
-            elif future.files.result.exists():
+            elif (everyone or future.running()) and future.files.result.exists():
                 value, error = read_outcome(future.files)
                 self._settle(job_id, value, error)
                 settled = True
