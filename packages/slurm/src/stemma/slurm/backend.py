@@ -38,6 +38,8 @@ class SlurmBackend:
 
     name = "slurm"
     queues_whole_waves = True
+    shared_filesystem = True
+    """Workers stage on a filesystem the orchestrator reads over the network: verify staging."""
 
     def __init__(
         self,

@@ -36,6 +36,8 @@ class SlurmIntraBackend:
 
     name = "slurm-intra"
     queues_whole_waves = False
+    shared_filesystem = True
+    """Workers stage on a filesystem the orchestrator reads over the network: verify staging."""
 
     def __init__(
         self,
