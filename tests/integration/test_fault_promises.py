@@ -24,6 +24,7 @@ from fault_pipeline import run_pipeline  # noqa: E402
 Outputs = dict[str, list[str]]
 
 _WAVE = "stemma.storage.waves"
+_CLAIM = "stemma.storage.wave_claim"
 _STORE = "stemma.storage.delta_store:DeltaStore"
 _BACKEND = "stemma.core.backends.local:LocalBackend"
 # (target, nth call, before/after). The pipeline's three steps commit one wave each: step 0's
@@ -34,9 +35,9 @@ KILL_POINTS: dict[str, tuple[str, int, str]] = {
     "while-workers-run-and-stage": (f"{_BACKEND}.submit_wave", 1, "after"),
     "staged-before-the-commit": (f"{_STORE}.commit_executions", 1, "before"),
     "committed-before-the-final-event": (f"{_STORE}.record_events", 2, "before"),
-    "mid-claim-one-bundle-moved": (f"{_WAVE}:bundle_lock", 5, "before"),
-    "outputs-staged-wave-unsealed": (f"{_WAVE}:write_durably", 2, "after"),
-    "sealed-before-any-append": (f"{_WAVE}:_claim", 2, "after"),
+    "mid-claim-one-bundle-moved": (f"{_CLAIM}:bundle_lock", 3, "before"),
+    "outputs-staged-wave-unsealed": (f"{_CLAIM}:write_durably", 2, "after"),
+    "sealed-before-any-append": (f"{_WAVE}:claim", 2, "after"),
     "after-the-first-append": ("stemma.storage.commit:append_rows", 6, "after"),
     "between-appends": ("stemma.storage.commit:append_rows", 8, "after"),
     "all-appended-not-retired": ("stemma.storage.commit:append_rows", 11, "after"),

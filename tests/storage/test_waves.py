@@ -21,7 +21,6 @@ from stemma.storage import (
     METRICS,
     STEP_OUTPUTS,
     DeltaStore,
-    StagedBundleError,
     TableSpec,
 )
 from stemma.storage.staging import SENTINEL
@@ -34,7 +33,7 @@ _COMMIT_THEN_DIE = """
 import os, pickle, signal, sys
 from pathlib import Path
 import stemma.storage.commit as commit
-import stemma.storage.waves as waves
+import stemma.storage.wave_claim as wave_claim
 from stemma.storage import DeltaStore
 
 if sys.argv[3] == "after-first-table":
@@ -45,14 +44,14 @@ if sys.argv[3] == "after-first-table":
         return wrote
     commit.append_rows = dying
 else:  # while claiming: after the second bundle was moved into the wave
-    original_rename = waves.os.rename
+    original_rename = wave_claim.os.rename
     moved = []
     def dying_rename(source, target):
         original_rename(source, target)
         moved.append(target)
         if len(moved) == 2:
             os.kill(os.getpid(), signal.SIGKILL)
-    waves.os.rename = dying_rename
+    wave_claim.os.rename = dying_rename
 bundles, outputs = pickle.loads(Path(sys.argv[2]).read_bytes())
 DeltaStore(Path(sys.argv[1])).commit_executions(bundles, step_outputs=outputs)
 """
@@ -138,18 +137,20 @@ def test_commit_executions_same_wave_again_adds_nothing(
     assert not any(b.exists() for b in bundles)
 
 
-def test_commit_executions_refuses_incomplete_bundle_and_moves_nothing(
-    store: DeltaStore, make_record: RecordFactory, make_metric: MetricFactory
+def test_commit_executions_leaves_incomplete_bundle_in_staging_and_commits_the_rest(
+    tmp_path: Path, make_record: RecordFactory, make_metric: MetricFactory
 ) -> None:
+    store = DeltaStore(tmp_path / "root", staging_timeout=0.2)
     bundles, _ = _wave(store, make_record, make_metric, size=3)
     (bundles[-1] / SENTINEL).unlink()
 
-    with pytest.raises(StagedBundleError, match="no sentinel"):
-        store.commit_executions(bundles)
+    report = store.commit_wave(bundles)
 
-    assert all(b.is_dir() for b in bundles)
-    assert not store.layout.delta.exists()
-    assert store.recover() == 2
+    assert report.committed == 2
+    assert report.left_out == (bundles[-1],)
+    assert bundles[-1].is_dir()
+    assert _count(store, EXECUTIONS) == 2
+    assert store.recover() == 0  # still incomplete: young, so left for its writer
 
 
 @pytest.mark.parametrize("when", ["after-first-table", "while-claiming"])

@@ -10,16 +10,17 @@ from stemma.core.execution_records import ExecutionRecord, StepEvent, StepOutput
 from stemma.core.layout import RootLayout
 from stemma.core.operations.drafts import FinalizedArtifact
 from stemma.core.records import StepOutcome, StepRecord, StepSkipped, StepStarted, StepStatus
-from stemma.storage import pipeline_queries
+from stemma.storage import pipeline_queries, staging_checks
 from stemma.storage.commit import commit_staged
 from stemma.storage.execution_rows import event_frame
 from stemma.storage.recovery import recover_staged
 from stemma.storage.rows import skipped_row, started_row
 from stemma.storage.schemas import STEPS
 from stemma.storage.staging import stage_execution, stage_executions, stage_outcome
+from stemma.storage.staging_checks import WaveReport
 from stemma.storage.step_records import completed_records, latest_completed_by_name
 from stemma.storage.tables import append_rows
-from stemma.storage.waves import commit_wave
+from stemma.storage.waves import commit_wave_report
 
 
 class DeltaStore:
@@ -33,10 +34,18 @@ class DeltaStore:
 
     Args:
         root: the store root (see :func:`~stemma.core.layout.resolve_root`).
+        staging_timeout: how long a commit waits, in seconds, for staged files that appear late
+            (a shared filesystem); ``$STEMMA_STAGING_TIMEOUT`` when omitted, else 30.
+
+    Raises:
+        ValueError: the staging timeout is negative or not a number.
     """
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
+    def __init__(
+        self, root: str | os.PathLike[str], *, staging_timeout: float | None = None
+    ) -> None:
         self._layout = RootLayout(Path(root).absolute())
+        self._staging_timeout = staging_checks.staging_timeout(staging_timeout)
 
     def __repr__(self) -> str:
         return f"DeltaStore({str(self._layout.root)!r})"
@@ -49,7 +58,9 @@ class DeltaStore:
     def recover(self, step_name: str | None = None) -> int:
         """Commit every complete bundle left in staging; return how many this call committed.
 
-        Incomplete bundles older than an hour (their writer died mid-way) are deleted.
+        Incomplete bundles older than an hour (their writer died mid-way) are deleted; bundles
+        with an unreadable file are quarantined (``staging/.quarantine``), with a note in
+        ``logs/failures/``.
 
         Args:
             step_name: only the bundles of steps with this name; all when omitted.
@@ -118,16 +129,30 @@ class DeltaStore:
     ) -> int:
         """Commit staged bundles as one wave: one Delta append per table, idempotently.
 
-        See :mod:`stemma.storage.waves` for how a crash at any point is recovered, once.
+        See :meth:`commit_wave`, which also reports the bundles it left out.
 
         Returns:
             How many bundles this call committed (already committed ones are not counted).
+        """
+        return self.commit_wave(bundles, step_outputs=step_outputs).committed
+
+    def commit_wave(
+        self, bundles: Sequence[Path], *, step_outputs: StepOutputs | None = None
+    ) -> WaveReport:
+        """Commit staged bundles as one wave, and say which it left out and why.
+
+        Late files are waited for with backoff up to the staging timeout; a bundle still
+        incomplete then stays in staging (the next :meth:`recover` commits it), an unreadable
+        one is quarantined; either way a note goes to ``logs/failures/`` and the rest commits.
+        See :mod:`stemma.storage.waves` for how a crash at any point is recovered, once.
 
         Raises:
-            StagedBundleError: a bundle is incomplete or unreadable; nothing was committed.
+            StagedBundleError: a path is not a bundle under this root's staging.
             CommitConflictError: a table kept conflicting; :meth:`recover` finishes the wave.
         """
-        return commit_wave(self._layout, bundles, step_outputs)
+        return commit_wave_report(
+            self._layout, bundles, step_outputs, timeout=self._staging_timeout
+        )
 
     def latest_step(self, step_spec_id: str, statuses: Collection[StepStatus]) -> StepEvent | None:
         """The newest event of this step fingerprint whose status is one of ``statuses``."""

@@ -1,4 +1,8 @@
-"""Recovery: commit what dead writers staged, and clear out what they left half-written."""
+"""Recovery: commit what dead writers staged, and clear out what they left half-written.
+
+Recovery runs at every start, so nothing it meets may stop it: a bundle with an unreadable
+file is quarantined (``quarantine.py``) instead of raising, and the rest is committed.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +11,12 @@ from pathlib import Path
 
 from stemma.core.layout import RootLayout
 from stemma.storage.commit import commit_staged
+from stemma.storage.errors import StagedBundleError
 from stemma.storage.locks import bundle_lock
+from stemma.storage.quarantine import quarantine_bundle
 from stemma.storage.retire import clear_retired, retire_bundle
 from stemma.storage.staging import is_complete, staged_bundles
+from stemma.storage.staging_checks import ProblemKind, check_bundle, check_readable
 from stemma.storage.waves import recover_waves
 
 INCOMPLETE_GRACE_SECONDS = 3600.0
@@ -27,7 +34,9 @@ def recover_staged(
 
     A bundle without ``executions.parquet`` is left alone while younger than ``grace_seconds``
     (its writer may still be writing) and deleted once older: its writer died mid-way and the
-    execution will be rerun. Leftovers of bundles whose removal crashed are cleared too.
+    execution will be rerun. A bundle with an unreadable file is quarantined at once; one whose
+    sentinel lists a file that is not there is left alone while young (a shared filesystem may
+    show it late) and quarantined once older. Leftovers of removals that crashed are cleared.
 
     Args:
         layout: the store root.
@@ -44,12 +53,29 @@ def recover_staged(
     committed = recover_waves(layout, step_name)
     for bundle in staged_bundles(layout, step_name):
         if is_complete(bundle):
-            committed += commit_staged(layout, bundle)
+            committed += _recover_complete(layout, bundle, old=current - grace_seconds)
         elif current - _last_modified(bundle) > grace_seconds:
             _discard_incomplete(layout, bundle)
     if step_name is None:
         clear_retired(layout)
     return committed
+
+
+def _recover_complete(layout: RootLayout, bundle: Path, *, old: float) -> int:
+    """Commit a bundle holding its sentinel, or quarantine it if it cannot be read."""
+    problem = check_bundle(bundle)
+    if problem is None:
+        try:
+            return int(commit_staged(layout, bundle))
+        except StagedBundleError:
+            problem = check_readable(bundle)  # which file, for the note
+            if problem is None:
+                raise
+    if problem.kind is ProblemKind.CORRUPT or _last_modified(bundle) < old:
+        with bundle_lock(layout, bundle):
+            if bundle.is_dir():
+                quarantine_bundle(layout, bundle, problem, bundle.parent.parent.parent.name)
+    return 0
 
 
 def _discard_incomplete(layout: RootLayout, bundle: Path) -> None:

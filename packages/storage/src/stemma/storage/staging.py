@@ -49,6 +49,8 @@ USER_TABLES_KEY = "stemma.user_tables"
 """The sentinel's metadata key giving each user content table's ``[[field, type], …]``."""
 WAVES = ".waves"
 """The directory under ``staging`` that wave commits move their bundles into (``waves.py``)."""
+QUARANTINE = ".quarantine"
+"""The directory under ``staging`` that unreadable bundles are moved into (``quarantine.py``)."""
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -179,13 +181,13 @@ def staged_bundles(layout: RootLayout, step_name: str | None = None) -> list[Pat
     """Every bundle directory under staging (or of one step name), complete or not, sorted.
 
     Bundles claimed by a wave commit (under ``staging/.waves``) are not listed: recovery finds
-    them through their wave.
+    them through their wave. Nor are quarantined ones.
     """
     if step_name is not None:
         return sorted(
             path for step_dir in step_dirs(layout, step_name) for path in _dirs(step_dir, 3)
         )
-    tops = [top for top in _dirs(layout.staging, 1) if top.name not in (RETIRED, WAVES)]
+    tops = [top for top in _dirs(layout.staging, 1) if top.name not in (RETIRED, WAVES, QUARANTINE)]
     return sorted(path for top in tops for path in _dirs(top, 3))
 
 

@@ -5,18 +5,22 @@ is the xxh3_128 of its sorted ``execution_run_id``s (and the step run of its out
 committing the same bundles again finds the same wave. The commit goes in three stages, each of
 which a crash may interrupt without duplicating or losing a row:
 
-1. **Claim**, under the wave's lock: each bundle, under its own lock, is moved by an atomic
-   rename into ``staging/.waves/wave-{id}/bundles/{step dir}/{execution_run_id}`` (from which
-   its staged path follows), then
-   the step outputs are staged beside them, then ``wave.json`` listing the claimed bundles is
-   written last, *sealing* the wave. A claimed bundle is no longer where ``recover()`` or
-   ``commit_staged`` look, so no one commits it on its own. Bundles already gone were committed
-   by someone else and are left out; an incomplete bundle stops the claim and every bundle
-   claimed so far is moved back.
+1. **Claim**, under the wave's lock (:mod:`stemma.storage.wave_claim`): each bundle, under its
+   own lock, is verified (late files waited for with backoff, up to the staging timeout) and
+   moved by an atomic rename into ``staging/.waves/wave-{id}/bundles/{step dir}/{id}`` (from
+   which its staged path follows), then the step outputs are staged beside them, then
+   ``wave.json`` listing the claimed bundles (and the problems of those left out) is written
+   last, *sealing* the wave. A claimed bundle is no longer where ``recover()`` or
+   ``commit_staged`` look, so no one commits it on its own. Bundles already gone were taken by
+   someone else; a bundle still incomplete at the timeout stays in staging; one with an
+   unreadable sentinel is quarantined.
 2. **Commit** the sealed wave: all its bundles read per table (one parallel read per table),
    concatenated, and appended once per table in commit order, each append carrying the wave's
    Delta application transaction ``stemma-wave-{id}``: a table that already holds it is skipped,
-   and artifact rows are deduplicated by id within the wave and against the table.
+   and artifact rows are deduplicated by id within the wave and against the table. If the read
+   fails (a truncated or garbled file), each bundle is read on its own, the unreadable ones are
+   quarantined, the wave is sealed again without them, and the rest commits. When bundles were
+   left out, the step outputs keep only artifacts that are committed.
 3. **Retire** the wave directory (atomic rename out of staging, then removal).
 
 Recovery (:func:`recover_waves`, run by ``recover()`` before single bundles) takes each wave's
@@ -33,10 +37,9 @@ was sealed with it, else its own.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import polars as pl
 
@@ -45,22 +48,26 @@ from stemma.core.identity import content_id
 from stemma.core.layout import RootLayout
 from stemma.storage.commit import commit_frames
 from stemma.storage.errors import StagedBundleError
-from stemma.storage.execution_rows import step_outputs_frame
 from stemma.storage.locks import bundle_lock
+from stemma.storage.quarantine import quarantine_bundle
 from stemma.storage.retire import retire_bundle
-from stemma.storage.schemas import STEP_OUTPUTS, TableSpec
+from stemma.storage.schemas import ARTIFACT_INDEX, STEP_OUTPUTS, TableSpec
 from stemma.storage.staging import (
     WAVES,
     bundle_tables,
     is_complete,
     matches_step,
     read_staged_files,
-    write_durably,
 )
-
-MANIFEST = "wave.json"
-"""The file whose presence seals a wave; lists its bundles relative to ``bundles/``."""
-_BUNDLES = "bundles"
+from stemma.storage.staging_checks import (
+    ProblemKind,
+    StagingProblem,
+    WaveReport,
+    check_readable,
+    staging_timeout,
+)
+from stemma.storage.tables import read_table
+from stemma.storage.wave_claim import BUNDLES, MANIFEST, claim, unclaim, write_manifest
 
 
 def wave_id(bundles: Sequence[Path], step_outputs: StepOutputs | None = None) -> str:
@@ -76,20 +83,42 @@ def commit_wave(
 ) -> int:
     """Commit ``bundles`` (and ``step_outputs``) as one wave; return how many bundles it wrote.
 
+    See :func:`commit_wave_report`, which also says which bundles were left out.
+    """
+    return commit_wave_report(layout, bundles, step_outputs).committed
+
+
+def commit_wave_report(
+    layout: RootLayout,
+    bundles: Sequence[Path],
+    step_outputs: StepOutputs | None = None,
+    *,
+    timeout: float | None = None,
+) -> WaveReport:
+    """Commit ``bundles`` (and ``step_outputs``) as one wave; say what it wrote and left out.
+
     Idempotent: bundles already committed (here or by ``recover()``) are skipped, and a wave
-    whose tables all hold its transaction writes nothing.
+    whose tables all hold its transaction writes nothing. Never blocks for longer than the
+    staging timeout waiting for late files.
+
+    Args:
+        layout: the store root.
+        bundles: the staged bundles (as the workers returned them).
+        step_outputs: the step's outputs, committed in the same wave.
+        timeout: how long to wait for late files, in seconds (see
+            :func:`~stemma.storage.staging_checks.staging_timeout`).
 
     Raises:
-        StagedBundleError: a bundle is incomplete or unreadable; nothing is committed and every
-            bundle stays where it was.
+        StagedBundleError: a path is not a bundle under staging; nothing is committed.
         CommitConflictError: a table kept conflicting; the sealed wave stays for ``recover()``.
     """
     if not bundles and step_outputs is None:
-        return 0
+        return WaveReport(committed=0)
+    wait = staging_timeout(timeout)
     wave = layout.staging / WAVES / f"wave-{wave_id(bundles, step_outputs)}"
     with bundle_lock(layout, wave):
-        if not (wave / MANIFEST).is_file() and not _claim(layout, wave, bundles, step_outputs):
-            return 0
+        if not (wave / MANIFEST).is_file() and not claim(layout, wave, bundles, step_outputs, wait):
+            return WaveReport(committed=0)
         return _commit_sealed(layout, wave)
 
 
@@ -98,77 +127,89 @@ def recover_waves(layout: RootLayout, step_name: str | None = None) -> int:
     committed = 0
     for wave in sorted(_children(layout.staging / WAVES)):
         if step_name is not None and not any(
-            matches_step(path.name, step_name) for path in _children(wave / _BUNDLES)
+            matches_step(path.name, step_name) for path in _children(wave / BUNDLES)
         ):
             continue
         with bundle_lock(layout, wave):
             if not wave.is_dir():
                 continue  # finished by another process while we waited
             if (wave / MANIFEST).is_file():
-                committed += _commit_sealed(layout, wave)
+                committed += _commit_sealed(layout, wave).committed
             else:
-                _unclaim(layout, wave, list((wave / _BUNDLES).glob("*/*")))
+                unclaim(layout, wave, list((wave / BUNDLES).glob("*/*")))
     return committed
 
 
-def _claim(
-    layout: RootLayout, wave: Path, bundles: Sequence[Path], step_outputs: StepOutputs | None
-) -> bool:
-    claimed: list[Path] = []
-    made: set[Path] = set()
+def _commit_sealed(layout: RootLayout, wave: Path) -> WaveReport:
+    manifest = cast(dict[str, Any], json.loads((wave / MANIFEST).read_text()))
+    problems = [StagingProblem.from_dict(p) for p in manifest.get("problems", [])]
+    # A listed bundle no longer in the wave was quarantined by a commit that died before it
+    # sealed the wave again (nothing had been appended yet): leave it out.
+    bundles = [wave / BUNDLES / str(relative) for relative in manifest["bundles"]]
+    bundles = [bundle for bundle in bundles if bundle.is_dir()]
     try:
-        for bundle in sorted({path.absolute() for path in bundles}):
-            with bundle_lock(layout, bundle):
-                if not bundle.is_dir():
-                    continue  # committed by someone else
-                if not is_complete(bundle):
-                    raise StagedBundleError(
-                        f"{bundle} has no sentinel: its writer has not finished (or died); "
-                        "it cannot be committed"
-                    )
-                target = wave / _BUNDLES / _step_dir_name(layout, bundle) / bundle.name
-                if target.parent not in made:
-                    os.makedirs(target.parent, exist_ok=True)
-                    made.add(target.parent)
-                os.rename(bundle, target)
-                claimed.append(target)
-        if not claimed and step_outputs is None:
-            _unclaim(layout, wave, [])
-            return False
-        wave.mkdir(parents=True, exist_ok=True)
-        if step_outputs is not None:
-            write_durably(step_outputs_frame(step_outputs), wave / STEP_OUTPUTS.staged_name)
-        listed = [path.relative_to(wave / _BUNDLES).as_posix() for path in claimed]
-        temporary = wave / f"{MANIFEST}.tmp"
-        temporary.write_text(json.dumps({"bundles": listed}))
-        os.replace(temporary, wave / MANIFEST)
-    except BaseException:
-        _unclaim(layout, wave, claimed)
-        raise
-    return True
-
-
-def _unclaim(layout: RootLayout, wave: Path, claimed: list[Path]) -> None:
-    """Move claimed bundles back to where they were staged, then drop the unsealed wave."""
-    for target in claimed:
-        run = target.name
-        original = layout.staging / target.parent.name / run[0:2] / run[2:4] / run
-        with bundle_lock(layout, original):
-            original.parent.mkdir(parents=True, exist_ok=True)
-            os.rename(target, original)
-    retire_bundle(layout, wave)
-
-
-def _commit_sealed(layout: RootLayout, wave: Path) -> int:
-    listed = cast(list[str], json.loads((wave / MANIFEST).read_text())["bundles"])
-    bundles = [wave / _BUNDLES / relative for relative in listed]
-    frames = read_bundles(bundles)
+        frames = read_bundles(bundles)
+    except StagedBundleError:
+        # No append has happened: a commit that got past this read found every file readable.
+        unreadable = _quarantine_unreadable(layout, wave, bundles)
+        if not unreadable:
+            raise
+        problems.extend(unreadable)
+        bundles = [b for b in bundles if b.name not in {p.bundle.name for p in unreadable}]
+        write_manifest(wave, bundles, problems)
+        frames = read_bundles(bundles)
     outputs = wave / STEP_OUTPUTS.staged_name
     if outputs.is_file():
         frames[STEP_OUTPUTS] = read_staged_files(STEP_OUTPUTS, [outputs])
+        if problems:
+            frames[STEP_OUTPUTS] = _committed_only(layout, frames)
     wrote = commit_frames(layout, frames, f"stemma-wave-{wave.name.removeprefix('wave-')}")
     retire_bundle(layout, wave, background=True)
-    return len(bundles) if wrote else 0
+    return WaveReport(committed=len(bundles) if wrote else 0, problems=tuple(problems))
+
+
+def _quarantine_unreadable(
+    layout: RootLayout, wave: Path, bundles: Sequence[Path]
+) -> list[StagingProblem]:
+    """Read each bundle on its own; quarantine those that cannot be read."""
+    found: list[StagingProblem] = []
+    for bundle in bundles:
+        problem = check_readable(bundle)
+        if problem is None:
+            continue
+        step_dir = bundle.parent.name
+        run = bundle.name
+        staged = layout.staging / step_dir / run[0:2] / run[2:4] / run
+        corrupt = StagingProblem(
+            bundle=staged,
+            kind=ProblemKind.CORRUPT,
+            files=problem.files,
+            error=problem.error.replace(str(bundle), f"{staged} (claimed in {wave.name})"),
+        )
+        found.append(quarantine_bundle(layout, bundle, corrupt, step_dir))
+    return found
+
+
+def _committed_only(layout: RootLayout, frames: dict[TableSpec, pl.DataFrame]) -> pl.DataFrame:
+    """The step outputs without artifacts that neither this wave nor the store holds.
+
+    A role left with no artifact keeps its one row with a null id, as an empty role has.
+    """
+    offered = frames[STEP_OUTPUTS]
+    fresh = set(frames.get(ARTIFACT_INDEX, ARTIFACT_INDEX.empty()).get_column("artifact_id"))
+    wanted = {i for i in offered.get_column("artifact_id").drop_nulls() if i not in fresh}
+    known = read_table(
+        layout, ARTIFACT_INDEX, pl.col("artifact_id").is_in(sorted(wanted)), ["artifact_id"]
+    )
+    present = fresh | set(known.get_column("artifact_id"))
+    kept = offered.filter(pl.col("artifact_id").is_null() | pl.col("artifact_id").is_in(present))
+    emptied = (
+        offered.select("step_run_id", "role")
+        .unique()
+        .join(kept.select("step_run_id", "role").unique(), on=["step_run_id", "role"], how="anti")
+    )
+    nulls = emptied.with_columns(pl.lit(None, dtype=pl.String).alias("artifact_id"))
+    return pl.concat([kept, nulls.select(offered.columns)], how="vertical")
 
 
 def read_bundles(bundles: Sequence[Path]) -> dict[TableSpec, pl.DataFrame]:
@@ -190,14 +231,6 @@ def read_bundles(bundles: Sequence[Path]) -> dict[TableSpec, pl.DataFrame]:
                 )
             files.setdefault(spec, []).append(file)
     return {spec: read_staged_files(spec, found) for spec, found in files.items()}
-
-
-def _step_dir_name(layout: RootLayout, bundle: Path) -> str:
-    """The step directory a bundle was staged under (``staging/{step}/{ab}/{cd}/{id}``)."""
-    parts = bundle.relative_to(layout.staging).parts
-    if len(parts) != 4 or parts[1:3] != (bundle.name[0:2], bundle.name[2:4]):
-        raise StagedBundleError(f"{bundle} is not a bundle staged under {layout.staging}")
-    return parts[0]
 
 
 def _children(path: Path) -> list[Path]:

@@ -1,0 +1,148 @@
+"""Claiming a wave's bundles: each verified, moved into the wave under its lock, then sealed.
+
+The first stage of a wave commit (see :mod:`stemma.storage.waves`). Each bundle is checked
+(:func:`~stemma.storage.staging_checks.check_bundle`) before it is moved: one whose files have
+not all appeared yet is looked at again with exponential backoff, its lock released while
+waiting so its writer can finish, up to a deadline shared by the whole wave, so a wave waits
+at most the staging timeout however many bundles are late. Then:
+
+- a whole bundle is moved into the wave by one atomic rename;
+- a bundle with an unreadable sentinel is quarantined (``quarantine.py``);
+- a bundle still incomplete at the deadline is left where it is (the next ``recover()`` commits
+  it if it is whole by then), and a note is written to the failure log;
+- a bundle that is gone because another committer has it (claimed by another wave, committed,
+  or quarantined) is simply not this wave's.
+
+The manifest, written last, seals the wave and records what was left out.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import polars as pl
+
+from stemma.core.execution_records import StepOutputs
+from stemma.core.layout import RootLayout
+from stemma.storage.errors import StagedBundleError
+from stemma.storage.execution_rows import step_outputs_frame
+from stemma.storage.locks import bundle_lock
+from stemma.storage.quarantine import quarantine_bundle, quarantine_dir, write_staging_note
+from stemma.storage.retire import retire_bundle
+from stemma.storage.schemas import EXECUTIONS, STEP_OUTPUTS
+from stemma.storage.staging import WAVES, write_durably
+from stemma.storage.staging_checks import Backoff, ProblemKind, StagingProblem, check_bundle
+from stemma.storage.tables import read_table
+
+MANIFEST = "wave.json"
+"""The file whose presence seals a wave; lists its bundles relative to ``bundles/`` and the
+problems of the bundles it left out."""
+BUNDLES = "bundles"
+"""The directory of a wave holding its claimed bundles, by step directory."""
+
+
+def claim(
+    layout: RootLayout,
+    wave: Path,
+    bundles: Sequence[Path],
+    step_outputs: StepOutputs | None,
+    timeout: float,
+) -> bool:
+    """Claim and seal a wave (the caller holds the wave's lock); ``False`` if it is empty.
+
+    Raises:
+        StagedBundleError: a bundle is not under ``staging/{step}/{ab}/{cd}/``.
+    """
+    claimed: list[Path] = []
+    problems: list[StagingProblem] = []
+    backoff = Backoff.for_timeout(timeout)
+    try:
+        for bundle in sorted({path.absolute() for path in bundles}):
+            outcome = _claim_one(layout, wave, bundle, step_dir_name(layout, bundle), backoff)
+            if isinstance(outcome, StagingProblem):
+                problems.append(outcome)
+            elif outcome is not None:
+                claimed.append(outcome)
+        if not claimed and step_outputs is None:
+            unclaim(layout, wave, [])
+            return False
+        wave.mkdir(parents=True, exist_ok=True)
+        if step_outputs is not None:
+            write_durably(step_outputs_frame(step_outputs), wave / STEP_OUTPUTS.staged_name)
+        write_manifest(wave, claimed, problems)
+    except BaseException:
+        unclaim(layout, wave, claimed)
+        raise
+    return True
+
+
+def write_manifest(wave: Path, claimed: Sequence[Path], problems: Sequence[StagingProblem]) -> None:
+    """Write (or atomically replace) the manifest sealing ``wave``."""
+    listed = [path.relative_to(wave / BUNDLES).as_posix() for path in claimed]
+    temporary = wave / f"{MANIFEST}.tmp"
+    temporary.write_text(
+        json.dumps({"bundles": listed, "problems": [p.to_dict() for p in problems]})
+    )
+    os.replace(temporary, wave / MANIFEST)
+
+
+def _claim_one(
+    layout: RootLayout, wave: Path, bundle: Path, step_dir: str, backoff: Backoff
+) -> Path | StagingProblem | None:
+    """The bundle's place in the wave, the problem that kept it out, or None if not ours."""
+    while True:
+        with bundle_lock(layout, bundle):
+            problem = check_bundle(bundle)
+            if problem is None:
+                target = wave / BUNDLES / step_dir / bundle.name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.rename(bundle, target)
+                return target
+            if problem.kind is ProblemKind.CORRUPT:
+                return quarantine_bundle(layout, bundle, problem, step_dir)
+        if not bundle.is_dir() and _taken_elsewhere(layout, bundle, step_dir):
+            return None
+        if not backoff.wait():
+            write_staging_note(layout, problem, step_dir)
+            return problem
+
+
+def _taken_elsewhere(layout: RootLayout, bundle: Path, step_dir: str) -> bool:
+    """Whether a bundle that is gone was claimed, committed or quarantined by someone else."""
+    if any((layout.staging / WAVES).glob(f"*/{BUNDLES}/{step_dir}/{bundle.name}")):
+        return True
+    if (quarantine_dir(layout) / step_dir / bundle.name).exists():
+        return True
+    committed = read_table(
+        layout, EXECUTIONS, pl.col("execution_run_id") == bundle.name, ["execution_run_id"]
+    )
+    return not committed.is_empty()
+
+
+def unclaim(layout: RootLayout, wave: Path, claimed: list[Path]) -> None:
+    """Move claimed bundles back to where they were staged, then drop the unsealed wave."""
+    for target in claimed:
+        run = target.name
+        original = layout.staging / target.parent.name / run[0:2] / run[2:4] / run
+        with bundle_lock(layout, original):
+            original.parent.mkdir(parents=True, exist_ok=True)
+            os.rename(target, original)
+    retire_bundle(layout, wave)
+
+
+def step_dir_name(layout: RootLayout, bundle: Path) -> str:
+    """The step directory a bundle was staged under (``staging/{step}/{ab}/{cd}/{id}``).
+
+    Raises:
+        StagedBundleError: ``bundle`` is not a path of that shape under staging.
+    """
+    try:
+        parts = bundle.relative_to(layout.staging).parts
+    except ValueError:
+        parts = ()
+    if len(parts) != 4 or parts[1:3] != (bundle.name[0:2], bundle.name[2:4]):
+        raise StagedBundleError(f"{bundle} is not a bundle staged under {layout.staging}")
+    return parts[0]
