@@ -141,3 +141,41 @@ def test_slurm_requeued_element_runs_again_and_settles_once(
     flag.touch()
     assert future.result(timeout=60) == "released"
     assert started.read_text().splitlines() == ["0", "1"]
+
+
+_PIPELINE = """
+import sys
+from stemma.core.operations.examples import DataGenerator, Wait
+from stemma.core.pipeline.pipeline import Pipeline
+pipeline = Pipeline.create("reaped", root=sys.argv[1], backend="slurm")
+generated = pipeline.run(DataGenerator, params={"count": 2})
+print(pipeline.run_id, flush=True)
+pipeline.run(Wait, inputs={"dataset": generated.output("datasets")}, params={"seconds": 300})
+"""
+
+
+def test_slurm_stemma_reap_cancels_the_jobs_of_a_killed_pipeline(
+    slurm_cluster: None, tmp_path: pathlib.Path
+) -> None:
+    root = tmp_path / "store"
+    with subprocess.Popen(
+        [sys.executable, "-c", _PIPELINE, str(root)], stdout=subprocess.PIPE, text=True
+    ) as orchestrator:
+        try:
+            assert orchestrator.stdout is not None
+            run_id = orchestrator.stdout.readline().strip()
+            tag = f"stemma-{run_id[-8:]}"
+            _until(lambda: any("-s1-" in line for line in _queued(tag)), 90, "the wait step")
+        finally:
+            os.kill(orchestrator.pid, signal.SIGKILL)
+    stemma = pathlib.Path(sys.executable).parent / "stemma"
+    done = subprocess.run(
+        [str(stemma), "reap", run_id, "--root", str(root)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "slurm: cancelled 1 jobs" in done.stdout
+    assert not _queued(tag)

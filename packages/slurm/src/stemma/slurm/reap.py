@@ -25,12 +25,17 @@ def tag_of(run: str) -> str:
 
 
 def run_jobs(run: str, *, root: str | os.PathLike[str] | None = None) -> list[str]:
-    """The job ids of ``run`` still in squeue (by tag), plus those in its ledger under ``root``."""
+    """The job ids of ``run`` still in squeue: named with its tag, or in its ledger under ``root``.
+
+    Jobs that already left squeue are not listed: there is nothing left to cancel.
+    """
     tag = tag_of(run)
-    found = {job for job, name in commands.squeue_jobs() if _belongs(name, tag)}
+    queued = commands.squeue_jobs()
+    found = {job for job, name in queued if _belongs(name, tag)}
     if root is not None and not _TAG.match(run):
-        found |= {entry.job_id for entry in read_ledger(Path(root) / "runs" / run / LEDGER_NAME)}
-    return sorted(found)
+        recorded = {entry.job_id for entry in read_ledger(Path(root) / "runs" / run / LEDGER_NAME)}
+        found |= recorded & {job for job, _ in queued}
+    return sorted(found, key=lambda job: (len(job), job))
 
 
 def reap(
@@ -44,7 +49,8 @@ def reap(
         wait_seconds: how long to wait for the jobs to leave squeue (0: do not wait).
 
     Returns:
-        The job ids that were cancelled (arrays as their base id).
+        The ids of the jobs that were still queued or running, now cancelled (an array as
+        its base id).
 
     Raises:
         ClusterUnavailableError: the SLURM commands are missing or do not answer.
