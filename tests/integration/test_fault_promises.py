@@ -126,3 +126,44 @@ def test_kill_9_of_the_orchestrator_then_restart_recovers_loses_and_duplicates_n
     executions = after["orchestration/executions"]
     assert executions.filter(pl.col("success")).select("execution_spec_id").n_unique() == 7
     assert staging_is_empty(root)
+
+
+# ---------------------------------------------------------------- several pipelines, one root
+
+
+@pytest.mark.parametrize(
+    "variants",
+    [("shared", "other-scale"), ("shared", "shared-again", "other-seed", "other-scale")],
+    ids=["two", "four"],
+)
+def test_pipelines_writing_one_root_at_once_all_succeed_and_every_commit_lands_once(
+    tmp_path: pathlib.Path, clean: tuple[Outputs, set[str]], variants: tuple[str, ...]
+) -> None:
+    root = tmp_path / "root"
+    script = str(HERE / "fault_pipeline.py")
+    children = [
+        subprocess.Popen(
+            [sys.executable, script, str(root), "--variant", variant],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for variant in variants
+    ]
+    finished = [child.communicate(timeout=280) for child in children]
+
+    assert [child.returncode for child in children] == [0] * len(variants), [
+        err[-2000:] for _, err in finished
+    ]
+    outputs = dict(zip(variants, (json.loads(out) for out, _ in finished), strict=True))
+    assert outputs["shared"] == clean[0]  # as if it had run alone
+    assert outputs["other-scale"]["generate"] == clean[0]["generate"]
+    assert outputs["other-scale"]["transform"] != clean[0]["transform"]
+    tables = assert_no_duplicates(root)
+    offered = {a for result in outputs.values() for ids in result.values() for a in ids}
+    assert offered <= set(tables["artifacts/index"].get_column("artifact_id").to_list())
+    completed = tables["orchestration/steps"].filter(pl.col("status") == "completed")
+    assert completed.group_by("pipeline_run_id").len().get_column("len").to_list() == [3] * len(
+        variants
+    )
+    assert staging_is_empty(root)
