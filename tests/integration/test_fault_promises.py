@@ -12,10 +12,18 @@ import pathlib
 import signal
 import subprocess
 import sys
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
 
 import polars as pl
 import pytest
 from deltalake import DeltaTable
+
+from stemma.core.execution_records import StepOutputs
+from stemma.storage import DeltaStore
+from stemma.storage.staging_checks import STAGING_TIMEOUT_ENV, ProblemKind, WaveReport
 
 HERE = pathlib.Path(__file__).parent
 sys.path.insert(0, str(HERE))
@@ -167,3 +175,137 @@ def test_pipelines_writing_one_root_at_once_all_succeed_and_every_commit_lands_o
         variants
     )
     assert staging_is_empty(root)
+
+
+# ---------------------------------------------------------------- damaged and late staged files
+
+_TRANSFORM = "1_example.transform"
+
+
+def _content_file(bundle: pathlib.Path) -> pathlib.Path:
+    """A staged file of the bundle other than its sentinel."""
+    return next(f for f in sorted(bundle.glob("*.parquet")) if f.name != "executions.parquet")
+
+
+def _on_transform_wave(
+    monkeypatch: pytest.MonkeyPatch, damage: Any
+) -> list[tuple[list[pathlib.Path], WaveReport]]:
+    """Call ``damage(bundles)`` just before the transform step's wave is committed."""
+    seen: list[tuple[list[pathlib.Path], WaveReport]] = []
+    original = DeltaStore.commit_wave
+
+    def commit_wave(
+        self: DeltaStore,
+        bundles: Sequence[pathlib.Path],
+        *,
+        step_outputs: StepOutputs | None = None,
+    ) -> WaveReport:
+        if any(_TRANSFORM in str(b) for b in bundles) and not seen:
+            damage(sorted(bundles))
+        report = original(self, bundles, step_outputs=step_outputs)
+        if any(_TRANSFORM in str(b) for b in bundles):
+            seen.append((sorted(bundles), report))
+        return report
+
+    monkeypatch.setattr(DeltaStore, "commit_wave", commit_wave)
+    return seen
+
+
+def _transform_successes(root: pathlib.Path) -> int:
+    executions = delta_tables(root)["orchestration/executions"]
+    return executions.filter(pl.col("success") & (pl.col("step_number") == 1)).height
+
+
+def test_pipeline_with_a_truncated_staged_file_quarantines_that_bundle_and_commits_the_rest(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "root"
+
+    def truncate(bundles: list[pathlib.Path]) -> None:
+        file = _content_file(bundles[0])
+        file.write_bytes(file.read_bytes()[:40])
+
+    seen = _on_transform_wave(monkeypatch, truncate)
+
+    outputs = run_pipeline(str(root))
+
+    ((bundles, report),) = seen
+    (problem,) = report.problems
+    assert (problem.kind, problem.bundle, problem.files) == (
+        ProblemKind.CORRUPT,
+        bundles[0],
+        (_content_file(root / "staging" / ".quarantine" / _TRANSFORM / bundles[0].name).name,),
+    )
+    assert report.committed == 2
+    note = root / "logs" / "failures" / f"step_{_TRANSFORM}" / f"{bundles[0].name}.staging.log"
+    assert str(bundles[0]) in note.read_text()
+    assert problem.files[0] in note.read_text()
+    assert (len(outputs["transform"]), len(outputs["score"])) == (2, 2)  # the rest went on
+    assert _transform_successes(root) == 2
+    assert_no_duplicates(root)
+
+
+def test_pipeline_waits_for_a_staged_file_that_appears_late(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, clean: tuple[Outputs, set[str]]
+) -> None:
+    root = tmp_path / "root"
+    monkeypatch.setenv(STAGING_TIMEOUT_ENV, "60")
+    threads: list[threading.Thread] = []
+
+    def hide_for_a_while(bundles: list[pathlib.Path]) -> None:
+        file = _content_file(bundles[1])
+        hidden = file.rename(tmp_path / "hidden")
+
+        def reappear() -> None:
+            time.sleep(1.0)
+            hidden.rename(file)
+
+        threads.append(threading.Thread(target=reappear))
+        threads[0].start()
+
+    seen = _on_transform_wave(monkeypatch, hide_for_a_while)
+
+    outputs = run_pipeline(str(root))
+    threads[0].join()
+
+    ((_, report),) = seen
+    assert report.problems == ()
+    assert outputs == clean[0]
+    assert _transform_successes(root) == 3
+
+
+def test_pipeline_gives_up_on_a_staged_file_at_the_timeout_and_the_next_start_commits_it(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "root"
+    monkeypatch.setenv(STAGING_TIMEOUT_ENV, "1")
+    moved: list[tuple[pathlib.Path, pathlib.Path]] = []
+
+    def hide(bundles: list[pathlib.Path]) -> None:
+        file = _content_file(bundles[2])
+        moved.append((file, file.rename(tmp_path / "hidden")))
+
+    seen = _on_transform_wave(monkeypatch, hide)
+
+    started = time.monotonic()
+    outputs = run_pipeline(str(root))
+
+    assert time.monotonic() - started < 120
+    ((bundles, report),) = seen
+    (problem,) = report.problems
+    (file, hidden) = moved[0]
+    assert (problem.kind, problem.bundle, problem.files) == (
+        ProblemKind.MISSING,
+        bundles[2],
+        (file.name,),
+    )
+    note = root / "logs" / "failures" / f"step_{_TRANSFORM}" / f"{bundles[2].name}.staging.log"
+    assert file.name in note.read_text()
+    assert len(outputs["transform"]) == 2
+    assert bundles[2].is_dir()  # left in staging for the next start
+
+    hidden.rename(file)  # the filesystem catches up
+    assert DeltaStore(root).recover() == 1
+    assert _transform_successes(root) == 3
+    assert staging_is_empty(root)
+    assert_no_duplicates(root)
