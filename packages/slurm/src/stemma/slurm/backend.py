@@ -78,6 +78,7 @@ class SlurmBackend:
         self._ledger = JobLedger()
         self._arrays: set[str] = set()
         self._cluster_max_array: int | None = None
+        self._escalation: threading.Timer | None = None
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ submitting
@@ -164,7 +165,7 @@ class SlurmBackend:
             stdout=log_dir / f"{job_id}_0_log.out",
             stderr=log_dir / f"{job_id}_0_log.err",
         )
-        return ElementFuture(files, self.poller.drop)
+        return ElementFuture(files, self.poller)
 
     def _max_array_size(self) -> int:
         if self._cluster_max_array is None:
@@ -195,15 +196,23 @@ class SlurmBackend:
         commands.scancel(arrays, pending_only=True)
         if level is CancelLevel.FORCE:
             commands.scancel(arrays, signal="TERM")
-            timer = threading.Timer(self.cancel_grace_seconds, commands.scancel, args=(arrays,))
-            timer.daemon = True
-            timer.start()
+            # Not a daemon: the hard scancel must happen even if the orchestrator exits first
+            # (a job whose step had not started yet when SIGTERM came has not stopped).
+            self._escalation = threading.Timer(
+                self.cancel_grace_seconds, commands.scancel, args=(arrays,)
+            )
+            self._escalation.start()
         else:
             commands.scancel(arrays, signal="KILL")
             commands.scancel(arrays)
 
     def shutdown(self, *, cancel_pending: bool = False) -> None:
-        """Wait for every element (dropping those not started when ``cancel_pending``)."""
+        """Wait for every element (dropping those not started when ``cancel_pending``).
+
+        After a level-2 cancel, the hard ``scancel`` still to come is done now: the run is
+        over, and none of its jobs may outlive it.
+        """
+        self._escalate_now()
         if cancel_pending:
             self._drop_unstarted()
         wait(self.poller.unsettled())
@@ -215,6 +224,8 @@ class SlurmBackend:
         Returns when squeue holds none of them; their futures fail with ``WorkerCrashedError``.
         """
         self.poller.cancel_reason = "the backend was terminated"
+        if self._escalation is not None:
+            self._escalation.cancel()  # superseded by the scancel below
         self._drop_unstarted()
         arrays = self._all_arrays()
         if arrays:
@@ -230,8 +241,14 @@ class SlurmBackend:
         )
         self.poller.stop()
 
+    def _escalate_now(self) -> None:
+        escalation, self._escalation = self._escalation, None
+        if escalation is not None and escalation.is_alive():
+            escalation.cancel()
+            commands.scancel(self._all_arrays())
+
     def _drop_unstarted(self) -> None:
-        self.poller.mark_started()
+        self.poller.refresh_started()
         for future in self.poller.unsettled():
             future.cancel()  # a no-op for started elements
 

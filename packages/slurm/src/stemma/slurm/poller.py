@@ -22,6 +22,8 @@ from stemma.slurm.errors import ClusterUnavailableError
 from stemma.slurm.job_states import Phase, array_id, parse_sacct, state_of
 
 _TICK_SECONDS = 0.2
+_SQUEUE_MAX_AGE_SECONDS = 0.5
+"""How old squeue's answer may be when a future's cancel asks whether its element started."""
 _STATUS_GIVE_UP_SECONDS = 300.0
 """How long sacct may keep failing before the run's futures fail with its error."""
 
@@ -29,10 +31,10 @@ _STATUS_GIVE_UP_SECONDS = 300.0
 class ElementFuture(Future[Any]):
     """An element's future: cancelling it before it starts drops the element from its array."""
 
-    def __init__(self, files: ElementFiles, on_cancel: Callable[[str], None]) -> None:
+    def __init__(self, files: ElementFiles, poller: RunPoller) -> None:
         super().__init__()
         self.files = files
-        self._on_cancel = on_cancel
+        self._poller = poller
 
     def worker_log(self, max_lines: int = 200) -> str:
         """The last lines of the element's stdout and stderr, for ``executions.worker_log``.
@@ -42,9 +44,17 @@ class ElementFuture(Future[Any]):
         return worker_log_text(self.files, max_lines)
 
     def cancel(self) -> bool:
-        """Drop the element if it has not started; False once it runs or is settled."""
+        """Drop the element if it has not started; False once it runs or is settled.
+
+        sacct lags the controller by seconds, so whether it started is asked of squeue first
+        (one call for a whole loop of cancels); an element that starts between that answer
+        and the drop is killed, as its future says it never ran.
+        """
+        self._poller.refresh_started(max_age=_SQUEUE_MAX_AGE_SECONDS)
+        if self.files.result.exists():
+            return False  # finished before sacct said so: the poller settles it
         if super().cancel():  # only while not started (see ``set_running_or_notify_cancel``)
-            self._on_cancel(self.files.job_id)
+            self._poller.drop(self.files.job_id)
             return True
         return False
 
@@ -81,6 +91,8 @@ class RunPoller:
     _wake: threading.Event = field(default_factory=threading.Event)
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
+    _squeue_lock: threading.Lock = field(default_factory=threading.Lock)
+    _squeue_at: float = -1e9
 
     def track(self, futures: Iterable[ElementFuture]) -> None:
         """Watch these elements until their futures are settled."""
@@ -110,20 +122,25 @@ class RunPoller:
         with self._lock:
             return {array_id(job_id) for job_id in self._tracked}
 
-    def mark_started(self) -> None:
+    def refresh_started(self, *, max_age: float = 0.0) -> None:
         """Ask squeue (current, unlike sacct) which elements run now, and mark their futures.
 
-        Called before a cancel drops the elements that have not started, so that an element
-        that started a moment ago is killed and reported, not silently dropped.
+        Called before cancels drop the elements that have not started, so that an element
+        that started a moment ago is killed and reported, not silently dropped. Skipped when
+        squeue answered less than ``max_age`` seconds ago.
         """
-        states = parse_sacct(commands.squeue_lines(self.arrays()))
-        with self._lock:
-            items = list(self._tracked.items())
-        for job_id, item in items:
-            state = states.get(job_id)
-            started = state is not None and state.phase is not Phase.WAITING
-            if started and not item.future.running() and not item.future.done():
-                item.future.set_running_or_notify_cancel()
+        with self._squeue_lock:
+            if time.monotonic() - self._squeue_at < max_age:
+                return
+            states = parse_sacct(commands.squeue_lines(self.arrays()))
+            with self._lock:
+                items = list(self._tracked.items())
+            for job_id, item in items:
+                state = states.get(job_id)
+                started = state is not None and state.phase is not Phase.WAITING
+                if started and not item.future.running() and not item.future.done():
+                    item.future.set_running_or_notify_cancel()
+            self._squeue_at = time.monotonic()
 
     def settle_all(self, error: Callable[[ElementFiles], BaseException]) -> None:
         """Fail every unsettled future at once (after a terminate)."""
@@ -180,8 +197,8 @@ class RunPoller:
             dropped, self._to_drop = self._to_drop, set()
             for job_id in dropped:
                 self._tracked.pop(job_id, None)
-        if dropped:
-            commands.scancel(dropped, pending_only=True)
+        if dropped:  # not only pending ones: one that started since is killed (see cancel)
+            commands.scancel(dropped)
 
     def _collect_results(self, *, everyone: bool) -> bool:
         """Settle the elements whose result file is there.
