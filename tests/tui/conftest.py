@@ -120,3 +120,11 @@ def live_state(
     )
     write_state(root, state)
     return state
+
+
+def row_count(app: StemmaApp, selector: str) -> int:
+    """Rows of the table ``selector`` on the current screen (0 while it is not composed yet)."""
+    from textual.widgets import DataTable
+
+    found = app.screen.query(selector)
+    return next((t.row_count for t in found if isinstance(t, DataTable)), 0)

@@ -45,7 +45,7 @@ def test_enter_opens_the_run_with_a_row_and_a_progress_bar_per_step(filled: Fill
             ("example.metrics", "3/3", "0"),
             ("example.fail", "3/3", "1"),
         ]
-        assert rows[1][3] == "█" * 12
+        assert rows[1][3] == "█" * 10
         await pilot.press("escape")
         await until(pilot, lambda: isinstance(app.screen, RunsScreen), "the runs again")
 

@@ -103,7 +103,7 @@ def test_stemma_tui_in_tmux_navigates_to_a_running_pipeline_and_cancels_it(
         terminal.wait_for(lambda s: "running" in s and "slow" in s, "the running pipeline")
         terminal.keys("Enter")
         terminal.wait_for(
-            lambda s: "example.slow_copy" in s and "/8" in s and "running" in s, "the slow step"
+            lambda s: "example.slow_copy" in s and "/12" in s and "running" in s, "the slow step"
         )
         terminal.keys("c")
         shown = terminal.wait_for(lambda s: "cancel 1/3 asked" in s, "the first cancel press")
@@ -119,4 +119,4 @@ def test_stemma_tui_in_tmux_navigates_to_a_running_pipeline_and_cancels_it(
         terminal.close()
     [state] = list_states(root)
     assert state.status is RunStatus.CANCELLED
-    assert 0 < state.steps[1].succeeded < 8
+    assert 0 < state.steps[1].succeeded < 12

@@ -67,7 +67,7 @@ def row_from_state(state: RunState) -> RunRow:
         name=state.name,
         status=run_outcome(state),
         started=_parse(state.started_at),
-        ended=_parse(state.ended_at) if state.ended_at else None,
+        ended=_ended(state),
         steps_done=done,
         steps_total=len(state.steps),
         host=state.host,
@@ -142,6 +142,14 @@ def _step_state(event: StepEvent, started: dt.datetime) -> StepState:
         started_at=started.isoformat(),
         ended_at=event.timestamp.isoformat() if final else None,
     )
+
+
+def _ended(state: RunState) -> dt.datetime | None:
+    if state.ended_at:
+        return _parse(state.ended_at)
+    if state.status is RunStatus.STALE:
+        return _parse(state.heartbeat)  # its last sign of life: the duration stops growing
+    return None
 
 
 def _parse(text: str) -> dt.datetime:

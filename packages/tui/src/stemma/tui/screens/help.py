@@ -11,23 +11,26 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 HELP = """\
-[b]stemma dashboard[/b] — keyboard first; Esc or ? closes this page.
+[b]stemma dashboard[/b]: keyboard first. Esc or ? closes this page.
 
-[b]Everywhere[/b]   ? help · ctrl+p commands · q quit · Esc/Backspace back
-[b]Runs[/b]         ↑↓ move · Enter open · c cancel · n new run (detached) · s sort
-             f status filter · / search
-[b]Run[/b]          ↑↓ move · Enter open step · c cancel (press again to escalate)
-[b]Step[/b]         e executions · l log · p params · o outputs · f failures only
-             Enter on an execution shows its log; on an output opens the artifact
-[b]Artifact[/b]     u made from · d made into · v preview · Enter follows lineage
+[b]Everywhere[/b]  ? help · ctrl+p commands · q quit · Esc back
+[b]Runs[/b]        Enter open · c cancel · n new run (detached)
+            s sort · f status filter · / search
+[b]Run[/b]         Enter open a step · c cancel (again: harder)
+[b]Step[/b]        e executions · l log · p params · o outputs
+            f failures only · Enter: a log, or an artifact
+[b]Artifact[/b]    u made from · d made into · v preview
+            Enter follows the lineage
 
-[b]Cancel[/b] — each press of c asks for one level more (the bar says what the next does):
-  1 graceful: no new work; running units finish and are committed
-  2 force: queued units dropped; running workers terminated (SLURM: scancel)
-  3 hard: everything killed now; staged work is committed on the next start
-The same levels as `stemma cancel RUN --level N` and Ctrl-C pressed 1 to 3 times.
+[b]Cancel[/b]: each press of c asks for one level more;
+the bar says what the next press does.
+  1 graceful: no new work; running units finish, commit
+  2 force: queued units dropped; workers terminated
+  3 hard: everything killed; staged work commits later
+Same levels as `stemma cancel RUN --level N` and Ctrl-C.
 
-[b]Status[/b] — stale: the run's heartbeat stopped (its orchestrator died); `stemma reap RUN`.
+[b]stale[/b]: the run's heartbeat stopped (its orchestrator
+died); clean up with `stemma reap RUN`.
 """
 
 

@@ -29,16 +29,17 @@ if TYPE_CHECKING:
 
 POLL_SECONDS = 1.0
 COLUMNS = (
-    ("#", 3),
-    ("step", 18),
+    ("#", 2),
+    ("step", 17),
     ("status", 9),
-    ("progress", 12),
-    ("done", 9),
-    ("hit", 4),
+    ("progress", 10),
+    ("done", 7),
+    ("hit", 3),
     ("fail", 4),
-    ("run", 4),
+    ("run", 3),
     ("time", 6),
 )
+"""Fits 80 columns with the table's cell padding; the SLURM jobs column comes after."""
 JOBS_COLUMN = ("jobs", 12)
 
 
@@ -141,7 +142,7 @@ class RunScreen(Screen[None]):
             step.number,
             step.name,
             status_text("hit" if hit and step.status == "completed" else step.status),
-            progress_bar(step),
+            progress_bar(step, width=10),
             f"{step.done}/{step.total}",
             step.cached,
             step.failed,

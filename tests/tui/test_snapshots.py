@@ -1,0 +1,164 @@
+"""What each screen looks like at 80x24 and 160x48, as text, against files kept in snapshots/.
+
+A changed screen fails the test and leaves the new rendering beside the old one as ``.new``;
+run with ``STEMMA_UPDATE_SNAPSHOTS=1`` to accept it, and review the diff in the commit.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from textual.pilot import Pilot
+
+from stemma.core.live import RunState, RunStatus, StepState, write_state
+from stemma.tui.app import StemmaApp
+from stemma.tui.screens import HelpScreen, RunScreen
+from stemma.tui.widgets.tables import table_at
+
+from .conftest import drive, row_count, until
+
+SNAPSHOTS = Path(__file__).with_name("snapshots")
+SIZES = [(80, 24), (160, 48)]
+T0 = dt.datetime(2026, 11, 29, 9, 0, tzinfo=dt.UTC)
+
+
+def screen_text(app: StemmaApp) -> str:
+    """The screen as plain text, the way Textual's own screenshots render it."""
+    width, height = app.size
+    console = Console(
+        width=width, height=height, file=io.StringIO(), record=True, color_system=None
+    )
+    update: object = app.screen._compositor.render_update(full=True)  # pyright: ignore[reportPrivateUsage, reportUnknownMemberType]
+    console.print(update)
+    return console.export_text(styles=False)
+
+
+def check(name: str, text: str) -> None:
+    """Compare with the kept snapshot (or replace it when asked to)."""
+    path = SNAPSHOTS / f"{name}.txt"
+    if os.environ.get("STEMMA_UPDATE_SNAPSHOTS") == "1":
+        path.write_text(text)
+        return
+    assert path.is_file(), f"no snapshot {path.name}: run with STEMMA_UPDATE_SNAPSHOTS=1"
+    if path.read_text() != text:
+        path.with_suffix(".new").write_text(text)
+        raise AssertionError(f"{name} changed: compare {path.name} with {path.stem}.new")
+
+
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Four finished runs with fixed times, on a root named ``store`` (the title shows it)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    root = Path("store")
+    for index, status in enumerate(
+        (RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED, RunStatus.RUNNING)
+    ):
+        _write(root, index, status)
+    yield root
+    monkeypatch.delenv("TZ")
+    time.tzset()
+
+
+def _write(root: Path, index: int, status: RunStatus) -> None:
+    start = T0 + dt.timedelta(hours=index)
+
+    def at(seconds: float) -> str:
+        return (start + dt.timedelta(seconds=seconds)).isoformat()
+
+    failed = 3 if status is RunStatus.FAILED else 0
+    steps = (
+        StepState(
+            number=0,
+            name="example.generate",
+            operation="g",
+            status="completed",
+            total=1,
+            succeeded=1,
+            started_at=at(0),
+            ended_at=at(4),
+        ),
+        StepState(
+            number=1,
+            name="example.slow_copy",
+            operation="s",
+            status="completed",
+            total=40,
+            cached=10,
+            succeeded=27,
+            failed=failed,
+            started_at=at(4),
+            ended_at=at(95),
+            jobs={"COMPLETED": 37, "FAILED": failed},
+        ),
+        StepState(
+            number=2,
+            name="example.metrics",
+            operation="m",
+            status="cancelled" if status is RunStatus.CANCELLED else "completed",
+            total=40,
+            succeeded=22,
+            cancelled=18 if status is RunStatus.CANCELLED else 0,
+            started_at=at(95),
+            ended_at=at(120),
+        ),
+    )
+    final = status is not RunStatus.RUNNING
+    write_state(
+        root,
+        RunState(
+            run_id=f"demo_20261129_0{9 + index}0000_0000000{index}",
+            name="demo",
+            status=status,
+            pid=999_999_999,  # no such process: the running one shows as stale
+            host="node-a",  # the running one is stale by its old heartbeat
+            root=str(root),
+            backend="slurm",
+            started_at=start.isoformat(),
+            heartbeat=at(120),
+            ended_at=at(120) if final else None,
+            cancel_level=1 if status is RunStatus.CANCELLED else 0,
+            steps=steps,
+        ),
+    )
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_snapshot_of_the_runs_list(store: Path, size: tuple[int, int]) -> None:
+    async def scenario(app: StemmaApp, pilot: Pilot[None]) -> None:
+        await until(pilot, lambda: table_at(app.screen, "#runs").row_count == 4, "the runs")
+        await pilot.pause()
+        check(f"runs_{size[0]}x{size[1]}", screen_text(app))
+
+    drive(store, scenario, size)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_snapshot_of_a_cancelled_run_on_slurm(store: Path, size: tuple[int, int]) -> None:
+    async def scenario(app: StemmaApp, pilot: Pilot[None]) -> None:
+        app.open_run("demo_20261129_0110000_00000002")
+        await until(pilot, lambda: isinstance(app.screen, RunScreen), "the run")
+        await until(pilot, lambda: row_count(app, "#steps") == 3, "the steps")
+        await pilot.pause()
+        check(f"run_{size[0]}x{size[1]}", screen_text(app))
+
+    drive(store, scenario, size)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_snapshot_of_the_help(store: Path, size: tuple[int, int]) -> None:
+    async def scenario(app: StemmaApp, pilot: Pilot[None]) -> None:
+        await pilot.press("question_mark")
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen), "the help")
+        await pilot.pause()
+        check(f"help_{size[0]}x{size[1]}", screen_text(app))
+
+    drive(store, scenario, size)
