@@ -11,16 +11,16 @@ import time
 from collections.abc import Mapping, Sequence
 
 from stemma.core.errors import BatchingError, PairingError
-from stemma.core.execution_records import StepEvent, StepOutputs
+from stemma.core.execution_records import StepOutputs
 from stemma.core.operations.batching import make_units
 from stemma.core.operations.pairing import GroupBy, PairedGroup, pair_inputs
-from stemma.core.pipeline.planned_step import CachePolicy, FailurePolicy, FileInputs, PlannedStep
+from stemma.core.pipeline.planned_step import FailurePolicy, FileInputs, PlannedStep
 from stemma.core.pipeline.references import OutputReference, StepResult
 from stemma.core.pipeline.run_context import PipelineContext
+from stemma.core.pipeline.step_cache import acquire_lease, cached_result, step_cache_hit
 from stemma.core.pipeline.step_events import (
     EventFactory,
     event_factory,
-    inputs_from,
     step_result,
 )
 from stemma.core.pipeline.step_keys import execution_key, step_fingerprint
@@ -40,10 +40,30 @@ def run_step(ctx: PipelineContext, step: PlannedStep) -> StepResult:
     if ctx.cancelled.is_set():
         return _skipped_by_cancel(ctx, step, started)
     op = step.operation
-    if not step.skip_cache and not type(op).version.endswith("dev"):
-        hit = _step_cache_hit(ctx, step, step.fingerprint)
+    if step.skip_cache or type(op).version.endswith("dev"):
+        return _execute(ctx, step, upstream, started)
+    hit = step_cache_hit(ctx, step, step.fingerprint)
+    if hit is not None:
+        return cached_result(ctx, step, hit, started)
+    # The same step asked for by several runs executes once (DESIGN.md §10): one lease per key;
+    # whoever waited for it looks again, and finds the other run's result.
+    lease = acquire_lease(ctx, step.fingerprint)
+    if lease is None:
+        return _skipped_by_cancel(ctx, step, started)
+    try:
+        hit = step_cache_hit(ctx, step, step.fingerprint, fresh=True)
         if hit is not None:
-            return _cached_result(ctx, step, hit, started)
+            return cached_result(ctx, step, hit, started)
+        return _execute(ctx, step, upstream, started)
+    finally:
+        lease.release()
+
+
+def _execute(
+    ctx: PipelineContext, step: PlannedStep, upstream: Mapping[int, StepResult], started: float
+) -> StepResult:
+    """Dispatch, execute and commit the step (no step-level hit)."""
+    op = step.operation
     step_run_id = new_attempt_id()
     step.outputs_from = step_run_id
     event = event_factory(ctx, step, step_run_id)
@@ -79,49 +99,6 @@ def _fingerprint(ctx: PipelineContext, step: PlannedStep) -> str:
         else:
             literals[role] = list(given)
     return step_fingerprint(step.operation, refs=refs, literals=literals)
-
-
-def _step_cache_hit(ctx: PipelineContext, step: PlannedStep, fingerprint: str) -> StepEvent | None:
-    """The earlier completed run of this key, if it read exactly what this one would read.
-
-    The key holds the upstream steps' keys, not their outputs: an upstream step that ran again
-    (its last run had failed units, or it is ``dev``, or skipped the cache) may offer other
-    artifacts under the same key. So a hit also needs the same upstream step runs as sources;
-    when they differ the step runs again, cheaply, through execution-level hits.
-    """
-    with ctx.commit_lock:
-        if ctx.step_index is None:
-            ctx.step_index = ctx.store.completed_steps()
-        hit = ctx.step_index.get(fingerprint)
-    if hit is None:  # another run may have completed it since the index was read
-        hit = ctx.store.latest_step(fingerprint, [StepStatus.COMPLETED])
-    if hit is None:
-        return None
-    if ctx.cache_policy is CachePolicy.ALL_SUCCEEDED and hit.failed_count:
-        return None
-    if hit.metadata.get("inputs_from", []) != inputs_from(ctx, step):
-        return None
-    return hit
-
-
-def _cached_result(
-    ctx: PipelineContext, step: PlannedStep, hit: StepEvent, started: float
-) -> StepResult:
-    source = str(hit.metadata.get("outputs_from", hit.step_run_id))
-    step.outputs_from = source
-    step_run_id = new_attempt_id()
-    event = event_factory(ctx, step, step_run_id)(
-        StepStatus.COMPLETED,
-        total=hit.total_count,
-        succeeded=hit.succeeded_count,
-        failed=hit.failed_count,
-        metadata={"outputs_from": source, "cache": "step"},
-    )
-    with ctx.commit_lock:
-        ctx.deferred_events.append(event)  # written with the next commit, or at finalize
-    ctx.monitor.units_planned(step.number, total=hit.total_count, cached=hit.total_count)
-    ctx.monitor.step_finished(step.number, StepStatus.COMPLETED, cache="step")
-    return step_result(step, step_run_id, event, started, cache="step")
 
 
 def _skipped_by_cancel(ctx: PipelineContext, step: PlannedStep, started: float) -> StepResult:
@@ -253,14 +230,17 @@ def _finish(
     failed = sum(1 for o in outcomes if not o.success and not o.cancelled)
     cancelled = sum(1 for o in outcomes if o.cancelled)
     total = succeeded + failed
+    stopped = cancelled or len(cached_outputs) + len(outcomes) < expected
     if skip_reason is not None:
         status = StepStatus.SKIPPED
-    elif cancelled or len(cached_outputs) + len(outcomes) < expected:
-        status = StepStatus.CANCELLED  # stopped before every unit ran: never a cache hit
+    elif stopped and ctx.cancelled.is_set():
+        status = StepStatus.CANCELLED  # the run was cancelled mid-step: never a cache hit
     elif dispatch_error is not None or (
         failed and (succeeded == 0 or step.failure_policy is FailurePolicy.FAIL_FAST)
     ):
-        status = StepStatus.FAILED
+        status = StepStatus.FAILED  # fail_fast stops dispatching too: the step failed
+    elif stopped:
+        status = StepStatus.CANCELLED
     else:
         status = StepStatus.COMPLETED
     step_outputs = StepOutputs(
