@@ -67,6 +67,9 @@ def test_a_failed_execution_shows_its_failure_log(filled: FilledStore) -> None:
         await pilot.press("p")
         params = str(app.screen.query_one("#params-view", Static).render())
         assert '"match": "_1"' in params
+        await pilot.press("w")
+        why = str(app.screen.query_one("#why-view", Static).render())
+        assert "ran: new, no earlier completed attempt" in why
 
     drive(filled.root, scenario)
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from stemma.core.cancel_levels import CancelLevel
+from stemma.core.cli.explaining import explain_step
 from stemma.core.cli.launching import Detached, detach
 from stemma.core.cli.run_rows import (
     RunRow,
@@ -23,7 +24,8 @@ from stemma.core.cli.run_rows import (
 )
 from stemma.core.live import RunState, read_state, request_cancel
 from stemma.core.pipeline.failure_logs import failure_log_path
-from stemma.storage.queries import executions, lineage
+from stemma.storage.execution_rows import event_from_row
+from stemma.storage.queries import executions, lineage, steps
 from stemma.tui.client.artifact_reader import read_artifact
 from stemma.tui.client.history import HistoryCache
 from stemma.tui.client.live_states import LiveStates
@@ -95,7 +97,15 @@ class DashboardClient:
             executions=tuple(self._execution(row) for row in frame.iter_rows(named=True)),
             outputs=dict(outputs),
             note=note,
+            why=tuple(self._why(event.step_name, run_id)),
         )
+
+    def _why(self, name: str, run_id: str) -> list[str]:
+        history = [event_from_row(row) for row in steps(self.root, name=name).iter_rows(named=True)]
+        try:
+            return explain_step(history, name, run_id)
+        except LookupError:
+            return ["not finished yet: nothing to compare"]
 
     def _execution(self, row: dict[str, Any]) -> ExecutionRow:
         log = failure_log_path(

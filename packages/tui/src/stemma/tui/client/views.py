@@ -52,6 +52,8 @@ class StepView:
     """Per output role, the artifact ids the step offers downstream."""
     note: str = ""
     """Why something is missing (a step-level cache hit shows the executions it reused)."""
+    why: tuple[str, ...] = ()
+    """Why it ran or hit: ``stemma explain``'s lines."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -18,7 +18,8 @@ HELP = """\
             s sort · f status filter · / search
 [b]Run[/b]         Enter open a step · c cancel (again: harder)
 [b]Step[/b]        e executions · l log · p params · o outputs
-            f failures only · Enter: a log, or an artifact
+            w why it ran · f failures only
+            Enter: an execution's log, or an output artifact
 [b]Artifact[/b]    u made from · d made into · v preview
             Enter follows the lineage
 

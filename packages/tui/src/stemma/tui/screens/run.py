@@ -20,7 +20,7 @@ from stemma.tui.widgets.cells import (
     jobs_text,
     progress_bar,
     status_text,
-    step_elapsed,
+    time_cell,
 )
 from stemma.tui.widgets.tables import new_table, table_at
 
@@ -147,7 +147,7 @@ class RunScreen(Screen[None]):
             step.cached,
             step.failed,
             step.running,
-            duration_text(step_elapsed(step, now)),
+            time_cell(step, now),
         )
         return (*cells, jobs_text(step)) if self._jobs_shown else cells
 

@@ -31,6 +31,7 @@ class StepScreen(Screen[None]):
         Binding("e", "show_tab('executions')", "Executions"),
         Binding("p", "show_tab('params')", "Params"),
         Binding("o", "show_tab('outputs')", "Outputs"),
+        Binding("w", "show_tab('why')", "Why"),
     ]
 
     def __init__(self, run_id: str, number: int) -> None:
@@ -60,6 +61,8 @@ class StepScreen(Screen[None]):
                 yield Static("", id="params-view")
             with TabPane("Outputs", id="outputs"):
                 yield new_table("outputs-table")
+            with TabPane("Why", id="why"):
+                yield Static("", id="why-view")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -105,6 +108,7 @@ class StepScreen(Screen[None]):
             facts + (f"\n{view.note}" if view.note else "")
         )
         self.query_one("#params-view", Static).update(params_text(view.params))
+        self.query_one("#why-view", Static).update("\n".join(view.why))
         self._draw_executions()
         outputs = table_at(self, "#outputs-table")
         outputs.clear()

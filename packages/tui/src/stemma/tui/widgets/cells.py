@@ -74,3 +74,24 @@ def jobs_text(step: StepState) -> str:
     """Scheduler job states, short: ``R3 PD5 F1``."""
     short = {"RUNNING": "R", "PENDING": "PD", "COMPLETED": "CD", "FAILED": "F", "CANCELLED": "CA"}
     return " ".join(f"{short.get(k, k)}{v}" for k, v in sorted(step.jobs.items()) if v)
+
+
+def eta_seconds(step: StepState, now: dt.datetime) -> float | None:
+    """Seconds left for a running step at the pace of its executed units (cached ones are free).
+
+    None until a unit has run, or when the step is not running.
+    """
+    executed = step.succeeded + step.failed + step.cancelled
+    left = step.total - step.done
+    elapsed = step_elapsed(step, now)
+    if step.status != "running" or executed == 0 or left <= 0 or elapsed is None:
+        return None
+    return elapsed / executed * left
+
+
+def time_cell(step: StepState, now: dt.datetime) -> str:
+    """``~30s`` left while running (once the pace is known), else the time it took."""
+    eta = eta_seconds(step, now)
+    if eta is not None:
+        return f"~{duration_text(eta)}"
+    return duration_text(step_elapsed(step, now))
