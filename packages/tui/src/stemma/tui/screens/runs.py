@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, ClassVar, cast
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.coordinate import Coordinate
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
@@ -44,6 +45,7 @@ class RunsScreen(Screen[None]):
         super().__init__()
         self.rows: list[RunRow] = []
         self.shown: list[str] = []
+        self._drawn: dict[str, tuple[object, ...]] = {}
         self.sort_by = "started"
         self.status_filter = "all"
 
@@ -112,18 +114,20 @@ class RunsScreen(Screen[None]):
         rows = self.visible_rows()
         keys = [row.run_id for row in rows]
         now = dt.datetime.now(dt.UTC)
+        cells = {row.run_id: _cells(row, now) for row in rows}
         if keys != self.shown:
             highlighted = self.highlighted_run()
             table.clear()
-            for row in rows:
-                table.add_row(*_cells(row, now), key=row.run_id)
+            table.add_rows([cells[key] for key in keys])  # rows are found by position
             self.shown = keys
             if highlighted in keys:
                 table.move_cursor(row=keys.index(highlighted))
         else:
-            for row in rows:
-                for (label, _), value in zip(COLUMNS, _cells(row, now), strict=True):
-                    table.update_cell(row.run_id, label, value)
+            for index, key in enumerate(keys):
+                if self._drawn.get(key) != cells[key]:
+                    for column, value in enumerate(cells[key]):
+                        table.update_cell_at(Coordinate(index, column), value)
+        self._drawn = cells
         running = sum(1 for row in self.rows if row.status is RunStatus.RUNNING)
         self.query_one("#summary", Static).update(
             f"{len(rows)} of {len(self.rows)} runs · {running} running · "
@@ -145,8 +149,8 @@ class RunsScreen(Screen[None]):
 
     @on(DataTable.RowSelected, "#runs")
     def _selected(self, message: DataTable.RowSelected) -> None:
-        if message.row_key.value is not None:
-            self.stemma.open_run(message.row_key.value)
+        if 0 <= message.cursor_row < len(self.shown):
+            self.stemma.open_run(self.shown[message.cursor_row])
 
     def action_cancel_run(self) -> None:
         """Cancel the highlighted run, one level harder per press."""
