@@ -16,7 +16,12 @@ from stemma.storage.locks import bundle_lock
 from stemma.storage.quarantine import quarantine_bundle
 from stemma.storage.retire import clear_retired, retire_bundle
 from stemma.storage.staging import is_complete, staged_bundles
-from stemma.storage.staging_checks import ProblemKind, check_bundle, check_readable
+from stemma.storage.staging_checks import (
+    ProblemKind,
+    StagingProblem,
+    check_bundle,
+    check_readable,
+)
 from stemma.storage.waves import recover_waves
 
 INCOMPLETE_GRACE_SECONDS = 3600.0
@@ -64,7 +69,7 @@ def recover_staged(
 def _recover_complete(layout: RootLayout, bundle: Path, *, old: float) -> int:
     """Commit a bundle holding its sentinel, or quarantine it if it cannot be read."""
     problem = check_bundle(bundle)
-    if problem is None:
+    if not isinstance(problem, StagingProblem):
         try:
             return int(commit_staged(layout, bundle))
         except StagedBundleError:

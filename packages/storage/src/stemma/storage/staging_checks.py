@@ -23,6 +23,7 @@ from typing import Any
 import polars as pl
 
 from stemma.storage.errors import StagedBundleError
+from stemma.storage.schemas import TableSpec
 from stemma.storage.staging import SENTINEL, bundle_tables
 
 STAGING_TIMEOUT_ENV = "STEMMA_STAGING_TIMEOUT"
@@ -143,11 +144,14 @@ class Backoff:
         return True
 
 
-def check_bundle(bundle: Path) -> StagingProblem | None:
+def check_bundle(bundle: Path) -> list[TableSpec] | StagingProblem:
     """Look once whether a bundle is whole: its directory, its sentinel, every listed file.
 
     Only the sentinel's Parquet footer is read (to list the tables); the other files are
-    checked for presence. Returns ``None`` when the bundle can be committed.
+    checked for presence.
+
+    Returns:
+        The bundle's tables in commit order when it can be committed, else what is wrong.
     """
     if not bundle.is_dir():
         return _missing(bundle, (), f"the staged bundle {bundle} is not there")
@@ -162,15 +166,15 @@ def check_bundle(bundle: Path) -> StagingProblem | None:
         return _missing(
             bundle, absent, f"{bundle} lists {', '.join(absent)} in its {SENTINEL}, not there"
         )
-    return None
+    return specs
 
 
 def check_readable(bundle: Path) -> StagingProblem | None:
     """Read every file of a whole bundle through; name the first one that cannot be read."""
-    problem = check_bundle(bundle)
-    if problem is not None:
-        return problem
-    for spec in bundle_tables(bundle):
+    checked = check_bundle(bundle)
+    if isinstance(checked, StagingProblem):
+        return checked
+    for spec in checked:
         file = bundle / spec.staged_name
         try:
             pl.read_parquet(file)

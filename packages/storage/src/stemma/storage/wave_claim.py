@@ -32,7 +32,7 @@ from stemma.storage.execution_rows import step_outputs_frame
 from stemma.storage.locks import bundle_lock
 from stemma.storage.quarantine import quarantine_bundle, quarantine_dir, write_staging_note
 from stemma.storage.retire import retire_bundle
-from stemma.storage.schemas import EXECUTIONS, STEP_OUTPUTS
+from stemma.storage.schemas import EXECUTIONS, STEP_OUTPUTS, TableSpec
 from stemma.storage.staging import WAVES, write_durably
 from stemma.storage.staging_checks import Backoff, ProblemKind, StagingProblem, check_bundle
 from stemma.storage.tables import read_table
@@ -50,13 +50,17 @@ def claim(
     bundles: Sequence[Path],
     step_outputs: StepOutputs | None,
     timeout: float,
-) -> bool:
-    """Claim and seal a wave (the caller holds the wave's lock); ``False`` if it is empty.
+) -> dict[Path, list[TableSpec]] | None:
+    """Claim and seal a wave (the caller holds the wave's lock); ``None`` if it is empty.
+
+    Returns:
+        Each claimed bundle's place in the wave, with the tables its sentinel lists (so the
+        commit does not read every sentinel again).
 
     Raises:
         StagedBundleError: a bundle is not under ``staging/{step}/{ab}/{cd}/``.
     """
-    claimed: list[Path] = []
+    claimed: dict[Path, list[TableSpec]] = {}
     problems: list[StagingProblem] = []
     backoff = Backoff.for_timeout(timeout)
     try:
@@ -65,18 +69,18 @@ def claim(
             if isinstance(outcome, StagingProblem):
                 problems.append(outcome)
             elif outcome is not None:
-                claimed.append(outcome)
+                claimed[outcome[0]] = outcome[1]
         if not claimed and step_outputs is None:
             unclaim(layout, wave, [])
-            return False
+            return None
         wave.mkdir(parents=True, exist_ok=True)
         if step_outputs is not None:
             write_durably(step_outputs_frame(step_outputs), wave / STEP_OUTPUTS.staged_name)
-        write_manifest(wave, claimed, problems)
+        write_manifest(wave, list(claimed), problems)
     except BaseException:
-        unclaim(layout, wave, claimed)
+        unclaim(layout, wave, list(claimed))
         raise
-    return True
+    return claimed
 
 
 def write_manifest(wave: Path, claimed: Sequence[Path], problems: Sequence[StagingProblem]) -> None:
@@ -91,16 +95,16 @@ def write_manifest(wave: Path, claimed: Sequence[Path], problems: Sequence[Stagi
 
 def _claim_one(
     layout: RootLayout, wave: Path, bundle: Path, step_dir: str, backoff: Backoff
-) -> Path | StagingProblem | None:
-    """The bundle's place in the wave, the problem that kept it out, or None if not ours."""
+) -> tuple[Path, list[TableSpec]] | StagingProblem | None:
+    """The bundle's place in the wave and tables, the problem keeping it out, or None."""
     while True:
         with bundle_lock(layout, bundle):
             problem = check_bundle(bundle)
-            if problem is None:
+            if not isinstance(problem, StagingProblem):
                 target = wave / BUNDLES / step_dir / bundle.name
                 target.parent.mkdir(parents=True, exist_ok=True)
                 os.rename(bundle, target)
-                return target
+                return target, problem
             if problem.kind is ProblemKind.CORRUPT:
                 return quarantine_bundle(layout, bundle, problem, step_dir)
         if not bundle.is_dir() and _taken_elsewhere(layout, bundle, step_dir):

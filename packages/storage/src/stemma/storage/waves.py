@@ -37,7 +37,7 @@ was sealed with it, else its own.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -117,9 +117,12 @@ def commit_wave_report(
     wait = staging_timeout(timeout)
     wave = layout.staging / WAVES / f"wave-{wave_id(bundles, step_outputs)}"
     with bundle_lock(layout, wave):
-        if not (wave / MANIFEST).is_file() and not claim(layout, wave, bundles, step_outputs, wait):
+        if (wave / MANIFEST).is_file():  # sealed by an earlier, interrupted attempt
+            return _commit_sealed(layout, wave)
+        claimed = claim(layout, wave, bundles, step_outputs, wait)
+        if claimed is None:
             return WaveReport(committed=0)
-        return _commit_sealed(layout, wave)
+        return _commit_sealed(layout, wave, claimed)
 
 
 def recover_waves(layout: RootLayout, step_name: str | None = None) -> int:
@@ -140,7 +143,9 @@ def recover_waves(layout: RootLayout, step_name: str | None = None) -> int:
     return committed
 
 
-def _commit_sealed(layout: RootLayout, wave: Path) -> WaveReport:
+def _commit_sealed(
+    layout: RootLayout, wave: Path, claimed: Mapping[Path, list[TableSpec]] | None = None
+) -> WaveReport:
     manifest = cast(dict[str, Any], json.loads((wave / MANIFEST).read_text()))
     problems = [StagingProblem.from_dict(p) for p in manifest.get("problems", [])]
     # A listed bundle no longer in the wave was quarantined by a commit that died before it
@@ -148,7 +153,7 @@ def _commit_sealed(layout: RootLayout, wave: Path) -> WaveReport:
     bundles = [wave / BUNDLES / str(relative) for relative in manifest["bundles"]]
     bundles = [bundle for bundle in bundles if bundle.is_dir()]
     try:
-        frames = read_bundles(bundles)
+        frames = read_bundles(bundles, claimed)
     except StagedBundleError:
         # No append has happened: a commit that got past this read found every file readable.
         unreadable = _quarantine_unreadable(layout, wave, bundles)
@@ -212,14 +217,26 @@ def _committed_only(layout: RootLayout, frames: dict[TableSpec, pl.DataFrame]) -
     return pl.concat([kept, nulls.select(offered.columns)], how="vertical")
 
 
-def read_bundles(bundles: Sequence[Path]) -> dict[TableSpec, pl.DataFrame]:
+def read_bundles(
+    bundles: Sequence[Path], checked: Mapping[Path, list[TableSpec]] | None = None
+) -> dict[TableSpec, pl.DataFrame]:
     """The rows of many complete bundles, concatenated per table.
+
+    Args:
+        bundles: the bundle directories.
+        checked: the tables of bundles already checked whole (their files are not looked for
+            again).
 
     Raises:
         StagedBundleError: a bundle has no sentinel, or a file it lists is missing or unreadable.
     """
     files: dict[TableSpec, list[Path]] = {}
     for bundle in bundles:
+        known = checked.get(bundle) if checked is not None else None
+        if known is not None:
+            for spec in known:
+                files.setdefault(spec, []).append(bundle / spec.staged_name)
+            continue
         if not is_complete(bundle):
             raise StagedBundleError(f"{bundle} has no sentinel; it cannot be committed")
         for spec in bundle_tables(bundle):
