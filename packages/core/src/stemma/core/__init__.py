@@ -24,6 +24,7 @@ from stemma.core.file_lock import FileLock
 from stemma.core.file_store import FileStore
 from stemma.core.identity import content_id, hash_canonical
 from stemma.core.layout import RootLayout, resolve_root
+from stemma.core.operation_steps import output_of
 from stemma.core.records import (
     OutputRecord,
     Provenance,
@@ -46,6 +47,7 @@ __all__ = [
     "ArtifactStep",
     "StepContext",
     "apply",
+    "output_of",
     # lowering and running
     "Artifact",
     "PlannedStep",

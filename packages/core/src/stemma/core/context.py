@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+import threading
+from collections.abc import Generator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -93,3 +95,29 @@ class StepContext:
             resolved = [self.resolve(item) for item in seq]
             return resolved if isinstance(value, list) else tuple(resolved)
         return value
+
+
+_RUNNING = threading.local()
+
+
+@contextlib.contextmanager
+def running_under(root: Path) -> Generator[None]:
+    """Mark this thread as running a step of the store at ``root`` (see :func:`current_root`)."""
+    previous = getattr(_RUNNING, "root", None)
+    _RUNNING.root = root
+    try:
+        yield
+    finally:
+        _RUNNING.root = previous
+
+
+def current_root() -> Path:
+    """The root of the store whose step this thread is running.
+
+    Raises:
+        RuntimeError: called outside a running step.
+    """
+    root: Path | None = getattr(_RUNNING, "root", None)
+    if root is None:
+        raise RuntimeError("current_root() is only known while a step runs (inside run())")
+    return root

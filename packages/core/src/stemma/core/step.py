@@ -22,6 +22,7 @@ from stemma.core.input_files import input_file_key
 from stemma.core.versions import check_name, check_version, is_mutable
 
 if TYPE_CHECKING:
+    from stemma.core.operations.definition import OperationDefinition
     from stemma.core.step_spec import StepSpec
 
 FUNCTION_KIND = "function"
@@ -73,18 +74,25 @@ class ArtifactStep:
 
 def apply(
     name: str,
-    fn: Callable[..., Any],
+    fn: Callable[..., Any] | type[OperationDefinition],
     *,
-    version: str,
+    version: str | None = None,
     expected_fingerprint: str | None = None,
     **inputs: Any,
 ) -> ArtifactStep:
     """Describe a step: ``fn(**inputs)`` at ``version``, run lazily.
 
+    ``fn`` may also be an operation class: ``apply("clean", Transform, params={...},
+    dataset=upstream)`` makes an operation step, whose keyword arguments are the operation's
+    input roles (an upstream operation step, ``output_of(step, role)``, or artifact ids) and
+    ``params``; it runs as a one-step ``Pipeline`` (see :mod:`stemma.core.operation_steps`).
+
     Args:
         name: the step's name, one or more path segments (``example/json``).
-        fn: the function to call; it may write its output at the path given for ``OUT``.
-        version: any path segment; ``dev`` or ``*-dev`` always reruns.
+        fn: the function to call (it may write its output at the path given for ``OUT``), or an
+            operation class.
+        version: any path segment; ``dev`` or ``*-dev`` always reruns. Required for functions;
+            an operation step defaults to its class's ``version``.
         expected_fingerprint: pin the step's key; lowering fails on a mismatch.
         **inputs: ``fn``'s arguments. ``OUT`` becomes the step's output path; an
             :class:`ArtifactStep` anywhere inside (lists, tuples, dicts) becomes a dependency and
@@ -96,6 +104,13 @@ def apply(
         UnfingerprintableError: an input cannot be encoded canonically (names the argument).
     """
     check_name(name)
+    if isinstance(fn, type):
+        from stemma.core.operation_steps import operation_inputs, run_operation_step
+
+        version, inputs = operation_inputs(name, fn, version, inputs)
+        fn = run_operation_step
+    if version is None:
+        raise LoweringError(f"step {name!r}: a function step needs a version, e.g. version='v1'")
     check_version(name, version)
     try:
         arguments = bind_inputs(fn, inputs)

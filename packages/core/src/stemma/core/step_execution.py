@@ -19,7 +19,7 @@ from pathlib import Path
 
 from stemma.core.artifact import Artifact
 from stemma.core.canonical import canonical_json
-from stemma.core.context import StepContext
+from stemma.core.context import StepContext, running_under
 from stemma.core.errors import InputsChangedError
 from stemma.core.file_lock import FileLock
 from stemma.core.identity import content_id, digest_tree, file_ref_artifact_id, hash_plain
@@ -103,7 +103,8 @@ def _run_and_record(
         context = StepContext.for_run(
             scratch, {dep.step: deps[dep.fingerprint].path() for dep in spec.deps}
         )
-        value = spec.step.fn(**context.resolve(dict(spec.step.inputs)))
+        with running_under(store.layout.root):
+            value = spec.step.fn(**context.resolve(dict(spec.step.inputs)))
         value_json = canonical_json(value, f"the value returned by step {spec.name!r}")
         if not scratch.exists():
             scratch.mkdir()  # fn wrote nothing: the output is an empty directory
