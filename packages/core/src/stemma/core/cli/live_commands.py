@@ -15,7 +15,7 @@ from stemma.core.cli.run_rows import RunRow, steps_from_history
 from stemma.core.cli.watching import follow_lines, follow_progress
 from stemma.core.live import RunStatus, StepState, read_state, request_cancel
 
-RUN_COLUMNS = ("run_id", "status", "started", "duration_s", "steps", "host")
+RUN_COLUMNS = ("run_id", "status", "started", "secs", "steps", "host")
 STEP_COLUMNS = ("step", "name", "status", "done", "total", "cached", "ok", "failed", "running")
 
 
@@ -40,8 +40,8 @@ def _run_dict(row: RunRow, now: dt.datetime) -> dict[str, object]:
     return {
         "run_id": row.run_id,
         "status": row.status.value,
-        "started": row.started.strftime("%Y-%m-%d %H:%M:%S"),
-        "duration_s": round(row.duration(now), 1),
+        "started": row.started.strftime("%Y-%m-%d %H:%M"),
+        "secs": round(row.duration(now), 1),
         "steps": f"{row.steps_done}/{row.steps_total}",
         "host": row.host,
     }

@@ -97,10 +97,17 @@ def _print_rich(
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=title, box=None, header_style="bold")
-    for column in columns:
+    table = Table(title=title, box=None, header_style="bold", padding=(0, 2, 0, 0), pad_edge=False)
+    for index, column in enumerate(columns):
         numeric = bool(rows) and all(_is_number(row.get(column)) for row in rows)
-        table.add_column(column, justify="right" if numeric else "left", no_wrap=True)
+        # The first column is an id people copy: never shortened. Others fold, never "…".
+        widest = max((len(_text(row.get(column))) for row in rows), default=0)
+        table.add_column(
+            column,
+            justify="right" if numeric else "left",
+            overflow="fold",
+            min_width=widest if index == 0 else None,
+        )
     for row in rows:
         table.add_row(*(_text(row.get(c)) for c in columns))
     Console(file=out).print(table)

@@ -52,7 +52,6 @@ def follow_progress(root: Path, run_id: str, out: TextIO, *, sleep: Sleep = time
         Progress,
         TaskID,
         TextColumn,
-        TimeElapsedColumn,
     )
 
     console = Console(file=out)
@@ -61,7 +60,6 @@ def follow_progress(root: Path, run_id: str, out: TextIO, *, sleep: Sleep = time
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn("{task.fields[detail]}"),
-        TimeElapsedColumn(),
     )
     tasks: dict[int, TaskID] = {}
     with Progress(*columns, console=console, transient=False) as progress:
@@ -70,6 +68,8 @@ def follow_progress(root: Path, run_id: str, out: TextIO, *, sleep: Sleep = time
             for step in current.steps:
                 label = f"{step.number:>2} {step.name[:24]:<24}"
                 detail = f"{step.status} · {step.failed} failed" if step.failed else step.status
+                if step.cache == "step":
+                    detail += " (cache hit)"
                 if step.number not in tasks:
                     tasks[step.number] = progress.add_task(label, total=None, detail=detail)
                 progress.update(
