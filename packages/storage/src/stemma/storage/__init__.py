@@ -26,7 +26,14 @@ from stemma.storage.schemas import (
     TableSpec,
 )
 from stemma.storage.staging import stage_execution, stage_outcome
-from stemma.storage.waves import commit_wave
+from stemma.storage.staging_checks import (
+    DEFAULT_STAGING_TIMEOUT,
+    STAGING_TIMEOUT_ENV,
+    ProblemKind,
+    StagingProblem,
+    WaveReport,
+)
+from stemma.storage.waves import commit_wave, commit_wave_report
 
 __all__ = [
     # The store
@@ -36,7 +43,14 @@ __all__ = [
     "commit_staged",
     "stage_execution",
     "commit_wave",
+    "commit_wave_report",
     "recover_staged",
+    # What a commit left out (corrupt or late staged files)
+    "WaveReport",
+    "StagingProblem",
+    "ProblemKind",
+    "STAGING_TIMEOUT_ENV",
+    "DEFAULT_STAGING_TIMEOUT",
     # Queries
     "StoreRoot",
     "steps",
