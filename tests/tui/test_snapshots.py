@@ -40,6 +40,15 @@ def screen_text(app: StemmaApp) -> str:
     return console.export_text(styles=False)
 
 
+async def settled(app: StemmaApp, pilot: Pilot[None], last: str = "palette") -> None:
+    """Wait until the screen shows ``last`` (drawn last: the footer) and stops changing."""
+    await until(pilot, lambda: last in screen_text(app), repr(last))
+    before = ""
+    while (now := screen_text(app)) != before:
+        before = now
+        await pilot.pause(0.1)
+
+
 def check(name: str, text: str) -> None:
     """Compare with the kept snapshot (or replace it when asked to)."""
     path = SNAPSHOTS / f"{name}.txt"
@@ -135,7 +144,7 @@ def _write(root: Path, index: int, status: RunStatus) -> None:
 def test_snapshot_of_the_runs_list(store: Path, size: tuple[int, int]) -> None:
     async def scenario(app: StemmaApp, pilot: Pilot[None]) -> None:
         await until(pilot, lambda: table_at(app.screen, "#runs").row_count == 4, "the runs")
-        await pilot.pause()
+        await settled(app, pilot)
         check(f"runs_{size[0]}x{size[1]}", screen_text(app))
 
     drive(store, scenario, size)
@@ -147,7 +156,7 @@ def test_snapshot_of_a_cancelled_run_on_slurm(store: Path, size: tuple[int, int]
         app.open_run("demo_20261129_0110000_00000002")
         await until(pilot, lambda: isinstance(app.screen, RunScreen), "the run")
         await until(pilot, lambda: row_count(app, "#steps") == 3, "the steps")
-        await pilot.pause()
+        await settled(app, pilot)
         check(f"run_{size[0]}x{size[1]}", screen_text(app))
 
     drive(store, scenario, size)
@@ -158,7 +167,7 @@ def test_snapshot_of_the_help(store: Path, size: tuple[int, int]) -> None:
     async def scenario(app: StemmaApp, pilot: Pilot[None]) -> None:
         await pilot.press("question_mark")
         await until(pilot, lambda: isinstance(app.screen, HelpScreen), "the help")
-        await pilot.pause()
+        await settled(app, pilot, "stemma reap RUN")
         check(f"help_{size[0]}x{size[1]}", screen_text(app))
 
     drive(store, scenario, size)
