@@ -164,6 +164,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     parser.add_argument("--tasks", default=TASKS, help="stemma first: ratios are to it")
     parser.add_argument("--graph", default=GRAPH, help="stemma first: ratios are to it")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per workload run")
+    parser.add_argument("--name", default="peers", help="results/<name>.json")
     args = parser.parse_args(argv)
     plan = [("tasks", args.tasks, args.sizes), ("graph", args.graph, args.graph_sizes)]
     rows: list[dict[str, Any]] = []
@@ -176,7 +177,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     for row in rows:
         if "error" in row:
             print(f"{row['tool']} (N={row['n']:,}) failed: {row['error']}")
-    write_results("peers", config=vars(args), rows=rows, distributions=PEER_DISTRIBUTIONS)
+    write_results(args.name, config=vars(args), rows=rows, distributions=PEER_DISTRIBUTIONS)
     return rows
 
 
