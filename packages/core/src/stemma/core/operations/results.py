@@ -32,6 +32,10 @@ class PreprocessInput:
     """``{role: [artifacts]}`` of this execution."""
     materialized_paths: Mapping[str, list[Path]]
     """``{role: [paths]}`` of the inputs written under ``materialized_inputs/``."""
+    associated: Mapping[str, Mapping[str, Mapping[str, list[FinalizedArtifact]]]] = field(
+        default_factory=dict[str, Mapping[str, Mapping[str, list[FinalizedArtifact]]]]
+    )
+    """``{role: {input id: {type: [artifacts]}}}`` for roles declaring ``with_associated``."""
 
 
 @dataclass(frozen=True, kw_only=True)

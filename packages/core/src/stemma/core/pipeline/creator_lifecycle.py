@@ -70,14 +70,17 @@ def run_creator(
     *,
     run_id: str,
     load: Loader,
+    associated: Mapping[str, Mapping[str, Mapping[str, list[FinalizedArtifact]]]] | None = None,
 ) -> LifecycleOutcome:
     """Run a creator's lifecycle in its sandbox; never raises (a failure is an outcome).
 
     Args:
         unit: the unit; its operation is a creator.
-        inputs: ``{role: [artifacts with content]}`` of the unit.
+        inputs: ``{role: [artifacts]}`` of the unit (with content unless the role does not
+            hydrate).
         run_id: the execution run id, which names the sandbox.
         load: fetches artifacts that configs refer to but that are not inputs.
+        associated: per role, per input id, the artifacts its ``with_associated`` asked for.
     """
     op = unit.operation
     root = Path(unit.root)
@@ -94,6 +97,7 @@ def run_creator(
                     sandbox_dir=sandbox.preprocess,
                     input_artifacts=artifacts,
                     materialized_paths=paths,
+                    associated=associated or {},
                 )
             )
             if not isinstance(prepared, Mapping):

@@ -41,19 +41,27 @@ def run_curator(
     unit: ExecutionUnit,
     inputs: Mapping[str, Sequence[FinalizedArtifact]],
     store: PipelineStore,
+    *,
+    associated: Mapping[str, Mapping[str, Mapping[str, list[FinalizedArtifact]]]] | None = None,
 ) -> LifecycleOutcome:
     """Run a curator over frames of the unit's inputs; never raises (a failure is an outcome).
 
     Args:
         unit: the unit; its operation is a curator.
-        inputs: ``{role: [artifacts]}`` of the unit, with content for metrics.
+        inputs: ``{role: [artifacts]}`` of the unit, with content for metrics (unless the role
+            does not hydrate).
         store: handed to ``execute_curator`` for walking lineage.
+        associated: per role, per input id, the artifacts its ``with_associated`` asked for;
+            each type becomes an ``associated_{type}`` column of id lists.
     """
     op = unit.operation
     with tempfile.TemporaryDirectory(prefix="stemma-curator-") as scratch:
         log_path = Path(scratch) / "tool_output.log"
         try:
-            frames = {role: input_frame(artifacts) for role, artifacts in inputs.items()}
+            frames = {
+                role: _with_associated(input_frame(artifacts), (associated or {}).get(role))
+                for role, artifacts in inputs.items()
+            }
             with capture_output(log_path):
                 result = op.execute_curator(frames, unit.step_number, store)
             validated = validate_result(op, result)
@@ -81,6 +89,23 @@ def input_frame(artifacts: Sequence[FinalizedArtifact]) -> pl.DataFrame:
             ]
             schema[key] = dtype
     return pl.DataFrame(columns, schema=schema)
+
+
+def _with_associated(
+    frame: pl.DataFrame, found: Mapping[str, Mapping[str, list[FinalizedArtifact]]] | None
+) -> pl.DataFrame:
+    if not found:
+        return frame
+    kinds = sorted({kind for types in found.values() for kind in types})
+    ids = frame.get_column("artifact_id").to_list()
+    return frame.with_columns(
+        pl.Series(
+            f"associated_{kind}",
+            [[a.artifact_id for a in found.get(i, {}).get(kind, [])] for i in ids],
+            dtype=pl.List(pl.String),
+        )
+        for kind in kinds
+    )
 
 
 def _metric_values(artifact: FinalizedArtifact) -> dict[str, Any]:

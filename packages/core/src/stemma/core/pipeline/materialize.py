@@ -100,7 +100,7 @@ def materialize_inputs(
     for role, artifacts in inputs.items():
         spec = specs.get(role, InputSpec())
         paths[role] = []
-        if not spec.materialize:
+        if not spec.materialize or not spec.hydrate:  # ids only: nothing to write
             continue
         taken: set[str] = set()
         for artifact in artifacts:

@@ -17,11 +17,11 @@ from pathlib import Path
 
 from stemma.core.execution_records import ExecutionRecord
 from stemma.core.operations.definition import OperationKind
-from stemma.core.operations.drafts import FinalizedArtifact
 from stemma.core.pipeline.composite_runner import run_composite
 from stemma.core.pipeline.creator_lifecycle import LifecycleOutcome, failure_outcome, run_creator
 from stemma.core.pipeline.curator_lifecycle import run_curator
 from stemma.core.pipeline.failure_logs import write_failure_log
+from stemma.core.pipeline.input_loading import load_inputs
 from stemma.core.pipeline.units import ExecutionUnit
 from stemma.core.run_ids import new_attempt_id
 from stemma.core.store import PipelineStore, open_pipeline_store
@@ -104,27 +104,19 @@ def report_crash(unit: ExecutionUnit, error: BaseException, store: PipelineStore
 
 def _execute(unit: ExecutionUnit, store: PipelineStore, run_id: str) -> LifecycleOutcome:
     try:
-        inputs = _load_inputs(unit, store)
+        inputs, associated = load_inputs(unit, store)
     except Exception as err:
         return failure_outcome(err, None, prefix="could not load the inputs: ")
     try:
         if unit.operation.is_curator():
-            return run_curator(unit, inputs, store)
+            return run_curator(unit, inputs, store, associated=associated)
         if unit.operation.kind is OperationKind.COMPOSITE:
             return run_composite(unit, inputs, load=store.load_artifacts)
-        return run_creator(unit, inputs, run_id=run_id, load=store.load_artifacts)
+        return run_creator(
+            unit, inputs, run_id=run_id, load=store.load_artifacts, associated=associated
+        )
     except Exception as err:  # the lifecycles catch their own; this guards against their bugs
         return failure_outcome(err, None, prefix="the worker failed: ")
-
-
-def _load_inputs(unit: ExecutionUnit, store: PipelineStore) -> dict[str, list[FinalizedArtifact]]:
-    roles = unit.inputs()
-    wanted = {artifact_id for ids in roles.values() for artifact_id in ids}
-    loaded = store.load_artifacts(wanted) if wanted else {}
-    if missing := sorted(wanted - set(loaded)):
-        shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if missing[10:] else "")
-        raise LookupError(f"{len(missing)} input artifacts are not in the store: {shown}")
-    return {role: [loaded[i] for i in ids] for role, ids in roles.items()}
 
 
 def _record(

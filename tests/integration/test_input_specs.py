@@ -1,0 +1,40 @@
+"""InputSpec.hydrate and with_associated, honoured by creators and curators."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))  # spawned workers inherit sys.path
+from spec_operations import KeepScored, ReportInputs
+
+from stemma.core.operations.examples import DataGenerator, MetricCalculator
+from stemma.core.pipeline.pipeline import Pipeline
+from stemma.core.store import open_pipeline_store
+
+
+def test_hydrate_false_and_with_associated_reach_a_creator_and_a_curator(
+    tmp_path: pathlib.Path,
+) -> None:
+    pipeline = Pipeline.create("specs", root=tmp_path, max_workers=2)
+    generated = pipeline.run(DataGenerator, params={"count": 3, "rows": 4})
+    all_ids = pipeline.artifact_ids(generated.output("datasets"))
+    scored_only = sorted(all_ids)[:2]  # metrics for two of the three datasets
+    pipeline.run(MetricCalculator, inputs={"dataset": scored_only})
+    kept = pipeline.run(KeepScored, inputs={"dataset": generated.output("datasets")})
+    # (before ReportInputs, whose reports are metrics derived from every dataset)
+    reported = pipeline.run(ReportInputs, inputs={"dataset": generated.output("datasets")})
+    reports = open_pipeline_store(tmp_path).load_artifacts(
+        pipeline.artifact_ids(reported.output("report"))
+    )
+    kept_ids = pipeline.artifact_ids(kept.output("dataset"))
+    pipeline.finalize()
+
+    seen = [json.loads(a.content or b"{}") for a in reports.values()]
+    assert len(seen) == 3
+    assert all(not report["has_content"] for report in seen)  # hydrate=False: ids only
+    assert all(report["files"] == 0 for report in seen)  # and nothing materialized
+    assert sorted(len(report["metrics"]) for report in seen) == [0, 1, 1]
+    assert all("mean_y" in m for report in seen for m in report["metrics"])
+    assert sorted(kept_ids) == scored_only
