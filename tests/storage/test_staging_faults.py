@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import pickle
+import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -132,6 +136,46 @@ def test_recover_finishes_a_sealed_wave_whose_bundle_turned_corrupt(
     assert _count(store, EXECUTIONS) == 2
     assert (store.layout.staging / ".quarantine" / "1_score" / bundles[2].name).is_dir()
     assert not list(waves_dir.iterdir())
+
+
+_QUARANTINE_THEN_DIE = """
+import os, pickle, signal, sys
+from pathlib import Path
+import stemma.storage.waves as waves
+from stemma.storage import DeltaStore
+
+def die(*args, **kwargs):  # the bundle is quarantined; the wave is not sealed again yet
+    os.kill(os.getpid(), signal.SIGKILL)
+
+waves.write_manifest = die
+bundles = pickle.loads(Path(sys.argv[2]).read_bytes())
+DeltaStore(Path(sys.argv[1])).commit_wave(bundles)
+"""
+
+
+def test_kill_9_between_quarantine_and_resealing_then_recover_commits_the_rest_once(
+    store: DeltaStore, make_record: RecordFactory, make_metric: MetricFactory, tmp_path: Path
+) -> None:
+    bundles, _ = _stage(store, make_record, make_metric)
+    _truncate(bundles[1] / METRICS.staged_name)
+    pickled = tmp_path / "bundles.pickle"
+    pickled.write_bytes(pickle.dumps(bundles))
+
+    child = subprocess.run(
+        [sys.executable, "-c", _QUARANTINE_THEN_DIE, str(store.layout.root), str(pickled)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+    assert child.returncode == -signal.SIGKILL, child.stderr
+    assert (store.layout.staging / ".quarantine" / "1_score" / bundles[1].name).is_dir()
+    assert _count(store, EXECUTIONS) == 0
+    assert DeltaStore(store.layout.root).recover() == 2
+    assert store.recover() == 0
+    assert _count(store, EXECUTIONS) == 2
+    assert _count(store, METRICS) == 2
 
 
 # ---------------------------------------------------------------- late files: waited for
