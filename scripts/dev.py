@@ -100,6 +100,8 @@ def package_alone(package: str) -> Stage:
 SLURM_CLUSTER = Stage(
     name="local SLURM cluster", argv=("bash", "scripts/slurm-dev-cluster.sh", "start")
 )
+# tmux drives the dashboard's end-to-end test; installed from apt when missing.
+SYSTEM_TOOLS = Stage(name="system tools (tmux)", argv=("bash", "scripts/system-tools.sh"))
 
 
 LINT = [SYNC, RUFF_CHECK, RUFF_FORMAT]
@@ -119,6 +121,7 @@ CHECK = [
         env={"NO_MKDOCS_2_WARNING": "1"},
     ),
     SLURM_CLUSTER,
+    SYSTEM_TOOLS,
     PYTEST,
     *(package_alone(p) for p in PACKAGES),
 ]

@@ -51,6 +51,7 @@ from stemma.core.run_ids import new_run_id
 from stemma.core.store import PipelineStore, open_pipeline_store
 
 DEFAULT_PARALLEL_STEPS = 4
+BACKEND_ENV = "STEMMA_BACKEND"
 
 
 class Pipeline:
@@ -93,7 +94,7 @@ class Pipeline:
         name: str,
         root: str | os.PathLike[str] | None = None,
         *,
-        backend: str = "local",
+        backend: str | None = None,
         failure_policy: str = "continue",
         cache_policy: str = "all_succeeded",
         skip_cache: bool = False,
@@ -102,6 +103,9 @@ class Pipeline:
         parallel_steps: int = DEFAULT_PARALLEL_STEPS,
     ) -> Pipeline:
         """Start a new run named ``name`` on the store at ``root`` (``.stemma`` by default).
+
+        ``backend`` None means ``$STEMMA_BACKEND``, else ``local`` (so ``stemma run --backend
+        slurm script.py`` moves a script without editing it).
 
         Raises:
             StoreUnavailableError: stemma-storage (the Delta store) is not installed.
@@ -112,7 +116,7 @@ class Pipeline:
         failures = parse_policy(FailurePolicy, failure_policy, "failure_policy")
         store = open_pipeline_store(root)
         store.recover()
-        engine = open_backend(backend, max_workers=max_workers)
+        engine = open_backend(backend or default_backend(), max_workers=max_workers)
         context = PipelineContext(
             store=store,
             backend=engine,
@@ -138,7 +142,7 @@ class Pipeline:
         pipeline_run_id: str | None = None,
         *,
         name: str | None = None,
-        backend: str = "local",
+        backend: str | None = None,
         max_workers: int | None = None,
         **options: Any,
     ) -> Pipeline:
@@ -148,7 +152,7 @@ class Pipeline:
             root: the store root.
             pipeline_run_id: the run to continue; or give ``name`` for its newest run.
             name: the pipeline name, when ``pipeline_run_id`` is not given.
-            backend: where new steps run.
+            backend: where new steps run; None for ``$STEMMA_BACKEND``, else ``local``.
             max_workers: worker processes of the local backend.
             **options: ``failure_policy``, ``cache_policy``, ``skip_cache``, ``preserve_working``.
 
@@ -167,7 +171,7 @@ class Pipeline:
         if not events:
             raise ValueError(f"no run {pipeline_run_id!r} under {store.layout.root}")
         restored, next_number = restore_steps(events)
-        engine = open_backend(backend, max_workers=max_workers)
+        engine = open_backend(backend or default_backend(), max_workers=max_workers)
         context = PipelineContext(
             store=store,
             backend=engine,
@@ -398,6 +402,11 @@ class Pipeline:
 
     def __bool__(self) -> bool:
         return bool(self._ctx.steps) and all(result.success for result in self)
+
+
+def default_backend() -> str:
+    """``$STEMMA_BACKEND``, else ``local``: what ``backend=None`` means."""
+    return os.environ.get(BACKEND_ENV) or "local"
 
 
 def _monitor(run_id: str, name: str, store: PipelineStore, backend: Backend) -> RunMonitor:
