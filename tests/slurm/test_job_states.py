@@ -53,3 +53,11 @@ def test_state_of_an_element_of_an_array_not_split_yet_is_the_arrays() -> None:
     assert state is not None
     assert state.phase is Phase.WAITING
     assert state_of("51_0", states) is None
+
+
+def test_an_elements_own_line_wins_over_a_cancelled_range_that_names_it() -> None:
+    states = parse_sacct(["60_[0-3%2]|CANCELLED by 0|0:0", "60_1|RUNNING|0:0"])
+    assert states["60_1"].phase is Phase.STARTED
+    assert not states["60_1"].inferred
+    assert states["60_0"].phase is Phase.ENDED
+    assert states["60_0"].inferred  # the poller confirms it with squeue before believing it

@@ -210,13 +210,17 @@ class SlurmBackend:
         """Wait for every element (dropping those not started when ``cancel_pending``).
 
         After a level-2 cancel, the hard ``scancel`` still to come is done now: the run is
-        over, and none of its jobs may outlive it.
+        over, and none of its jobs may outlive it. Returns once squeue holds none of them (a
+        job stays listed for a moment after its result is written).
         """
         self._escalate_now()
         if cancel_pending:
             self._drop_unstarted()
         wait(self.poller.unsettled())
         self.poller.stop()
+        arrays = self._all_arrays()
+        if arrays:
+            self._wait_gone(arrays, _SQUEUE_DRAIN_SECONDS)
 
     def terminate(self, *, grace_seconds: float = 2.0) -> None:
         """SIGTERM the run's jobs, hard ``scancel`` after ``grace_seconds`` (at once with none).

@@ -47,6 +47,10 @@ class ElementState:
     """The state's first word: ``CANCELLED by 0`` becomes ``CANCELLED``."""
     exit_code: int | None
     """The exit code, negative for a signal (``0:9`` is -9); None if sacct gave none."""
+    inferred: bool = False
+    """Read off a line for several elements (a range, or the whole array), not the element's
+    own: sacct shows a cancelled remainder under the array's original range, which may name
+    elements that started a moment before and have no line of their own yet."""
 
     @property
     def phase(self) -> Phase:
@@ -80,8 +84,14 @@ def parse_sacct(lines: Iterable[str]) -> dict[str, ElementState]:
         if len(parts) < 3:
             continue
         state, exit_code = parts[1].split(" ")[0].rstrip("+"), parse_exit_code(parts[2])
-        for job_id in expand_job_ids(parts[0]):
-            states[job_id] = ElementState(job_id=job_id, state=state, exit_code=exit_code)
+        ids = expand_job_ids(parts[0])
+        inferred = ids != [parts[0]]
+        for job_id in ids:
+            known = states.get(job_id)
+            if known is None or known.inferred:  # an element's own line always wins
+                states[job_id] = ElementState(
+                    job_id=job_id, state=state, exit_code=exit_code, inferred=inferred
+                )
     return states
 
 
@@ -99,7 +109,12 @@ def expand_job_ids(text: str) -> list[str]:
 
 
 def state_of(job_id: str, states: dict[str, ElementState]) -> ElementState | None:
-    """An element's state: its own line, else its whole array's line, else None (not listed)."""
+    """An element's state: its own line, else its whole array's line, else None (not listed).
+
+    An array's own line stands for the elements not split off yet; an element that just
+    started may lack a line of its own for a few seconds, so the poller confirms an ended
+    array line with squeue before it believes it of an element.
+    """
     return states.get(job_id) or states.get(array_id(job_id))
 
 

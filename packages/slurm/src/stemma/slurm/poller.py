@@ -19,7 +19,7 @@ from typing import Any
 from stemma.slurm import commands
 from stemma.slurm.element import ElementFiles, crash_error, read_outcome, worker_log_text
 from stemma.slurm.errors import ClusterUnavailableError
-from stemma.slurm.job_states import Phase, array_id, parse_sacct, state_of
+from stemma.slurm.job_states import ElementState, Phase, array_id, parse_sacct, state_of
 
 _TICK_SECONDS = 0.2
 _SQUEUE_MAX_AGE_SECONDS = 0.5
@@ -221,12 +221,15 @@ class RunPoller:
 
     def _query(self) -> bool:
         arrays = self.arrays()
+        if not arrays:  # the last elements were settled by their result files just now
+            return False
         self.status_queries += 1
         states = parse_sacct(commands.sacct_lines(arrays))
         changed = False
         now = time.monotonic()
         with self._lock:
             items = list(self._tracked.items())
+        _confirm_inferred_ends([job_id for job_id, _ in items], states)
         for job_id, item in items:
             state = state_of(job_id, states)
             if state is None or state.phase is Phase.WAITING:
@@ -265,3 +268,27 @@ class RunPoller:
     def _forget(self, job_id: str) -> _Tracked | None:
         with self._lock:
             return self._tracked.pop(job_id, None)
+
+
+def _confirm_inferred_ends(job_ids: list[str], states: dict[str, ElementState]) -> None:
+    """Check with squeue the elements sacct lists only through an ended array or range line.
+
+    After part of an array is cancelled, sacct shows the cancelled remainder as one line under
+    the array's id or its original range (``12_[0-3%2]``), while an element that just started
+    may not have a line of its own yet (sacct lags): it must not be taken for cancelled.
+    squeue, which is current, says which of them still wait or run; the others did end as
+    their array's line says.
+    """
+    suspects: list[str] = []
+    for job_id in job_ids:
+        state = states.get(job_id) or states.get(array_id(job_id))
+        if state is not None and state.phase is Phase.ENDED and state.job_id != job_id:
+            suspects.append(job_id)  # from the array's line
+        elif state is not None and state.phase is Phase.ENDED and state.inferred:
+            suspects.append(job_id)  # from a range line
+    if not suspects:
+        return
+    live = parse_sacct(commands.squeue_lines({array_id(job_id) for job_id in suspects}))
+    for job_id in suspects:
+        if job_id in live:
+            states[job_id] = live[job_id]
