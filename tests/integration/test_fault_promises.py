@@ -170,6 +170,8 @@ def test_pipelines_writing_one_root_at_once_all_succeed_and_every_commit_lands_o
     tables = assert_no_duplicates(root)
     offered = {a for result in outputs.values() for ids in result.values() for a in ids}
     assert offered <= set(tables["artifacts/index"].get_column("artifact_id").to_list())
+    executions = tables["orchestration/executions"].filter(pl.col("success"))
+    assert executions.get_column("execution_spec_id").is_unique().all()  # each key ran once
     completed = tables["orchestration/steps"].filter(pl.col("status") == "completed")
     assert completed.group_by("pipeline_run_id").len().get_column("len").to_list() == [3] * len(
         variants
