@@ -15,7 +15,7 @@ import queue
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from types import FrameType
 from typing import Any, TextIO
 
@@ -133,3 +133,18 @@ class Canceller:
                 file=out,
                 flush=True,
             )
+
+
+def print_cancel_summary(summary: Mapping[str, Any], level: int) -> None:
+    """One line on stderr at the end of a cancelled run: what happened, and how to finish."""
+    counts: dict[str, int] = {}
+    for row in summary["steps"]:
+        counts[row["status"]] = counts.get(row["status"], 0) + 1
+    described = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+    print(
+        f"stemma: run {summary['pipeline_run_id']} cancelled ({CancelLevel(level).name.lower()})"
+        f": {described or 'no steps'}. Run it again to redo only the cancelled and skipped "
+        "steps; finished work is cached.",
+        file=sys.stderr,
+        flush=True,
+    )

@@ -10,7 +10,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
-import sys
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -18,13 +17,11 @@ from typing import Any
 
 import polars as pl
 
-from stemma.core.backends.base import Backend, open_backend
 from stemma.core.cancel_levels import CancelLevel
 from stemma.core.execution_records import StepEvent
 from stemma.core.live.channel import LiveChannel
-from stemma.core.live.monitor import RunMonitor
 from stemma.core.operations.definition import OperationDefinition
-from stemma.core.pipeline.cancellation import Canceller
+from stemma.core.pipeline.cancellation import Canceller, print_cancel_summary
 from stemma.core.pipeline.composite_expansion import (
     ExpandedComposite,
     expand_composite,
@@ -45,13 +42,12 @@ from stemma.core.pipeline.run_history import (
     runs_frame,
     summarize,
 )
+from stemma.core.pipeline.run_setup import open_context
 from stemma.core.pipeline.step_dispatch import run_step
-from stemma.core.provenance import capture_provenance
 from stemma.core.run_ids import new_run_id
 from stemma.core.store import PipelineStore, open_pipeline_store
 
 DEFAULT_PARALLEL_STEPS = 4
-BACKEND_ENV = "STEMMA_BACKEND"
 
 
 class Pipeline:
@@ -116,16 +112,14 @@ class Pipeline:
         failures = parse_policy(FailurePolicy, failure_policy, "failure_policy")
         store = open_pipeline_store(root)
         store.recover()
-        engine = open_backend(backend or default_backend(), max_workers=max_workers)
-        context = PipelineContext(
-            store=store,
-            backend=engine,
-            monitor=_monitor(run_id, name, store, engine),
+        context = open_context(
+            store,
             run_id=run_id,
-            steps={},
+            name=name,
+            backend=backend,
+            max_workers=max_workers,
             cache_policy=cache,
             preserve_working=preserve_working,
-            provenance=capture_provenance().to_dict(),
         )
         return cls(
             name=name,
@@ -171,21 +165,21 @@ class Pipeline:
         if not events:
             raise ValueError(f"no run {pipeline_run_id!r} under {store.layout.root}")
         restored, next_number = restore_steps(events)
-        engine = open_backend(backend or default_backend(), max_workers=max_workers)
-        context = PipelineContext(
-            store=store,
-            backend=engine,
-            monitor=_monitor(pipeline_run_id, pipeline_run_id.rsplit("_", 3)[0], store, engine),
+        name = pipeline_run_id.rsplit("_", 3)[0]
+        context = open_context(
+            store,
             run_id=pipeline_run_id,
-            steps=restored,
+            name=name,
+            backend=backend,
+            max_workers=max_workers,
             cache_policy=parse_policy(
                 CachePolicy, options.get("cache_policy", "all_succeeded"), "cache_policy"
             ),
             preserve_working=bool(options.get("preserve_working", False)),
-            provenance=capture_provenance().to_dict(),
+            steps=restored,
         )
         return cls(
-            name=pipeline_run_id.rsplit("_", 3)[0],
+            name=name,
             context=context,
             skip_cache=bool(options.get("skip_cache", False)),
             failure_policy=parse_policy(
@@ -383,7 +377,7 @@ class Pipeline:
         steps = [self._ctx.steps[n] for n in sorted(self._ctx.steps)]
         summary = summarize(self.name, self.run_id, steps)
         if self._ctx.cancel_level:
-            _print_cancel_summary(summary, self._ctx.cancel_level)
+            print_cancel_summary(summary, self._ctx.cancel_level)
         return summary
 
     # ------------------------------------------------------------------ sequence protocol
@@ -402,26 +396,3 @@ class Pipeline:
 
     def __bool__(self) -> bool:
         return bool(self._ctx.steps) and all(result.success for result in self)
-
-
-def default_backend() -> str:
-    """``$STEMMA_BACKEND``, else ``local``: what ``backend=None`` means."""
-    return os.environ.get(BACKEND_ENV) or "local"
-
-
-def _monitor(run_id: str, name: str, store: PipelineStore, backend: Backend) -> RunMonitor:
-    return RunMonitor(run_id=run_id, name=name, root=str(store.layout.root), backend=backend.name)
-
-
-def _print_cancel_summary(summary: Mapping[str, Any], level: int) -> None:
-    counts: dict[str, int] = {}
-    for row in summary["steps"]:
-        counts[row["status"]] = counts.get(row["status"], 0) + 1
-    described = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
-    print(
-        f"stemma: run {summary['pipeline_run_id']} cancelled ({CancelLevel(level).name.lower()})"
-        f": {described or 'no steps'}. Run it again to redo only the cancelled and skipped "
-        "steps; finished work is cached.",
-        file=sys.stderr,
-        flush=True,
-    )
