@@ -37,6 +37,7 @@ def test_slurm_wave_returns_results_in_order_from_one_sbatch_call(
 ) -> None:
     futures = backend.submit_wave(slurm_tasks.square, list(range(6)), run.request(max_parallel=2))
     assert _results(futures) == [n * n for n in range(6)]
+    assert backend.job_states(1) == {"COMPLETED": 6}
     sbatch = command_log.calls("sbatch")
     assert len(sbatch) == 1
     script = pathlib.Path(sbatch[0][-1]).read_text()

@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, wait
 from pathlib import Path
@@ -79,6 +80,7 @@ class SlurmBackend:
         self._arrays: set[str] = set()
         self._cluster_max_array: int | None = None
         self._escalation: threading.Timer | None = None
+        self._step_elements: dict[int, list[str]] = {}
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ submitting
@@ -126,6 +128,9 @@ class SlurmBackend:
             submitted.append(array)
             self._record(request, log_dir, array, len(jobs))
             futures.extend(self._future(str(job.job_id), log_dir) for job in jobs)
+        with self._lock:
+            elements = self._step_elements.setdefault(request.step_number, [])
+            elements.extend(future.files.job_id for future in futures)
         self.poller.track(futures)  # after the last array: every poll covers the whole wave
         return list(futures)
 
@@ -143,6 +148,17 @@ class SlurmBackend:
         with self._lock:
             self.sbatch_calls += 1
         return executor.map_array(functools.partial(run_element, fn), payloads)
+
+    def job_states(self, step_number: int) -> dict[str, int]:
+        """How many of a step's elements are in each scheduler state (``{"RUNNING": 2, …}``).
+
+        From the poller's last answers, so no scheduler call; for the run's live state
+        (``StepState.jobs``).
+        """
+        with self._lock:
+            elements = list(self._step_elements.get(step_number, []))
+        states = self.poller.last_states
+        return dict(Counter(states.get(job_id, "PENDING") for job_id in elements))
 
     def _record(self, request: WaveRequest, log_dir: Path, array: str, elements: int) -> None:
         with self._lock:

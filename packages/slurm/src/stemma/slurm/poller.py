@@ -16,6 +16,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
+from stemma.core.backends.base import WorkerCrashedError
 from stemma.slurm import commands
 from stemma.slurm.element import ElementFiles, crash_error, read_outcome, worker_log_text
 from stemma.slurm.errors import ClusterUnavailableError
@@ -85,6 +86,8 @@ class RunPoller:
     """Set when the run is being cancelled: why its killed elements have no result."""
     status_queries: int = 0
     """sacct calls made so far (one per poll, whatever the number of jobs)."""
+    last_states: dict[str, str] = field(default_factory=dict[str, str])
+    """Each element's last known scheduler state (``PENDING`` until sacct lists it)."""
     _tracked: dict[str, _Tracked] = field(default_factory=dict[str, _Tracked])
     _to_drop: set[str] = field(default_factory=set[str])
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -197,6 +200,7 @@ class RunPoller:
             dropped, self._to_drop = self._to_drop, set()
             for job_id in dropped:
                 self._tracked.pop(job_id, None)
+                self.last_states[job_id] = "CANCELLED"
         if dropped:  # not only pending ones: one that started since is killed (see cancel)
             commands.scancel(dropped)
 
@@ -232,6 +236,8 @@ class RunPoller:
         _confirm_inferred_ends([job_id for job_id, _ in items], states)
         for job_id, item in items:
             state = state_of(job_id, states)
+            if state is not None:
+                self.last_states[job_id] = state.state
             if state is None or state.phase is Phase.WAITING:
                 continue
             future = item.future
@@ -254,6 +260,8 @@ class RunPoller:
         return changed
 
     def _settle(self, job_id: str, value: Any, error: BaseException | None) -> None:
+        if not isinstance(error, WorkerCrashedError):  # it left a result: its job completes
+            self.last_states[job_id] = "COMPLETED"
         item = self._forget(job_id)
         if item is None or item.future.done():
             return
