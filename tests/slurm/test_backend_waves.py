@@ -10,7 +10,7 @@ import slurm_tasks
 from slurm_testing import CommandLog, Run
 
 from stemma.core.backends.base import Backend, WorkerCrashedError, open_backend
-from stemma.slurm import ClusterUnavailableError, SlurmBackend
+from stemma.slurm import ClusterUnavailableError, SlurmBackend, SubmissionError
 
 pytestmark = pytest.mark.slurm
 
@@ -99,3 +99,11 @@ def test_slurm_without_slurm_commands_says_how_to_start_a_cluster(
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     with pytest.raises(ClusterUnavailableError, match=r"slurm-dev-cluster\.sh start"):
         SlurmBackend().submit_wave(slurm_tasks.square, [1], run.request())
+
+
+def test_slurm_wave_sbatch_refuses_is_a_submission_error_naming_the_job(
+    backend: SlurmBackend, run: Run
+) -> None:
+    request = run.request(extra={"partition": "no-such-partition"})
+    with pytest.raises(SubmissionError, match=rf"sbatch refused {run.tag}-s1-test .*partition"):
+        backend.submit_wave(slurm_tasks.square, [1, 2], request)

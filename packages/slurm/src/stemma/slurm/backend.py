@@ -108,6 +108,8 @@ class SlurmBackend:
                 submitted are cancelled).
             ValueError: the request's resources or time limit are malformed.
         """
+        from submitit.core.utils import FailedJobError, FailedSubmissionError
+
         if not payloads:
             return []
         log_dir = Path(request.log_dir or self.default_root / "logs" / "slurm" / request.run_id)
@@ -119,11 +121,16 @@ class SlurmBackend:
         for indices in split_wave(len(payloads), self._max_array_size()):
             try:
                 jobs = self._sbatch(fn, [payloads[i] for i in indices], log_dir, parameters)
-            except Exception as error:
+            except (FailedJobError, FailedSubmissionError) as error:
                 commands.scancel(submitted)
                 raise SubmissionError(
-                    f"sbatch refused {request.job_name} ({len(indices)} elements): {error}"
+                    f"sbatch refused {request.job_name} ({len(indices)} elements): {error}; "
+                    "check the operation's resources and extra options (partition, account…) "
+                    "against `sinfo` and `scontrol show config`"
                 ) from error
+            except BaseException:  # e.g. a payload that cannot be pickled
+                commands.scancel(submitted)
+                raise
             array = jobs[0].job_id.split("_", 1)[0]
             submitted.append(array)
             self._record(request, log_dir, array, len(jobs))
