@@ -119,3 +119,27 @@ def test_channel_hands_the_highest_new_request_to_the_pipeline_once(
 def test_run_state_rejects_a_file_that_is_not_a_state() -> None:
     with pytest.raises(ValueError, match="not a stemma run state file"):
         RunState.from_json('{"steps": []}')
+
+
+def test_channel_ignores_requests_left_from_an_earlier_life_of_the_run(
+    tmp_path: pathlib.Path,
+) -> None:
+    monitor = _monitor()
+    write_state(tmp_path, monitor.snapshot())
+    request_cancel(tmp_path, monitor.run_id, 1)  # the run was cancelled once, then resumed
+    seen: list[CancelLevel] = []
+    got = threading.Event()
+
+    def on_cancel(level: CancelLevel) -> None:
+        seen.append(level)
+        got.set()
+
+    channel = LiveChannel(tmp_path, monitor, on_cancel, write_seconds=0.25)
+    channel.start()
+    try:
+        assert not got.wait(0.8)  # the old request is history
+        request_cancel(tmp_path, monitor.run_id, 1)
+        assert got.wait(2)
+    finally:
+        channel.stop()
+    assert seen == [CancelLevel.GRACEFUL]

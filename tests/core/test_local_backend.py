@@ -87,3 +87,11 @@ def test_guilty_pids_blames_the_worker_that_died_of_something_else_than_the_pool
     assert guilty_pids({10: -signal.SIGKILL, 11: -signal.SIGTERM}) == {10}
     assert guilty_pids({10: 3, 11: -signal.SIGTERM, 12: 0}) == {10}
     assert guilty_pids({10: -signal.SIGTERM, 11: -signal.SIGTERM}) == {10, 11}  # can't tell
+
+
+def test_local_backend_forkserver_workers_run_units() -> None:
+    local = LocalBackend(max_workers=1, start_method="forkserver")
+    try:
+        assert local.submit(backend_tasks.square, 7).result(timeout=120) == 49
+    finally:
+        local.terminate()

@@ -74,3 +74,18 @@ def test_operation_steps_refuse_bad_params_and_roles_at_apply() -> None:
         apply("bad", Transform)
     with pytest.raises(LoweringError, match="needs a version"):
         apply("plain", print)
+
+
+def test_a_single_string_for_a_role_is_refused_at_apply() -> None:
+    with pytest.raises(LoweringError, match="got a single string"):
+        apply("bad", Transform, dataset="0" * 32)
+
+
+class _Scale:
+    def __init__(self, x: int) -> None:
+        self.x = x
+
+
+def test_a_plain_class_is_still_a_function_step(tmp_path: pathlib.Path) -> None:
+    step = apply("cls", _Scale, version="v1", x=3)
+    assert lower(step).name == "cls"

@@ -53,6 +53,11 @@ def operation_inputs(
     params: Mapping[str, Any] = given.get("params") or {}
     built = operation.build(params=params, resources=None, execution=None)
     declared = operation.inputs
+    if plain := sorted(role for role, value in roles.items() if isinstance(value, str | bytes)):
+        raise LoweringError(
+            f"step {name!r}: input role(s) {plain} got a single string; give an upstream step, "
+            "output_of(step, role), or a list of artifact ids"
+        )
     if not operation.runtime_defined_inputs:
         if unknown := sorted(set(roles) - set(declared)):
             raise LoweringError(
@@ -88,7 +93,7 @@ def run_operation_step(
     try:
         result = pipeline.run(cls, inputs=inputs or None, params=dict(params) or None)
         status = result.metadata.get("status")
-        if status != "completed" or (result.total_count and not result.succeeded_count):
+        if status != "completed" or result.failed_count:  # never cache a partial result
             raise RuntimeError(
                 f"operation {operation!r} {status}: {result.metadata.get('error') or ''} "
                 f"(failure logs under {current_root() / 'logs' / 'failures'})"

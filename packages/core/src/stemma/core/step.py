@@ -72,6 +72,12 @@ class ArtifactStep:
         return f"ArtifactStep({self.name!r}, version={self.version!r}, deps={len(self.deps)})"
 
 
+def _is_operation(cls: type) -> bool:
+    from stemma.core.operations.definition import OperationDefinition
+
+    return issubclass(cls, OperationDefinition)
+
+
 def apply(
     name: str,
     fn: Callable[..., Any] | type[OperationDefinition],
@@ -104,7 +110,7 @@ def apply(
         UnfingerprintableError: an input cannot be encoded canonically (names the argument).
     """
     check_name(name)
-    if isinstance(fn, type):
+    if isinstance(fn, type) and _is_operation(fn):
         from stemma.core.operation_steps import operation_inputs, run_operation_step
 
         version, inputs = operation_inputs(name, fn, version, inputs)

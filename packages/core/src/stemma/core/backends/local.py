@@ -89,7 +89,6 @@ class LocalBackend:
         marker = self._marker_dir() / uuid.uuid4().hex
         task = _Task(fn=fn, payload=payload, outer=outer, marker=marker)
         with self._lock:
-            self._terminating = False
             self._tasks[outer] = task
         self._dispatch(task)
         return outer
@@ -168,6 +167,7 @@ class LocalBackend:
             self._forget(task)
             _settle_once(task.outer, error=_terminated())
         elif not guilty and task.resubmits < MAX_RESUBMITS:
+            _kill_workers(pool)  # its first attempt must not still be running beside the next
             task.resubmits += 1
             task.marker.unlink(missing_ok=True)
             self._dispatch(task)
@@ -299,6 +299,13 @@ def _processes(pool: ProcessPoolExecutor) -> list[BaseProcess]:
     # The executor keeps its workers in a private dict; it is the only handle on them.
     found: dict[int, BaseProcess] | None = getattr(pool, "_processes", None)
     return list((found or {}).values())
+
+
+def _kill_workers(pool: ProcessPoolExecutor | None) -> None:
+    for process in _processes(pool) if pool is not None else []:
+        if process.is_alive():
+            process.kill()
+            process.join(timeout=2)
 
 
 def _broken(pool: ProcessPoolExecutor) -> bool:

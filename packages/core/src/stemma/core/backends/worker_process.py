@@ -55,9 +55,19 @@ def init_worker(orchestrator_pid: int) -> None:
 def _exit_when_orphaned(parent: int) -> None:
     stop = threading.Event()
     while True:
-        if os.getppid() != parent:  # re-parented: the orchestrator died
+        # Under forkserver our parent is the forkserver: ask after the orchestrator itself.
+        if os.getppid() != parent and not _alive(parent):
             os._exit(70)  # EX_SOFTWARE; staged bundles are committed at the next start
         stop.wait(PARENT_CHECK_SECONDS)
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` is a live process (not gone, not a zombie), from /proc."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
 
 
 def run_tracked(fn: Callable[[Any], Any], payload: Any, marker: str) -> Any:

@@ -38,12 +38,15 @@ class LiveChannel:
         self._write_seconds = write_seconds
         self._stop = threading.Event()
         self._seen_level = 0
+        self._seen: set[str] = set()
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
         """Write the first state now, then keep it fresh on a daemon thread."""
         if self._thread is not None:
             return
+        # A resumed run keeps its id: requests already on disk were for its earlier life.
+        self._seen = {r.name for r in pending_requests(self._root, self._monitor.run_id)}
         write_state(self._root, self._monitor.snapshot())
         self._thread = threading.Thread(target=self._loop, name="stemma-live", daemon=True)
         self._thread.start()
@@ -57,15 +60,15 @@ class LiveChannel:
             write_state(self._root, self._monitor.snapshot(final=True))
 
     def _loop(self) -> None:
-        run_id = self._monitor.snapshot().run_id
+        run_id = self._monitor.run_id
         ticks_per_write = max(1, round(self._write_seconds / POLL_SECONDS))
         tick = 0
         while not self._stop.wait(POLL_SECONDS):
             tick += 1
             with contextlib.suppress(OSError, ValueError):  # a bad request must not end the run
-                requested = max(
-                    (r.level for r in pending_requests(self._root, run_id)), default=None
-                )
+                requests = pending_requests(self._root, run_id)
+                fresh = [r for r in requests if r.name not in self._seen]
+                requested = max((r.level for r in fresh), default=None)
                 if requested is not None and requested > self._seen_level:
                     self._seen_level = int(requested)
                     self._on_cancel(requested)

@@ -8,6 +8,7 @@ of who asked what.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import socket
@@ -29,6 +30,8 @@ class CancelRequest:
     requested_at: str
     requested_by: str
     """``user@host (pid N)`` of the requester, for the record."""
+    name: str = ""
+    """The request's file name under ``control/`` (unique)."""
 
 
 def request_cancel(
@@ -66,7 +69,7 @@ def request_cancel(
         )
     )
     partial.replace(control / name)
-    return request
+    return dataclasses.replace(request, name=name)
 
 
 def pending_requests(root: str | os.PathLike[str], run_id: str) -> list[CancelRequest]:
@@ -82,6 +85,7 @@ def pending_requests(root: str | os.PathLike[str], run_id: str) -> list[CancelRe
                     level=CancelLevel.parse(data["level"]),
                     requested_at=str(data["requested_at"]),
                     requested_by=str(data.get("requested_by", "unknown")),
+                    name=path.name,
                 )
             )
         except (OSError, ValueError, KeyError, TypeError):

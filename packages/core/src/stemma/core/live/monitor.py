@@ -14,6 +14,9 @@ from dataclasses import replace
 
 from stemma.core.live.state import RunState, RunStatus, StepState, utc_now
 
+_HARD = 3
+"""The hard cancellation level: the process is about to exit."""
+
 
 class RunMonitor:
     """Thread-safe per-step counts and statuses of one run."""
@@ -34,6 +37,11 @@ class RunMonitor:
         )
         self.version = 0
         """Bumped on every change, so the writer knows whether there is news."""
+
+    @property
+    def run_id(self) -> str:
+        """The run being monitored."""
+        return self._run.run_id
 
     def step_submitted(self, number: int, name: str, operation: str) -> None:
         """A step was submitted: pending until its inputs are committed."""
@@ -87,8 +95,8 @@ class RunMonitor:
         with self._lock:
             steps = tuple(self._steps[n] for n in sorted(self._steps))
             run = replace(self._run, steps=steps, heartbeat=utc_now())
-        if final:
-            run = replace(run, status=_final_status(run), ended_at=utc_now())
+        if final or run.cancel_level >= _HARD:  # a hard cancel is the end, whoever writes
+            run = replace(run, status=_final_status(run), ended_at=run.ended_at or utc_now())
         return run
 
     def _put(self, step: StepState) -> None:

@@ -12,6 +12,8 @@ import datetime as dt
 import json
 import os
 import socket
+import threading
+import uuid
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
@@ -21,6 +23,7 @@ from typing import Any
 from stemma.core.run_ids import check_run_id
 
 STATE_FILE = "state.json"
+_WRITING = threading.Lock()
 STALE_ENV = "STEMMA_STALE_SECONDS"
 STALE_AFTER_SECONDS = float(os.environ.get(STALE_ENV, "30"))
 """Default: a heartbeat older than this makes a running run ``stale`` (``$STEMMA_STALE_SECONDS``,
@@ -133,9 +136,10 @@ def write_state(root: str | os.PathLike[str], state: RunState) -> None:
     """Replace the run's state file atomically."""
     directory = run_dir(root, state.run_id)
     directory.mkdir(parents=True, exist_ok=True)
-    partial = directory / f".{STATE_FILE}.{os.getpid()}.tmp"
+    partial = directory / f".{STATE_FILE}.{uuid.uuid4().hex}.tmp"  # threads never share one
     partial.write_text(state.to_json())
-    partial.replace(directory / STATE_FILE)
+    with _WRITING:  # the last writer in this process wins, whole
+        partial.replace(directory / STATE_FILE)
 
 
 def read_state(

@@ -55,8 +55,20 @@ class Canceller:
 
     def request(self, level: int | str | CancelLevel) -> None:
         """Apply ``level`` now (and every lower level not yet applied); idempotent."""
-        target = CancelLevel.parse(level)
+        self._apply(lambda current: CancelLevel.parse(level))
+
+    def press(self) -> None:
+        """One more press: the next level up (safe to call from a signal handler)."""
+        self._presses.put(None)
+
+    def _apply(self, choose: Callable[[int], CancelLevel]) -> None:
+        """Raise the level to ``choose(current)``; the choice and the raise are one step.
+
+        Returns at once: a force cancel's SIGTERM-then-SIGKILL runs on its own thread, so a
+        third press is applied while the second is still waiting for workers to stop.
+        """
         with self._lock:
+            target = choose(self._ctx.cancel_level)
             if target <= self._ctx.cancel_level:
                 return
             self._ctx.cancel_level = int(target)
@@ -64,15 +76,24 @@ class Canceller:
         self._ctx.monitor.cancel_level(int(target))
         self._say(target)
         if target is CancelLevel.HARD:
-            self._ctx.backend.cancel(CancelLevel.HARD)
-            write_state(self._ctx.store.layout.root, self._ctx.monitor.snapshot(final=True))
-            self._hard_exit(HARD_EXIT_CODE)
+            try:
+                self._ctx.backend.cancel(CancelLevel.HARD)
+                write_state(self._ctx.store.layout.root, self._ctx.monitor.snapshot(final=True))
+                with contextlib.suppress(Exception):  # best effort: cache-hit events not written
+                    if self._ctx.commit_lock.acquire(timeout=2):
+                        self._ctx.store.record_events(self._ctx.deferred_events)
+            finally:
+                self._hard_exit(HARD_EXIT_CODE)
         elif target is CancelLevel.FORCE:
-            self._ctx.backend.cancel(CancelLevel.FORCE)
+            threading.Thread(
+                target=self._ctx.backend.cancel,
+                args=(CancelLevel.FORCE,),
+                name="stemma-force-cancel",
+                daemon=True,
+            ).start()
 
-    def press(self) -> None:
-        """One more press: the next level up (safe to call from a signal handler)."""
-        self._presses.put(None)
+    def _next_level(self, current: int) -> CancelLevel:
+        return CancelLevel(min(current + 1, CancelLevel.HARD))
 
     def install_signal_handlers(self) -> bool:
         """Route SIGINT and SIGTERM here; only possible on the main thread (else: False).
@@ -95,11 +116,16 @@ class Canceller:
         self._previous.clear()
 
     def close(self) -> None:
-        """Restore the handlers and stop the press thread."""
+        """Restore the handlers, apply the presses that arrived meanwhile, stop the thread.
+
+        A press that landed while the run was ending still counts: three presses end in a hard
+        exit even if the run finished between the second and the third.
+        """
         self.restore_signal_handlers()
-        if self._thread is not None:
-            self._presses.put(CancelLevel.GRACEFUL)  # any item wakes it; stop flag below
-            self._thread = None
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            self._presses.put(CancelLevel.GRACEFUL)  # wakes it; it stops at this item
+            thread.join(timeout=5)
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         del signum, frame
@@ -113,11 +139,12 @@ class Canceller:
             self._thread.start()
 
     def _apply_presses(self) -> None:
-        while True:
-            item = self._presses.get()
-            if item is not None or self._thread is None:
-                return  # closed
-            self.request(min(self._ctx.cancel_level + 1, CancelLevel.HARD))
+        while self._presses.get() is None:  # a press; any other item means closed
+            try:
+                self._apply(self._next_level)
+            except Exception as error:  # the next press must still work
+                with contextlib.suppress(OSError, ValueError):
+                    print(f"stemma: cancelling failed: {error}", file=self._out or sys.stderr)
 
     def _say(self, level: CancelLevel) -> None:
         out = self._out or sys.stderr
