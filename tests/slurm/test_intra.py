@@ -82,8 +82,14 @@ for future in futures:
         outcomes.append("crashed")
     except BaseException as error:
         outcomes.append(type(error).__name__)
-steps = subprocess.run(["squeue", "-h", "-s", "-j", os.environ["SLURM_JOB_ID"], "-o", "%j"],
-                       capture_output=True, text=True).stdout.split()
+def stemma_steps():
+    out = subprocess.run(["squeue", "-h", "-s", "-j", os.environ["SLURM_JOB_ID"], "-o", "%j"],
+                         capture_output=True, text=True).stdout.split()
+    return [step for step in out if step.startswith("stemma-")]
+deadline = time.monotonic() + 30  # a killed step stays listed for a moment
+while stemma_steps() and time.monotonic() < deadline:
+    time.sleep(0.2)
+steps = stemma_steps()
 print(json.dumps({"outcomes": outcomes, "steps": steps}))
 """
 

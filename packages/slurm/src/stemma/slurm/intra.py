@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -26,6 +27,8 @@ from stemma.slurm.element import ElementFiles, ElementResult, crash_error
 from stemma.slurm.errors import NotInAllocationError
 
 STEP_MODULE = "stemma.slurm.intra_step"
+_DRAIN_SECONDS = 30.0
+"""How long a terminate waits for killed steps to exit and leave squeue."""
 _DEFAULT_REQUEST = WaveRequest(
     job_name="stemma-intra", run_id="intra", run_tag="stemma-intra", step_number=0, max_parallel=1
 )
@@ -167,7 +170,8 @@ class SlurmIntraBackend:
         """1: nothing; 2: SIGTERM the steps, kill them after the grace period; 3: kill now."""
         if level is CancelLevel.FORCE:
             self._cancelled = level
-            threading.Thread(target=self.terminate, args=(self.cancel_grace_seconds,)).start()
+            grace = {"grace_seconds": self.cancel_grace_seconds}
+            threading.Thread(target=self.terminate, kwargs=grace).start()
         elif level is CancelLevel.HARD:
             self._cancelled = level
             self.terminate(grace_seconds=0)
@@ -176,22 +180,27 @@ class SlurmIntraBackend:
         """Wait for running steps (dropping queued ones when ``cancel_pending``)."""
         self._threads.shutdown(wait=True, cancel_futures=cancel_pending)
 
-    def terminate(self, grace_seconds: float = 2.0) -> None:
-        """Drop queued packs; SIGTERM running steps, then ``scancel`` them after the grace."""
+    def terminate(self, *, grace_seconds: float = 2.0) -> None:
+        """Drop queued packs; SIGTERM running steps, then ``scancel`` them after the grace.
+
+        Returns once squeue lists none of the steps (a step stays listed for a moment after
+        its srun exits).
+        """
         self._threads.shutdown(wait=False, cancel_futures=True)
         steps = self._step_ids()
         if steps and grace_seconds > 0:
             commands.scancel(steps, signal="TERM")
             self._wait_for_steps(grace_seconds)
-        if self._step_ids():
-            commands.scancel(self._step_ids())
-        self._wait_for_steps(30.0)
+        left = self._step_ids()
+        if left:
+            commands.scancel(left)
+        self._wait_for_steps(_DRAIN_SECONDS)
+        deadline = time.monotonic() + _DRAIN_SECONDS
+        while self._step_ids() and time.monotonic() < deadline:
+            time.sleep(0.2)
 
     def _step_ids(self) -> list[str]:
-        """The allocation's steps this backend started (``JOBID.STEPID``), from squeue."""
-        with self._lock:
-            if not self._steps:
-                return []
+        """The allocation's steps named ``stemma-…`` (``JOBID.STEPID``), from squeue."""
         out = commands.run_slurm(
             ["squeue", "-h", "-s", "-j", self.job_id, "-o", "%i|%j"], check=False
         )
