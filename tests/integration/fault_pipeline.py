@@ -35,8 +35,12 @@ VARIANTS: dict[str, tuple[int, float]] = {
 for identical keys in every step; ``other-scale`` shares only the generator step."""
 
 
-def run_pipeline(root: str, *, seed: int = 0, scale: float = 2.0) -> dict[str, list[str]]:
+def run_pipeline(
+    root: str, *, seed: int = 0, scale: float = 2.0, must_succeed: bool = True
+) -> dict[str, list[str]]:
     """Generate three datasets, transform each (one unit per dataset), score each.
+
+    With ``must_succeed`` (the default) a run with any failed unit raises.
 
     Returns:
         Per step name, the sorted artifact ids it offers downstream.
@@ -51,7 +55,7 @@ def run_pipeline(root: str, *, seed: int = 0, scale: float = 2.0) -> dict[str, l
     )
     scored = pipeline.run(MetricCalculator, inputs={"dataset": transformed.output("dataset")})
     summary = pipeline.finalize()
-    if not summary["overall_success"]:
+    if must_succeed and not summary["overall_success"]:
         raise RuntimeError(f"the pipeline did not succeed: {summary}")
     return {
         "generate": sorted(pipeline.artifact_ids(generated.output("datasets"))),

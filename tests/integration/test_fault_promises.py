@@ -213,6 +213,17 @@ def _on_transform_wave(
     return seen
 
 
+def _transform_event_problems(root: pathlib.Path) -> tuple[int, list[str]]:
+    """The transform step's final event: its failed count and the bundles its wave left out."""
+    (final,) = [
+        e
+        for e in DeltaStore(root).step_events()
+        if e.step_name == "example.transform" and e.status != "running"
+    ]
+    problems: list[dict[str, Any]] = final.metadata.get("staging_problems", [])
+    return final.failed_count, [str(p["bundle"]) for p in problems]
+
+
 def _transform_successes(root: pathlib.Path) -> int:
     executions = delta_tables(root)["orchestration/executions"]
     return executions.filter(pl.col("success") & (pl.col("step_number") == 1)).height
@@ -229,7 +240,7 @@ def test_pipeline_with_a_truncated_staged_file_quarantines_that_bundle_and_commi
 
     seen = _on_transform_wave(monkeypatch, truncate)
 
-    outputs = run_pipeline(str(root))
+    outputs = run_pipeline(str(root), must_succeed=False)  # one unit lost in staging
 
     ((bundles, report),) = seen
     (problem,) = report.problems
@@ -244,6 +255,7 @@ def test_pipeline_with_a_truncated_staged_file_quarantines_that_bundle_and_commi
     assert problem.files[0] in note.read_text()
     assert (len(outputs["transform"]), len(outputs["score"])) == (2, 2)  # the rest went on
     assert _transform_successes(root) == 2
+    assert _transform_event_problems(root) == (1, [str(bundles[0])])  # no cache hit next time
     assert_no_duplicates(root)
 
 
@@ -290,7 +302,7 @@ def test_pipeline_gives_up_on_a_staged_file_at_the_timeout_and_the_next_start_co
     seen = _on_transform_wave(monkeypatch, hide)
 
     started = time.monotonic()
-    outputs = run_pipeline(str(root))
+    outputs = run_pipeline(str(root), must_succeed=False)  # one unit lost in staging
 
     assert time.monotonic() - started < 120
     ((bundles, report),) = seen
@@ -305,6 +317,7 @@ def test_pipeline_gives_up_on_a_staged_file_at_the_timeout_and_the_next_start_co
     assert file.name in note.read_text()
     assert len(outputs["transform"]) == 2
     assert bundles[2].is_dir()  # left in staging for the next start
+    assert _transform_event_problems(root) == (1, [str(bundles[2])])
 
     hidden.rename(file)  # the filesystem catches up
     assert DeltaStore(root).recover() == 1

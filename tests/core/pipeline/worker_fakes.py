@@ -24,6 +24,7 @@ from stemma.core.operations import (
 from stemma.core.operations.drafts import ArtifactDraft, FinalizedArtifact
 from stemma.core.pipeline.units import ExecutionUnit, UnitGroup
 from stemma.core.records import StepOutcome, StepRecord, StepSkipped, StepStarted, StepStatus
+from stemma.core.store import WaveOutcome
 
 
 class FakeStore:
@@ -102,6 +103,11 @@ class FakeStore:
     def commit_executions(
         self, bundles: Sequence[Path], *, step_outputs: StepOutputs | None = None
     ) -> int:
+        raise NotImplementedError
+
+    def commit_wave(
+        self, bundles: Sequence[Path], *, step_outputs: StepOutputs | None = None
+    ) -> WaveOutcome:
         raise NotImplementedError
 
     def latest_step(self, step_spec_id: str, statuses: Collection[StepStatus]) -> StepEvent | None:

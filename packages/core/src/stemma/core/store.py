@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from stemma.core.errors import StoreUnavailableError
 from stemma.core.execution_records import ExecutionRecord, StepEvent, StepOutputs
@@ -127,6 +127,38 @@ def open_store(root: str | os.PathLike[str] | None = None, *, kind: str | None =
     return store
 
 
+class WaveProblem(Protocol):
+    """A staged bundle a wave left out (missing files, or quarantined as unreadable)."""
+
+    @property
+    def bundle(self) -> Path:
+        """Where the bundle was staged (what the worker reported)."""
+        ...
+
+    @property
+    def error(self) -> str:
+        """A message naming the bundle and the files."""
+        ...
+
+    def to_dict(self) -> Mapping[str, Any]:
+        """A JSON-ready form, for the step event's metadata."""
+        ...
+
+
+class WaveOutcome(Protocol):
+    """What committing a wave did."""
+
+    @property
+    def committed(self) -> int:
+        """Bundles this call committed."""
+        ...
+
+    @property
+    def problems(self) -> Sequence[WaveProblem]:
+        """The bundles left out, and why."""
+        ...
+
+
 @runtime_checkable
 class PipelineStore(Store, Protocol):
     """What the Pipeline needs beyond function steps: executions, events, outputs, content.
@@ -154,6 +186,12 @@ class PipelineStore(Store, Protocol):
         With ``step_outputs``, the step's output table rows go in the same wave. Returns how
         many bundles this call committed.
         """
+        ...
+
+    def commit_wave(
+        self, bundles: Sequence[Path], *, step_outputs: StepOutputs | None = None
+    ) -> WaveOutcome:
+        """Like :meth:`commit_executions`, and say which bundles were left out and why."""
         ...
 
     def latest_step(self, step_spec_id: str, statuses: Collection[StepStatus]) -> StepEvent | None:

@@ -226,9 +226,21 @@ def _finish(
     for produced in [*cached_outputs, *(o.outputs for o in outcomes if o.success)]:
         for role, ids in produced.items():
             outputs.setdefault(role, set()).update(ids)
-    succeeded = len(cached_outputs) + sum(1 for o in outcomes if o.success)
-    failed = sum(1 for o in outcomes if not o.success and not o.cancelled)
+    step_outputs = StepOutputs(
+        step_run_id=step.outputs_from or "",
+        outputs={role: tuple(sorted(ids)) for role, ids in outputs.items()},
+    )
+    # Commit first: a bundle the wave had to leave out (a file missing past the staging
+    # timeout, an unreadable one quarantined) is a failed unit, so the step is no cache hit.
+    # A pack's units share one bundle: commit each bundle once.
+    bundles = list(dict.fromkeys(o.bundle for o in outcomes if o.bundle is not None))
+    with ctx.commit_lock:
+        report = ctx.store.commit_wave(bundles, step_outputs=step_outputs)
+    lost = {problem.bundle for problem in report.problems}
+    landed = [o for o in outcomes if o.success and o.bundle not in lost]
+    succeeded = len(cached_outputs) + len(landed)
     cancelled = sum(1 for o in outcomes if o.cancelled)
+    failed = len(outcomes) - len(landed) - cancelled
     total = succeeded + failed
     stopped = cancelled or len(cached_outputs) + len(outcomes) < expected
     if skip_reason is not None:
@@ -243,12 +255,9 @@ def _finish(
         status = StepStatus.CANCELLED
     else:
         status = StepStatus.COMPLETED
-    step_outputs = StepOutputs(
-        step_run_id=step.outputs_from or "",
-        outputs={role: tuple(sorted(ids)) for role, ids in outputs.items()},
-    )
     first_error = dispatch_error or next(
-        (o.error for o in outcomes if not o.success and not o.cancelled and o.error), None
+        (o.error for o in outcomes if not o.success and not o.cancelled and o.error),
+        report.problems[0].error if report.problems else None,
     )
     final = event(
         status,
@@ -261,13 +270,10 @@ def _finish(
             "skip_reason": skip_reason,
             "execution_cache_hits": len(cached_outputs),
             "cancelled_units": cancelled + max(0, expected - len(cached_outputs) - len(outcomes)),
+            "staging_problems": [dict(problem.to_dict()) for problem in report.problems],
         },
         duration=time.monotonic() - started,
     )
-    # A pack's units share one bundle: commit each bundle once.
-    bundles = list(dict.fromkeys(o.bundle for o in outcomes if o.bundle is not None))
-    with ctx.commit_lock:
-        ctx.store.commit_executions(bundles, step_outputs=step_outputs)
     ctx.record([final])
     ctx.monitor.step_finished(step.number, status)
     return step_result(step, final.step_run_id, final, started, cache=None)
