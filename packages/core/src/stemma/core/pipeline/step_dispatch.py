@@ -14,6 +14,11 @@ from stemma.core.errors import BatchingError, PairingError
 from stemma.core.execution_records import StepOutputs
 from stemma.core.operations.batching import make_units
 from stemma.core.operations.pairing import GroupBy, PairedGroup, pair_inputs
+from stemma.core.pipeline.associations import (
+    associated_ids,
+    keyed_associations,
+    reads_associations,
+)
 from stemma.core.pipeline.planned_step import FailurePolicy, FileInputs, PlannedStep
 from stemma.core.pipeline.references import OutputReference, StepResult
 from stemma.core.pipeline.run_context import PipelineContext
@@ -40,7 +45,9 @@ def run_step(ctx: PipelineContext, step: PlannedStep) -> StepResult:
     if ctx.cancelled.is_set():
         return _skipped_by_cancel(ctx, step, started)
     op = step.operation
-    if step.skip_cache or type(op).version.endswith("dev"):
+    if step.skip_cache or type(op).version.endswith("dev") or reads_associations(op):
+        # (associated artifacts can appear under an unchanged step key: only the execution
+        # keys, which hold their ids, can tell)
         return _execute(ctx, step, upstream, started)
     hit = step_cache_hit(ctx, step, step.fingerprint)
     if hit is not None:
@@ -76,7 +83,11 @@ def _execute(
         unit_groups = _unit_groups(ctx, step, inputs)
     except (PairingError, BatchingError) as err:  # the inputs cannot form units: nothing runs
         return _finish(ctx, step, event, started, [], [], dispatch_error=str(err))
-    keyed = [(execution_key(op, _group_inputs(groups)), groups) for groups in unit_groups]
+    associated = associated_ids(ctx.store, op, inputs)
+    keyed = [
+        (execution_key(op, _group_inputs(groups) | keyed_associations(associated, groups)), groups)
+        for groups in unit_groups
+    ]
     hits = {} if step.skip_cache else ctx.store.executions_by_key([key for key, _ in keyed])
     cached_outputs = [hits[key].outputs for key, _ in keyed if key in hits]
     misses = [
