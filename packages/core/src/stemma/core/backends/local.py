@@ -76,7 +76,9 @@ class LocalBackend:
         self._pool: ProcessPoolExecutor | None = None
         self._lock = threading.Lock()
         self._peak_rss_kb: dict[int, int] = {}
-        self._workers: dict[int, BaseProcess] = {}
+        self._workers: dict[ProcessPoolExecutor, dict[int, BaseProcess]] = {}
+        """Per pool, its workers by pid: a broken pool forgets its own, and only its own deaths
+        may be weighed when it breaks (a pool per break: few entries)."""
         self._tasks: dict[_LinkedFuture, _Task] = {}
         """Units not yet settled. A broken or terminated pool may never settle them itself
         (CPython's manager thread can die on a cancelled work item)."""
@@ -113,7 +115,7 @@ class LocalBackend:
             task.pool, task.inner = pool, inner
             for process in _processes(pool):
                 if process.pid is not None:
-                    self._workers[process.pid] = process
+                    self._workers.setdefault(pool, {})[process.pid] = process
         task.outer.link(inner)
         inner.add_done_callback(lambda done: self._settle(task, done))
 
@@ -179,7 +181,7 @@ class LocalBackend:
     def _exit_codes(self, pool: ProcessPoolExecutor | None) -> dict[int, int]:
         """Each dead worker's exit code, by pid (waiting a moment for them to be reaped)."""
         with self._lock:
-            known = dict(self._workers)
+            known = dict(self._workers.get(pool, {})) if pool is not None else {}
         for process in _processes(pool) if pool is not None else []:
             if process.pid is not None:
                 known[process.pid] = process

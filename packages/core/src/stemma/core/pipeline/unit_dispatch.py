@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from typing import Any
 
@@ -68,6 +69,7 @@ def execute_units(
     pending: dict[Future[Any], list[ExecutionUnit]] = {}
     outcomes: list[UnitOutcome] = []
     sample = getattr(ctx.backend, "sample_memory", None)
+    job_states: Callable[[int], Mapping[str, int]] | None = getattr(ctx.backend, "job_states", None)
     while queue or pending:
         if not _stopping(ctx, step, outcomes):
             free = len(queue) if ctx.backend.queues_whole_waves else limit - len(pending)
@@ -84,6 +86,8 @@ def execute_units(
         done, _ = wait(list(pending), timeout=_SAMPLE_SECONDS, return_when=FIRST_COMPLETED)
         if callable(sample):
             sample()
+        if job_states is not None:  # a scheduler's element states, from its own last poll
+            ctx.monitor.step_jobs(step.number, dict(job_states(step.number)))
         for future in done:
             back = _outcomes(ctx, pending.pop(future), future)
             outcomes.extend(back)
