@@ -7,6 +7,7 @@ import polars as pl
 import pytest
 from slurm_testing import CommandLog
 
+from stemma.core.live import read_state
 from stemma.core.operations.examples import DataGenerator, Fail, MetricCalculator, Transform
 from stemma.core.pipeline.pipeline import Pipeline
 from stemma.storage import executions
@@ -65,6 +66,8 @@ def test_slurm_thousand_units_go_out_as_one_array_of_ten_elements(
     scripts = [pathlib.Path(call[-1]).read_text() for call in command_log.calls("sbatch")]
     assert len(scripts) == 2  # the generator's one element, then the transform's array
     assert "#SBATCH --array=0-9%10" in scripts[1]
+    jobs = read_state(tmp_path / "store", pipeline.run_id).steps[1].jobs
+    assert sum(jobs.values()) == 10  # the live state counted the array's elements by state
 
 
 def test_slurm_failing_unit_leaves_its_traceback_in_the_failure_log(
