@@ -2,7 +2,7 @@
 
 Run as ``python fault_pipeline.py ROOT [TARGET N WHEN]``. TARGET names a function as
 ``module:attribute`` (``stemma.storage.commit:append_rows``) or a method as
-``module:Class.method`` (``stemma.storage.delta_store:DeltaStore.commit_executions``); the
+``module:Class.method`` (``stemma.storage.delta_store:DeltaStore.commit_wave``); the
 process kills itself with SIGKILL at the Nth call of it, ``before`` or ``after`` the call
 (WHEN). The patch lives here, in the test harness, never in production code. Without a target
 the pipeline runs to completion and prints each step's output artifact ids as JSON.

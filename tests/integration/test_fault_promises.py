@@ -41,7 +41,7 @@ KILL_POINTS: dict[str, tuple[str, int, str]] = {
     "before-the-first-lookup": (f"{_STORE}.completed_steps", 1, "before"),
     "after-the-first-running-event": (f"{_STORE}.record_events", 1, "after"),
     "while-workers-run-and-stage": (f"{_BACKEND}.submit_wave", 1, "after"),
-    "staged-before-the-commit": (f"{_STORE}.commit_executions", 1, "before"),
+    "staged-before-the-commit": (f"{_STORE}.commit_wave", 1, "before"),
     "committed-before-the-final-event": (f"{_STORE}.record_events", 2, "before"),
     "mid-claim-one-bundle-moved": (f"{_CLAIM}:bundle_lock", 3, "before"),
     "outputs-staged-wave-unsealed": (f"{_CLAIM}:write_durably", 2, "after"),
