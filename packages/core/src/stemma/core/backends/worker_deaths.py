@@ -57,6 +57,15 @@ def describe_exit(code: int | None) -> str:
         return f"killed by signal {-code}"
 
 
+def process_alive(pid: int) -> bool:
+    """Whether ``pid`` is a live process on this host (not gone, not a zombie), from /proc."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
 def peak_rss_kb(pid: int | None) -> int | None:
     """A live process's peak resident memory in KiB (``VmHWM``), or None."""
     if pid is None:

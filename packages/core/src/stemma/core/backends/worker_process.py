@@ -18,6 +18,8 @@ from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any
 
+from stemma.core.backends.worker_deaths import process_alive
+
 _DEFERRED = {signal.SIGINT, signal.SIGTERM}
 PARENT_CHECK_SECONDS = 0.5
 
@@ -56,18 +58,9 @@ def _exit_when_orphaned(parent: int) -> None:
     stop = threading.Event()
     while True:
         # Under forkserver our parent is the forkserver: ask after the orchestrator itself.
-        if os.getppid() != parent and not _alive(parent):
+        if os.getppid() != parent and not process_alive(parent):
             os._exit(70)  # EX_SOFTWARE; staged bundles are committed at the next start
         stop.wait(PARENT_CHECK_SECONDS)
-
-
-def _alive(pid: int) -> bool:
-    """Whether ``pid`` is a live process (not gone, not a zombie), from /proc."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"
 
 
 def run_tracked(fn: Callable[[Any], Any], payload: Any, marker: str) -> Any:

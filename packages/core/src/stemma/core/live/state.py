@@ -20,6 +20,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from stemma.core.backends.worker_deaths import process_alive
 from stemma.core.run_ids import check_run_id
 
 STATE_FILE = "state.json"
@@ -187,8 +188,4 @@ def _alive_here(host: str, pid: int) -> bool:
     """False only when the run is on this host and its process is gone (or a zombie)."""
     if host != socket.gethostname():
         return True  # another machine: only the heartbeat can tell
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return False
-    return "\nState:\tZ" not in status
+    return process_alive(pid)
