@@ -44,6 +44,10 @@ def test_slurm_first_pipeline_builds_the_same_artifacts_as_local(
     assert [len(ids) for ids in slurm_ids] == [3, 3, 3]
     done = executions(tmp_path / "slurm").filter(pl.col("success"))
     assert set(done["backend"].to_list()) >= {"slurm"}
+    on_cluster = done.filter(pl.col("backend") == "slurm")
+    for log in on_cluster["worker_log"]:  # the element's stdout and stderr, under their names
+        assert log is not None
+        assert "_log.out <==" in log, log
     ledgers = list((tmp_path / "slurm" / "runs").glob("*/slurm_jobs.jsonl"))
     assert len(ledgers) == 1
     steps = [json.loads(line)["step_number"] for line in ledgers[0].read_text().splitlines()]
@@ -82,5 +86,11 @@ def test_slurm_failing_unit_leaves_its_traceback_in_the_failure_log(
     pipeline.finalize()
     assert (failing.success, failing.succeeded_count, failing.failed_count) == (False, 1, 1)
     [log] = list((root / "logs" / "failures").rglob("*.log"))
-    assert "refusing dataset_1.csv" in log.read_text()
-    assert "Traceback" in log.read_text()
+    text = log.read_text()
+    assert "refusing dataset_1.csv" in text
+    assert "Traceback" in text
+    worker_log = text.split("--- worker log (the scheduler's stdout and stderr) ---\n")[1]
+    assert "_log.out <==" in worker_log  # the element's own log, appended once it ended
+    failed = executions(root, success=False)
+    assert failed.height == 1
+    assert failed["worker_log"][0] == worker_log.rstrip()

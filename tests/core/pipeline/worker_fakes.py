@@ -100,6 +100,9 @@ class FakeStore:
     def record_events(self, events: Sequence[StepEvent]) -> None:
         raise NotImplementedError
 
+    def note_worker_log(self, bundle: Path, execution_run_ids: Sequence[str], log: str) -> None:
+        raise NotImplementedError
+
     def commit_executions(
         self, bundles: Sequence[Path], *, step_outputs: StepOutputs | None = None
     ) -> int:

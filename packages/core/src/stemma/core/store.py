@@ -178,6 +178,14 @@ class PipelineStore(Store, Protocol):
         """Write one bundle for a worker's pack of units of one step, and return it."""
         ...
 
+    def note_worker_log(self, bundle: Path, execution_run_ids: Sequence[str], log: str) -> None:
+        """Keep a scheduler's log of the worker beside a staged bundle, to be committed with it.
+
+        Raises:
+            OSError: the bundle is already committed or cannot be written.
+        """
+        ...
+
     def commit_executions(
         self, bundles: Sequence[Path], *, step_outputs: StepOutputs | None = None
     ) -> int:

@@ -21,6 +21,7 @@ from stemma.storage.staging_checks import WaveReport
 from stemma.storage.step_records import completed_records, latest_completed_by_name
 from stemma.storage.tables import append_rows
 from stemma.storage.waves import commit_wave_report
+from stemma.storage.worker_logs import note_worker_log
 
 
 class DeltaStore:
@@ -123,6 +124,14 @@ class DeltaStore:
             ArtifactTypeError: an artifact's type is not registered in this process.
         """
         return stage_execution(self._layout, record)
+
+    def note_worker_log(self, bundle: Path, execution_run_ids: Sequence[str], log: str) -> None:
+        """Keep a scheduler's worker log beside a staged bundle, for ``executions.worker_log``.
+
+        Raises:
+            OSError: the bundle was committed already (or its directory is not writable).
+        """
+        note_worker_log(bundle, execution_run_ids, log)
 
     def commit_executions(
         self, bundles: Sequence[Path], *, step_outputs: StepOutputs | None = None

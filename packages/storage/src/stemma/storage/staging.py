@@ -40,6 +40,7 @@ from stemma.storage.schemas import (
     commit_order,
     user_content_table,
 )
+from stemma.storage.worker_logs import with_worker_logs
 
 SENTINEL = EXECUTIONS.staged_name
 """The file whose presence marks a bundle complete: ``executions.parquet``."""
@@ -174,6 +175,7 @@ def read_bundle(bundle: Path) -> dict[TableSpec, pl.DataFrame]:
                 "remove the bundle directory if the execution should be rerun"
             )
         frames[spec] = _read_staged(spec, file)
+    frames[EXECUTIONS] = with_worker_logs(frames[EXECUTIONS], [bundle])
     return frames
 
 

@@ -51,7 +51,7 @@ from stemma.storage.errors import StagedBundleError
 from stemma.storage.locks import bundle_lock
 from stemma.storage.quarantine import quarantine_bundle
 from stemma.storage.retire import retire_bundle
-from stemma.storage.schemas import ARTIFACT_INDEX, STEP_OUTPUTS, TableSpec
+from stemma.storage.schemas import ARTIFACT_INDEX, EXECUTIONS, STEP_OUTPUTS, TableSpec
 from stemma.storage.staging import (
     WAVES,
     bundle_tables,
@@ -68,6 +68,7 @@ from stemma.storage.staging_checks import (
 )
 from stemma.storage.tables import read_table
 from stemma.storage.wave_claim import BUNDLES, MANIFEST, claim, unclaim, write_manifest
+from stemma.storage.worker_logs import with_worker_logs
 
 
 def wave_id(bundles: Sequence[Path], step_outputs: StepOutputs | None = None) -> str:
@@ -247,7 +248,10 @@ def read_bundles(
                     "directory if the execution should be rerun"
                 )
             files.setdefault(spec, []).append(file)
-    return {spec: read_staged_files(spec, found) for spec, found in files.items()}
+    frames = {spec: read_staged_files(spec, found) for spec, found in files.items()}
+    if EXECUTIONS in frames:
+        frames[EXECUTIONS] = with_worker_logs(frames[EXECUTIONS], bundles)
+    return frames
 
 
 def _children(path: Path) -> list[Path]:

@@ -136,3 +136,14 @@ def write_failure_log(
     except OSError:
         return None
     return path
+
+
+def append_worker_log(path: Path, worker_log: str) -> None:
+    """Add the scheduler's log of the worker to a failure log written earlier; best effort.
+
+    The worker writes the failure log as the unit fails; its element's stdout and stderr are
+    complete only once the element has ended, so they are appended by the orchestrator.
+    """
+    section = f"\n--- worker log (the scheduler's stdout and stderr) ---\n{worker_log.rstrip()}\n"
+    with suppress(OSError), path.open("a", encoding="utf-8") as stream:
+        stream.write(section)

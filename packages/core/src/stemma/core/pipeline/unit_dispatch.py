@@ -13,6 +13,7 @@ from stemma.core.execution_records import ExecutionRecord
 from stemma.core.operations.batching import pack_workers
 from stemma.core.pipeline.planned_step import FailurePolicy, FileInputs, PlannedStep
 from stemma.core.pipeline.run_context import PipelineContext
+from stemma.core.pipeline.scheduler_logs import keep_worker_log, worker_log_of
 from stemma.core.pipeline.units import ExecutionUnit
 from stemma.core.pipeline.worker_entry import UnitOutcome, run_units
 from stemma.core.run_ids import job_name, new_attempt_id, run_tag
@@ -101,6 +102,16 @@ def execute_units(
 
 
 def _outcomes(
+    ctx: PipelineContext, pack: list[ExecutionUnit], future: Future[Any]
+) -> list[UnitOutcome]:
+    outcomes = _settle(ctx, pack, future)
+    log = None if future.cancelled() else worker_log_of(future)
+    if log is not None:
+        keep_worker_log(ctx.store, pack, outcomes, log)
+    return outcomes
+
+
+def _settle(
     ctx: PipelineContext, pack: list[ExecutionUnit], future: Future[Any]
 ) -> list[UnitOutcome]:
     if future.cancelled():  # dropped from the backend's queue by a cancellation
