@@ -5,6 +5,8 @@ import pathlib
 import signal
 import time
 
+from stemma.core.operations.examples import CopyUnlessRefused
+
 
 def square(value: int) -> int:
     return value * value
@@ -33,3 +35,18 @@ def wait_for_file(path: str) -> str:
 def where(_: object) -> tuple[str | None, str | None]:
     """The job and step this unit ran in."""
     return os.environ.get("SLURM_JOB_ID"), os.environ.get("SLURM_STEP_ID")
+
+
+class StallOnSecondUnit(CopyUnlessRefused):
+    """Copy the first dataset a worker gets at once, then stall past any test's time limit."""
+
+    name = "test.stall_on_second_unit"
+
+    def refusal(self, path: pathlib.Path) -> str | None:
+        _STARTED.append(path.name)  # units of a pack run one after another in one process
+        if len(_STARTED) == 2:
+            time.sleep(600)
+        return None
+
+
+_STARTED: list[str] = []

@@ -10,12 +10,14 @@ function, was preempted without a requeue).
 
 from __future__ import annotations
 
+import os
 import pickle
 import signal
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from stemma.core.backends.base import WorkerCrashedError
@@ -42,6 +44,7 @@ def run_element(fn: Callable[[Any], Any], payload: Any) -> ElementResult:
     from submitit.core.utils import UncompletedJobError
 
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _stop_before_time_limit()
     try:
         return ElementResult(value=fn(payload))
     except UncompletedJobError:  # submitit's own timeout or preemption: the job's business
@@ -54,6 +57,43 @@ def run_element(fn: Callable[[Any], Any], payload: Any) -> ElementResult:
         except Exception:
             error = RemoteUnitError(f"{type(error).__name__}: {error}\n{text}")
         return ElementResult(error=error)
+
+
+def _stop_before_time_limit() -> None:
+    """Wrap submitit's warning-signal handler: on a timeout, stop the pack instead of dying.
+
+    SLURM signals the job ``signal_delay_s`` before its limit. submitit's handler requeues a
+    preempted job (and exits) but raises ``UncompletedJobError`` for one that timed out; then
+    the unit running fails with a clear reason, and the units not started are recorded as
+    failed without running (:mod:`stemma.core.backends.worker_stop`), so the pack is staged
+    and its finished units committed before the hard kill.
+    """
+    from submitit.core.utils import UncompletedJobError
+
+    from stemma.core.backends import worker_stop
+
+    original = signal.getsignal(signal.SIGUSR2)
+    if not callable(original):
+        return
+    job = _job_id()
+
+    def on_warning(signum: int, frame: FrameType | None) -> None:
+        try:
+            original(signum, frame)
+        except UncompletedJobError:
+            reason = (
+                f"SLURM job {job} reached its time limit before this unit finished: raise the "
+                "operation's time_limit or give each element fewer units (units_per_worker)"
+            )
+            worker_stop.request_stop(reason)
+            raise worker_stop.WorkerStopping(reason) from None
+
+    signal.signal(signal.SIGUSR2, on_warning)
+
+
+def _job_id() -> str:
+    array, task = os.environ.get("SLURM_ARRAY_JOB_ID"), os.environ.get("SLURM_ARRAY_TASK_ID")
+    return f"{array}_{task}" if array and task else os.environ.get("SLURM_JOB_ID", "?")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from stemma.core.backends import worker_stop
 from stemma.core.execution_records import ExecutionRecord
 from stemma.core.operations.definition import OperationKind
 from stemma.core.pipeline.composite_runner import run_composite
@@ -86,7 +87,12 @@ def run_pack(units: Sequence[ExecutionUnit], store: PipelineStore) -> list[UnitR
     for unit in units:
         run_id = new_attempt_id()
         started = dt.datetime.now(dt.UTC)
-        outcome = _execute(unit, store, run_id)
+        stopped = worker_stop.stop_reason()  # told to stop (a time limit): start no more
+        outcome = (
+            failure_outcome(worker_stop.WorkerStopping(f"not started: {stopped}"), None)
+            if stopped is not None
+            else _execute(unit, store, run_id)
+        )
         done.append((unit, _record(unit, run_id, started, outcome), outcome))
     try:
         bundle = store.stage_executions([record for _, record, _ in done])

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from stemma.core.backends import worker_stop
 from stemma.core.pipeline.units import ExecutionUnit
 from stemma.core.store import PipelineStore
 
@@ -74,6 +75,7 @@ def run_units(units: Sequence[ExecutionUnit]) -> list[UnitOutcome]:
 
     if not units:
         return []
+    worker_stop.clear()  # a pool worker may have run a stopped pack before this one
     try:  # once per pack: opening a store is not free
         store = open_pipeline_store(units[0].root)
     except Exception:  # run_unit tries again and reports the error per unit
