@@ -78,6 +78,20 @@ IMPORT_LINTER = Stage(name="import-linter", argv=run_tool("lint-imports"))
 PYTEST = Stage(name="pytest (whole suite)", argv=run_tool("pytest"), tests_dir="tests")
 
 
+def across_packages() -> Stage:
+    """The tests that span packages (integration, docs): every tests/ folder not a package's.
+
+    `check` runs these in the workspace environment and each package's own tests in that
+    package's environment alone, so every test runs once and each package is proven alone.
+    """
+    folders = sorted(
+        f"tests/{path.name}"
+        for path in (ROOT / "tests").iterdir()
+        if path.is_dir() and path.name not in PACKAGES and not path.name.startswith((".", "_"))
+    )
+    return Stage(name="pytest (tests across packages)", argv=run_tool("pytest", *folders))
+
+
 def package_alone(package: str) -> Stage:
     """Install one member alone in its own exact environment and run its own tests there."""
     return Stage(
@@ -122,7 +136,7 @@ CHECK = [
     ),
     SLURM_CLUSTER,
     SYSTEM_TOOLS,
-    PYTEST,
+    across_packages(),
     *(package_alone(p) for p in PACKAGES),
 ]
 DEMO = [
