@@ -1,0 +1,199 @@
+"""Keeping a root small: compact its Delta tables, then vacuum what nothing references.
+
+Every stemma commit appends one small Parquet file per table, so a busy root holds thousands of
+tiny files and every query opens each of them. :func:`compact_root` rewrites each table's small
+files into a few large ones and writes a checkpoint, so readers replay a short log. Compaction
+removes nothing from disk: the old files stay, marked removed, so a reader that opened the
+previous version keeps working. :func:`vacuum_root` then deletes those, and the other files
+stemma leaves behind (:mod:`stemma.storage.leftovers`), once they are older than a retention.
+
+Both hold each table's writer lock (the one every stemma append holds), so they never race a
+commit of this root's runners.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from deltalake import DeltaTable, WriterProperties
+
+from stemma.core import FileLock
+from stemma.core.layout import RootLayout, resolve_root
+from stemma.core.live import RunStatus, list_states
+from stemma.storage.errors import StorageError
+from stemma.storage.leftovers import Removal, leftovers, remove
+from stemma.storage.tables import table_exists
+
+DEFAULT_RETAIN_HOURS = 168
+"""Files younger than a week are kept by default (Delta's own default retention)."""
+MIN_RETAIN_HOURS = 1
+"""The shortest retention :func:`vacuum_root` accepts unless told otherwise.
+
+stemma's readers re-open a table's newest version before every read and its writers commit a
+data file within seconds of writing it, so an hour leaves a wide margin; a notebook holding an
+older version open needs the retention raised, never lowered."""
+_WRITER = WriterProperties(compression="ZSTD")
+
+
+class MaintenanceError(StorageError, ValueError):
+    """A compaction or vacuum was refused before anything was changed (the message says why)."""
+
+
+class LiveRunError(MaintenanceError):
+    """A run is live on the root, and vacuuming it could remove files that run still needs."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Compaction:
+    """What compacting one table did."""
+
+    table: str
+    """The table's name under ``delta/`` (``artifacts/index``, ``orchestration/steps``…)."""
+    files_before: int
+    """Data files the table's newest version referenced before."""
+    files_after: int
+    """Data files it references now (the rows are the same)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class VacuumReport:
+    """What :func:`vacuum_root` removed, or with ``applied=False`` would remove."""
+
+    applied: bool
+    """Whether the files were deleted (``False``: a dry run, nothing changed)."""
+    retain_hours: int
+    """Nothing younger than this was touched."""
+    removals: tuple[Removal, ...]
+    """Every file or directory removed (or to remove), tables' files first."""
+
+    @property
+    def bytes(self) -> int:
+        """Bytes freed (or that would be freed)."""
+        return sum(removal.size for removal in self.removals)
+
+
+def delta_tables(layout: RootLayout) -> list[tuple[str, Path]]:
+    """Every Delta table under ``delta/`` as ``(name, path)``, user content tables included."""
+    if not layout.delta.is_dir():
+        return []
+    found = [log.parent for log in layout.delta.rglob("_delta_log") if log.is_dir()]
+    return sorted((path.relative_to(layout.delta).as_posix(), path) for path in found)
+
+
+def table_lock(layout: RootLayout, name: str) -> FileLock:
+    """The writer lock of table ``name``: the same file ``locks.table_lock_path`` names."""
+    return FileLock(layout.locks / "delta" / f"{name.replace('/', '.')}.lock")
+
+
+def compact_root(
+    root: str | Path | None = None, *, target_size: int | None = None
+) -> list[Compaction]:
+    """Compact every table of the root into large files and checkpoint its log.
+
+    Safe while runs are live: each table is compacted under its writer lock, and the replaced
+    files stay on disk for readers of older versions until :func:`vacuum_root` removes them.
+
+    Args:
+        root: the stemma root (default: ``$STEMMA_ROOT``, else ``.stemma``).
+        target_size: the file size to aim for, in bytes (default: the table's
+            ``delta.targetFileSize``, else 100 MB).
+
+    Returns:
+        One :class:`Compaction` per table, in name order.
+    """
+    layout = RootLayout(resolve_root(root))
+    done: list[Compaction] = []
+    for name, path in delta_tables(layout):
+        with table_lock(layout, name):
+            table = DeltaTable(path)
+            before = len(table.file_uris())
+            table.optimize.compact(target_size=target_size, writer_properties=_WRITER)
+            table.create_checkpoint()  # readers replay the log from here, not from version 0
+            after = len(table.file_uris())
+        done.append(Compaction(table=name, files_before=before, files_after=after))
+    return done
+
+
+def vacuum_root(
+    root: str | Path | None = None,
+    *,
+    retain_hours: int = DEFAULT_RETAIN_HOURS,
+    apply: bool = False,
+    force: bool = False,
+    min_retain_hours: int = MIN_RETAIN_HOURS,
+) -> VacuumReport:
+    """Remove what nothing references any more and is older than ``retain_hours``.
+
+    That is: table files that compaction replaced (or that a failed commit left), preserved
+    working directories, quarantined staging bundles and logs. Without ``apply`` nothing is
+    deleted and the report lists what would be.
+
+    Args:
+        root: the stemma root (default: ``$STEMMA_ROOT``, else ``.stemma``).
+        retain_hours: keep everything younger than this.
+        apply: delete; without it this is a dry run.
+        force: go on even while a run is live on the root (its working directories and
+            scheduler logs are then left alone).
+        min_retain_hours: the shortest ``retain_hours`` accepted; lower it only on a root no
+            one else reads.
+
+    Raises:
+        MaintenanceError: ``retain_hours`` is below ``min_retain_hours``.
+        LiveRunError: a run is live on the root and ``force`` is not set.
+    """
+    if retain_hours < min_retain_hours:
+        raise MaintenanceError(
+            f"a retention of {retain_hours} hours (retain_hours, --retain-hours) is below the "
+            f"minimum of {min_retain_hours}: a reader of an older table version could lose its "
+            f"files; give {min_retain_hours} or more"
+        )
+    layout = RootLayout(resolve_root(root))
+    live = [s.run_id for s in list_states(layout.root) if s.status is RunStatus.RUNNING]
+    if live and not force:
+        raise LiveRunError(
+            f"run {', '.join(live)} is live on {layout.root}: wait for it to end (`stemma watch "
+            f"{live[0]}`), stop it (`stemma cancel {live[0]}`), or vacuum anyway with --force"
+        )
+    removals = list(_table_files(layout, retain_hours, apply=apply))
+    cutoff = dt.datetime.now(dt.UTC) - dt.timedelta(hours=retain_hours)
+    others = leftovers(layout, cutoff, live_run_ids=frozenset(live))
+    if apply:
+        remove(layout, others)
+    return VacuumReport(applied=apply, retain_hours=retain_hours, removals=(*removals, *others))
+
+
+def _table_files(layout: RootLayout, retain_hours: int, *, apply: bool) -> Iterator[Removal]:
+    for name, path in delta_tables(layout):
+        if not table_exists(path):
+            continue
+        with table_lock(layout, name):
+            table = DeltaTable(path)
+            # full: also files no commit references (a commit that lost a conflict leaves its
+            # data file behind); their age is their modification time, so a file being written
+            # for a commit in flight is always younger than the retention.
+            listed = table.vacuum(
+                retention_hours=retain_hours,
+                dry_run=True,
+                enforce_retention_duration=False,
+                full=True,
+            )
+            sizes = {relative: _size(path / relative) for relative in listed}
+            if apply and listed:
+                listed = table.vacuum(
+                    retention_hours=retain_hours,
+                    dry_run=False,
+                    enforce_retention_duration=False,
+                    full=True,
+                )
+        for relative in sorted(listed):
+            yield Removal(kind=f"table {name}", path=path / relative, size=sizes.get(relative, 0))
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
