@@ -12,6 +12,11 @@ The conventions (documented for writers in ``docs/contributing/docs.md``):
   directory (a page that queries what a tutorial built).
 - A block that holds only ``--8<--`` snippet lines is code included from a file under
   ``examples/``; that file is tested by running it, and is not run again here.
+- ``<!-- docs-test: slurm -->`` anywhere on a page says its included examples need the local
+  SLURM cluster. They are not run here (so these tests never need a cluster) but by a test in
+  ``tests/slurm/`` marked ``slurm``, which must name the script:
+  :func:`test_slurm_examples_are_run_by_a_slurm_test` checks that one does. The page's own
+  Python blocks still run here, so they must not need the cluster.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ _FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,})(?P<info>[^`]*)$")
 _FILE = re.compile(r"^\s*<!--\s*file:\s*(?P<name>[\w./-]+\.py)\s*-->\s*$")
 _SKIP = re.compile(r"^\s*<!--\s*docs-test:\s*skip\b(?P<reason>[^>]*)-->\s*$")
 _AFTER = re.compile(r"^\s*<!--\s*docs-test:\s*after\s+(?P<page>[\w./-]+\.md)\s*-->\s*$", re.M)
+_SLURM = re.compile(r"^\s*<!--\s*docs-test:\s*slurm\s*-->\s*$", re.M)
 _SNIPPET = re.compile(r'^\s*-{2}8<-{2}\s+"(?P<path>[^"]+)"\s*$')
 
 
@@ -119,11 +125,21 @@ BLOCK_TIMEOUT = 240
 PAGES = [page for page in doc_pages() if python_blocks(page)]
 
 
-def included_examples() -> list[Path]:
-    """The example scripts the pages include code from: these are the tutorials' scripts."""
+def needs_slurm(page: Path) -> bool:
+    """Whether the page's included examples run on SLURM (``<!-- docs-test: slurm -->``)."""
+    return _SLURM.search(page.read_text(encoding="utf-8")) is not None
+
+
+def included_examples(*, slurm: bool = False) -> list[Path]:
+    """The example scripts the pages include code from: these are the tutorials' scripts.
+
+    Args:
+        slurm: the scripts of pages marked ``<!-- docs-test: slurm -->`` instead of the others.
+    """
     found = {
         REPO / snippet.split(":", 1)[0]
         for page in doc_pages()
+        if needs_slurm(page) == slurm
         for block in python_blocks(page)
         for snippet in block.snippets
     }
@@ -131,6 +147,7 @@ def included_examples() -> list[Path]:
 
 
 EXAMPLE_SCRIPTS = included_examples()
+SLURM_TESTS = REPO / "tests" / "slurm"
 
 
 def _environment(workdir: Path) -> dict[str, str]:
@@ -191,6 +208,22 @@ def test_example_script_runs_in_a_fresh_root(script: Path, tmp_path: Path) -> No
     _run_script(copied, tmp_path, str(script.relative_to(REPO)))
 
 
+def test_slurm_examples_are_run_by_a_slurm_test() -> None:
+    examples = included_examples(slurm=True)
+    assert not set(examples) & set(EXAMPLE_SCRIPTS), "an example is included by both kinds"
+    slurm_tests = [
+        path.read_text(encoding="utf-8")
+        for path in SLURM_TESTS.glob("test_*.py")
+        if "pytestmark = pytest.mark.slurm" in path.read_text(encoding="utf-8")
+    ]
+    for example in examples:
+        named = f'"examples" / "{example.name}"'
+        assert any(named in text for text in slurm_tests), (
+            f"{example.relative_to(REPO)} is on a docs-test: slurm page, so a slurm-marked test "
+            f"in tests/slurm must run it (name it as REPO / {named})"
+        )
+
+
 def test_snippet_blocks_include_tested_example_files() -> None:
     included = [
         (block.where, snippet)
@@ -233,6 +266,10 @@ def test_block_finder_reads_directives(tmp_path: Path) -> None:
         "```console\n$ python first.py\n```\n",
         encoding="utf-8",
     )
+    assert not needs_slurm(page)
+    marked = tmp_path / "marked.md"
+    marked.write_text("# On the cluster\n\n<!-- docs-test: slurm -->\n", encoding="utf-8")
+    assert needs_slurm(marked)
     first, second, third = python_blocks(page)
     assert (first.filename, first.code, first.skip_reason) == ("first.py", "print(1)\n", None)
     assert (second.code, second.skip_reason) == ("print(2)\n", "needs a GPU")
