@@ -229,9 +229,19 @@ def test_vacuum_root_refuses_while_a_run_is_live_unless_forced(tmp_path: Path) -
         assert f"run {pipeline.run_id} is live" in cli.stderr
         for sandbox in sandboxes:
             _age(sandbox.parent)  # even an old-looking sandbox of a live run is left alone
+        live_log = layout.logs / "slurm" / pipeline.run_id / "1_0_log.out"
+        ended_log = layout.logs / "slurm" / "ended_20260101_000000_abcdef01" / "1_0_log.out"
+        for log in (live_log, ended_log):
+            log.parent.mkdir(parents=True)
+            _age(log.parent)
+            log.write_text("elements' output")
+            _age(log)
         forced = vacuum_root(tmp_path, retain_hours=1, apply=True, force=True)
         assert not [r for r in forced.removals if r.kind == "working"]
         assert all(sandbox.exists() for sandbox in sandboxes)
+        assert live_log.exists()
+        assert ("logs", ended_log) in {(r.kind, r.path) for r in forced.removals}
+        assert not ended_log.exists()
     finally:
         pipeline.cancel(2)  # force: the running copy is terminated, not waited for
         copied.result()
