@@ -25,7 +25,6 @@ from stemma.core.layout import RootLayout, resolve_root
 from stemma.core.live import RunStatus, list_states
 from stemma.storage.errors import StorageError
 from stemma.storage.leftovers import Removal, leftovers, remove
-from stemma.storage.tables import table_exists
 
 DEFAULT_RETAIN_HOURS = 168
 """Files younger than a week are kept by default (Delta's own default retention)."""
@@ -167,8 +166,6 @@ def vacuum_root(
 
 def _table_files(layout: RootLayout, retain_hours: int, *, apply: bool) -> Iterator[Removal]:
     for name, path in delta_tables(layout):
-        if not table_exists(path):
-            continue
         with table_lock(layout, name):
             table = DeltaTable(path)
             # full: also files no commit references (a commit that lost a conflict leaves its
