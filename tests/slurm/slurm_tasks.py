@@ -5,6 +5,8 @@ import pathlib
 import signal
 import time
 
+from pydantic import BaseModel
+
 from stemma.core.operations.examples import CopyUnlessRefused
 
 
@@ -38,13 +40,21 @@ def where(_: object) -> tuple[str | None, str | None]:
 
 
 class StallOnSecondUnit(CopyUnlessRefused):
-    """Copy the first dataset a worker gets at once, then stall past any test's time limit."""
+    """Copy the first dataset a worker gets at once, then stall past any test's time limit.
+
+    When the stall begins, ``{marker}.stalled`` appears, so a test knows the first unit is done.
+    """
+
+    class Params(BaseModel):
+        marker: str
 
     name = "test.stall_on_second_unit"
+    params: Params
 
     def refusal(self, path: pathlib.Path) -> str | None:
         _STARTED.append(path.name)  # units of a pack run one after another in one process
         if len(_STARTED) == 2:
+            pathlib.Path(f"{self.params.marker}.stalled").touch()
             time.sleep(600)
         return None
 

@@ -9,25 +9,34 @@ import pathlib
 import subprocess
 import threading
 import time
+from typing import Any
 
 import pytest
 from slurm_tasks import StallOnSecondUnit
 
 from stemma.core.operations.examples import DataGenerator, SlowCopy
 from stemma.core.pipeline.pipeline import Pipeline
+from stemma.core.run_ids import run_tag
 from stemma.storage import artifacts, executions
 
 pytestmark = pytest.mark.slurm
 
 
+def _lines(*argv: str) -> list[str]:
+    out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+    return [line for line in out.splitlines() if line.strip()]
+
+
+def _queued(tag: str, *states: str) -> list[str]:
+    """The run's elements in squeue (in one of ``states`` if given), as ``id|name``."""
+    filters = ["-t", ",".join(states)] if states else []
+    return [
+        line for line in _lines("squeue", "-h", "-r", *filters, "-o", "%i|%j") if f"|{tag}-" in line
+    ]
+
+
 def _running_elements(tag: str) -> list[str]:
-    out = subprocess.run(
-        ["squeue", "-h", "-r", "-t", "RUNNING", "-o", "%i|%j"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    return [line.split("|")[0] for line in out.splitlines() if f"|{tag}-s1-" in line]
+    return [line.split("|")[0] for line in _queued(tag, "RUNNING") if f"|{tag}-s1-" in line]
 
 
 def _requeue_first_running(tag: str, requeued: list[str], stop: threading.Event) -> None:
@@ -43,13 +52,8 @@ def _requeue_first_running(tag: str, requeued: list[str], stop: threading.Event)
 
 def _sacct_states(job_id: str) -> list[str]:
     """Every state the element went through, earlier attempts included (``--duplicates``)."""
-    out = subprocess.run(
-        ["sacct", "-n", "-X", "-P", "--duplicates", "-j", job_id, "-o", "State"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    return [line.split()[0] for line in out.splitlines() if line.strip()]
+    lines = _lines("sacct", "-n", "-X", "-P", "--duplicates", "-j", job_id, "-o", "State")
+    return [line.split()[0] for line in lines]
 
 
 def test_a_requeued_element_reruns_its_units_and_commits_them_once(
@@ -62,7 +66,7 @@ def test_a_requeued_element_reruns_its_units_and_commits_them_once(
     stop = threading.Event()
     preempter = threading.Thread(
         target=_requeue_first_running,
-        args=(f"stemma-{pipeline.run_id[-8:]}", requeued, stop),
+        args=(run_tag(pipeline.run_id), requeued, stop),
         daemon=True,
     )
     preempter.start()
@@ -93,37 +97,80 @@ def test_a_requeued_element_reruns_its_units_and_commits_them_once(
     assert index.height == index["artifact_id"].n_unique()  # nothing indexed twice
 
 
-def test_a_timed_out_element_commits_its_finished_units_and_fails_the_rest_clearly(
+def _warn_when_stalled(tag: str, marker: pathlib.Path, stop: threading.Event) -> None:
+    """Send the element SLURM's time-limit warning once its second unit has begun to stall."""
+    while not stop.is_set():
+        running = _running_elements(tag)
+        if running and pathlib.Path(f"{marker}.stalled").exists():
+            _lines("scancel", "--signal=USR2", running[0])  # what --signal=USR2@30 sends
+            return
+        time.sleep(0.2)
+
+
+def _stalling_step(root: pathlib.Path, time_limit: str, *, warn: bool) -> tuple[Pipeline, Any]:
+    """Three datasets, then one element of three units whose second unit stalls."""
+    pipeline = Pipeline.create("timed-out", root=root, backend="slurm")
+    generated = pipeline.run(DataGenerator, params={"count": 3, "rows": 5})
+    stop = threading.Event()
+    warner = threading.Thread(
+        target=_warn_when_stalled,
+        args=(run_tag(pipeline.run_id), root / "marker", stop),
+        daemon=True,
+    )
+    if warn:
+        warner.start()
+    try:
+        stalled = pipeline.run(
+            StallOnSecondUnit,
+            inputs={"dataset": generated.output("datasets")},
+            params={"marker": str(root / "marker")},
+            resources={"time_limit": time_limit},
+            execution={"units_per_worker": 3},  # one element runs all three, in order
+        )
+    finally:
+        stop.set()
+    pipeline.finalize()
+    return pipeline, stalled
+
+
+REASON = "reached its time limit before this unit finished: raise the operation's time_limit"
+
+
+def test_the_time_limit_warning_commits_finished_units_and_fails_the_rest_clearly(
     slurm_cluster: None, tmp_path: pathlib.Path
 ) -> None:
     root = tmp_path / "store"
-    pipeline = Pipeline.create("timed-out", root=root, backend="slurm")
-    generated = pipeline.run(DataGenerator, params={"count": 3, "rows": 5})
-    stalled = pipeline.run(
-        StallOnSecondUnit,
-        inputs={"dataset": generated.output("datasets")},
-        resources={"time_limit": "1"},  # SLURM's shortest limit: one minute
-        execution={"units_per_worker": 3},  # one element runs all three, in order
-    )
-    summary = pipeline.finalize()
+    pipeline, stalled = _stalling_step(root, "10", warn=True)
 
-    assert summary["overall_success"] is False
     assert (stalled.succeeded_count, stalled.failed_count) == (1, 2)
     rows = executions(root, step_name=stalled.step_name).sort("started_at").to_dicts()
     assert [row["success"] for row in rows] == [True, False, False]  # the first was kept
-    reason = "reached its time limit before this unit finished: raise the operation's time_limit"
-    assert reason in rows[1]["error"]  # the stalled unit, interrupted
+    assert REASON in rows[1]["error"]  # the stalled unit, interrupted
     assert "WorkerStopping: not started: SLURM job" in rows[2]["error"]  # it never ran
-    assert reason in rows[2]["error"]
+    assert REASON in rows[2]["error"]
     for row in rows:
         assert "_log.out <==" in row["worker_log"]  # the element's log, with every unit
     logs = sorted((root / "logs" / "failures").rglob("*.log"))
     assert len(logs) == 2
     assert all("--- worker log" in log.read_text() for log in logs)
-    queued = subprocess.run(
-        ["squeue", "-h", "-n", f"stemma-{pipeline.run_id[-8:]}"], capture_output=True, text=True
-    ).stdout
-    assert queued.strip() == ""
-    assert set(pipeline.artifact_ids(stalled.output("dataset"))) < set(
-        pipeline.artifact_ids(generated.output("datasets"))
-    )
+    assert _queued(run_tag(pipeline.run_id)) == []  # the element ended by itself
+    assert len(pipeline.artifact_ids(stalled.output("dataset"))) == 1
+
+
+def test_a_real_time_limit_loses_no_unit_and_says_why_each_failed(
+    slurm_cluster: None, tmp_path: pathlib.Path
+) -> None:
+    root = tmp_path / "store"
+    # SLURM's shortest limit. Its warning may come up to a minute early, so the first unit
+    # may or may not finish first: the promises below hold either way.
+    pipeline, stalled = _stalling_step(root, "1", warn=False)
+
+    rows = executions(root, step_name=stalled.step_name).to_dicts()
+    assert len(rows) == 3  # every unit recorded, once
+    assert stalled.failed_count >= 2
+    assert stalled.succeeded_count + stalled.failed_count == 3
+    for row in rows:
+        if not row["success"]:  # interrupted, not started, or killed at the limit
+            assert "time limit" in row["error"], row["error"]
+        assert "_log.out <==" in row["worker_log"]
+    assert _queued(run_tag(pipeline.run_id)) == []

@@ -62,11 +62,11 @@ def run_element(fn: Callable[[Any], Any], payload: Any) -> ElementResult:
 def _stop_before_time_limit() -> None:
     """Wrap submitit's warning-signal handler: on a timeout, stop the pack instead of dying.
 
-    SLURM signals the job ``signal_delay_s`` before its limit. submitit's handler requeues a
-    preempted job (and exits) but raises ``UncompletedJobError`` for one that timed out; then
-    the unit running fails with a clear reason, and the units not started are recorded as
-    failed without running (:mod:`stemma.core.backends.worker_stop`), so the pack is staged
-    and its finished units committed before the hard kill.
+    SLURM signals the job ``signal_delay_s`` before its limit (up to a minute earlier).
+    submitit's handler requeues a preempted job (and exits) but raises ``UncompletedJobError``
+    for one that timed out; then the unit running fails with a clear reason, and the units not
+    started are recorded as failed without running (:mod:`stemma.core.backends.worker_stop`),
+    so the pack is staged and its finished units committed before the hard kill.
     """
     from submitit.core.utils import UncompletedJobError
 
@@ -85,8 +85,7 @@ def _stop_before_time_limit() -> None:
                 f"SLURM job {job} reached its time limit before this unit finished: raise the "
                 "operation's time_limit or give each element fewer units (units_per_worker)"
             )
-            worker_stop.request_stop(reason)
-            raise worker_stop.WorkerStopping(reason) from None
+            worker_stop.stop(reason)  # raises in a running unit, and only there
 
     signal.signal(signal.SIGUSR2, on_warning)
 

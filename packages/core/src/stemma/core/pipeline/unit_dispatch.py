@@ -115,12 +115,12 @@ def _settle(
     ctx: PipelineContext, pack: list[ExecutionUnit], future: Future[Any]
 ) -> list[UnitOutcome]:
     if future.cancelled():  # dropped from the backend's queue by a cancellation
-        return [UnitOutcome.stopped(unit, max(ctx.cancel_level, 1)) for unit in pack]
+        return [UnitOutcome.stopped(max(ctx.cancel_level, 1)) for _ in pack]
     error = future.exception()
     if error is None:
         return future.result()
     if ctx.cancel_level >= CancelLevel.FORCE:  # we terminated the worker: not its failure
-        return [UnitOutcome.stopped(unit, ctx.cancel_level) for unit in pack]
+        return [UnitOutcome.stopped(ctx.cancel_level) for _ in pack]
     return [UnitOutcome.crashed(unit, error, ctx.store) for unit in pack]  # the worker died
 
 

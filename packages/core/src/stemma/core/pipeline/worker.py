@@ -87,12 +87,7 @@ def run_pack(units: Sequence[ExecutionUnit], store: PipelineStore) -> list[UnitR
     for unit in units:
         run_id = new_attempt_id()
         started = dt.datetime.now(dt.UTC)
-        stopped = worker_stop.stop_reason()  # told to stop (a time limit): start no more
-        outcome = (
-            failure_outcome(worker_stop.WorkerStopping(f"not started: {stopped}"), None)
-            if stopped is not None
-            else _execute(unit, store, run_id)
-        )
+        outcome = _execute(unit, store, run_id)
         done.append((unit, _record(unit, run_id, started, outcome), outcome))
     try:
         bundle = store.stage_executions([record for _, record, _ in done])
@@ -113,14 +108,18 @@ def _execute(unit: ExecutionUnit, store: PipelineStore, run_id: str) -> Lifecycl
         inputs, associated = load_inputs(unit, store)
     except Exception as err:
         return failure_outcome(err, None, prefix="could not load the inputs: ")
+    stopped = worker_stop.stop_reason()  # told to stop (a time limit): start no more units
+    if stopped is not None:
+        return failure_outcome(worker_stop.WorkerStopping(f"not started: {stopped}"), None)
     try:
-        if unit.operation.is_curator():
-            return run_curator(unit, inputs, store, associated=associated)
-        if unit.operation.kind is OperationKind.COMPOSITE:
-            return run_composite(unit, inputs, load=store.load_artifacts)
-        return run_creator(
-            unit, inputs, run_id=run_id, load=store.load_artifacts, associated=associated
-        )
+        with worker_stop.interruptible():
+            if unit.operation.is_curator():
+                return run_curator(unit, inputs, store, associated=associated)
+            if unit.operation.kind is OperationKind.COMPOSITE:
+                return run_composite(unit, inputs, load=store.load_artifacts)
+            return run_creator(
+                unit, inputs, run_id=run_id, load=store.load_artifacts, associated=associated
+            )
     except Exception as err:  # the lifecycles catch their own; this guards against their bugs
         return failure_outcome(err, None, prefix="the worker failed: ")
 

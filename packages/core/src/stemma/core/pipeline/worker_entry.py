@@ -56,9 +56,8 @@ class UnitOutcome:
         return cls.of(report_crash(unit, error, store))
 
     @classmethod
-    def stopped(cls, unit: ExecutionUnit, level: int) -> UnitOutcome:
+    def stopped(cls, level: int) -> UnitOutcome:
         """A unit whose worker a cancellation terminated: recorded in the step's counts only."""
-        del unit
         return cls(
             execution_run_id="",
             success=False,
