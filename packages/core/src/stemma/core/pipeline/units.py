@@ -3,6 +3,9 @@
 It carries the fully configured operation instance (not a class reference), the unit's input
 artifact ids per role (from pairing and batching), its execution key, and where the store is.
 Workers load input content from the store, run the lifecycle, and stage one bundle.
+
+Both classes use ``__slots__``: a step holds one unit (and its groups) per execution until it is
+dispatched, so a per-instance ``__dict__`` is the orchestrator's memory growing with N.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Any
 from stemma.core.operations.definition import OperationDefinition
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class UnitGroup:
     """One paired group of inputs inside a unit."""
 
@@ -24,7 +27,7 @@ class UnitGroup:
     """Per input role, the group's artifact ids."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class ExecutionUnit:
     """Everything a worker needs to run one batch of one step."""
 

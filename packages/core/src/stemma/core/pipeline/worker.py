@@ -22,7 +22,7 @@ from stemma.core.pipeline.composite_runner import run_composite
 from stemma.core.pipeline.creator_lifecycle import LifecycleOutcome, failure_outcome, run_creator
 from stemma.core.pipeline.curator_lifecycle import run_curator
 from stemma.core.pipeline.failure_logs import write_failure_log
-from stemma.core.pipeline.input_loading import load_inputs
+from stemma.core.pipeline.input_loading import Associated, Inputs, load_inputs, load_pack
 from stemma.core.pipeline.units import ExecutionUnit
 from stemma.core.run_ids import new_attempt_id
 from stemma.core.store import PipelineStore, open_pipeline_store
@@ -84,10 +84,10 @@ def run_pack(units: Sequence[ExecutionUnit], store: PipelineStore) -> list[UnitR
     double-fault handling), so one unit's unstageable output never loses the others.
     """
     done: list[tuple[ExecutionUnit, ExecutionRecord, LifecycleOutcome]] = []
-    for unit in units:
+    for unit, loaded in load_pack(units, store):  # inputs read for many units at once
         run_id = new_attempt_id()
         started = dt.datetime.now(dt.UTC)
-        outcome = _execute(unit, store, run_id)
+        outcome = _execute(unit, store, run_id, loaded)
         done.append((unit, _record(unit, run_id, started, outcome), outcome))
     try:
         bundle = store.stage_executions([record for _, record, _ in done])
@@ -103,11 +103,20 @@ def report_crash(unit: ExecutionUnit, error: BaseException, store: PipelineStore
     return _stage(store, unit, record, outcome)
 
 
-def _execute(unit: ExecutionUnit, store: PipelineStore, run_id: str) -> LifecycleOutcome:
-    try:
-        inputs, associated = load_inputs(unit, store)
-    except Exception as err:
-        return failure_outcome(err, None, prefix="could not load the inputs: ")
+def _execute(
+    unit: ExecutionUnit,
+    store: PipelineStore,
+    run_id: str,
+    loaded: tuple[Inputs, Associated] | Exception | None = None,
+) -> LifecycleOutcome:
+    if loaded is None:
+        try:
+            loaded = load_inputs(unit, store)
+        except Exception as err:
+            loaded = err
+    if isinstance(loaded, Exception):
+        return failure_outcome(loaded, None, prefix="could not load the inputs: ")
+    inputs, associated = loaded
     stopped = worker_stop.stop_reason()  # told to stop (a time limit): start no more units
     if stopped is not None:
         return failure_outcome(worker_stop.WorkerStopping(f"not started: {stopped}"), None)
