@@ -4,6 +4,10 @@ It consumes specs lazily (a generator is fine), expands unseen deps depth-first,
 once per batch of new steps which are built already, never runs below a built step, runs ready
 steps on a thread pool up to ``max_concurrent``, cascades a failure to dependents while
 independent branches finish, and then raises one error chaining the first cause.
+
+Steps stage their outcomes; this thread commits all those staged since its last look together
+(one Delta append per table for the lot) and only then releases their dependents, so a step's
+record is committed before anything built on it runs, as when each step committed its own.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from stemma.core.artifact import Artifact
 from stemma.core.errors import StepFailedError
 from stemma.core.records import StepSkipped
 from stemma.core.run_ids import new_attempt_id, new_run_id
-from stemma.core.step_execution import StepCodeError, execute_step
+from stemma.core.step_execution import OutcomeQueue, StagingStore, StepCodeError, execute_step
 from stemma.core.step_graph import expand, needed
 from stemma.core.step_planner import StepPlanner
 from stemma.core.step_spec import StepSpec
@@ -42,6 +46,10 @@ class _RunState:
     skipped: set[str] = field(default_factory=set[str])
     scheduled: set[str] = field(default_factory=set[str])
     step_count: int = 0
+    outcomes: OutcomeQueue | None = None
+    """Where steps stage their outcomes for this thread to commit (None: each commits its own)."""
+    commit_errors: dict[str, Exception] = field(default_factory=dict[str, Exception])
+    """Steps whose staged outcome could not be committed (it stays for ``recover()``)."""
 
 
 class StepRunner:
@@ -74,15 +82,22 @@ class StepRunner:
         if recovered:
             log.info("committed %d execution(s) staged by an earlier, interrupted run", recovered)
         state = _RunState()
-        with cf.ThreadPoolExecutor(self.max_concurrent, thread_name_prefix="stemma-step") as pool:
-            # A list is known whole: one store query for all of it. A generator is consumed
-            # lazily, one root at a time, so its first steps start before it is exhausted.
-            batches = [list(specs)] if isinstance(specs, Sequence) else ([root] for root in specs)
-            for roots in batches:
-                self._add(roots, state, pool)
-                self._collect(state, pool, block=False)
-            while state.running:
-                self._collect(state, pool, block=True)
+        if isinstance(self.store, StagingStore):
+            state.outcomes = OutcomeQueue(self.store)
+        try:
+            with cf.ThreadPoolExecutor(
+                self.max_concurrent, thread_name_prefix="stemma-step"
+            ) as pool:
+                # A list is known whole: one store query for all of it. A generator is consumed
+                # lazily, one root at a time, so its first steps start before it is exhausted.
+                batches = [list(specs)] if isinstance(specs, Sequence) else ([r] for r in specs)
+                for roots in batches:
+                    self._add(roots, state, pool)
+                    self._collect(state, pool, block=False)
+                while state.running:
+                    self._collect(state, pool, block=True)
+        finally:  # what steps staged is committed, also when the run itself fails
+            self._commit(state)
         if state.failed:
             self.store.record_skipped(self._skipped_events(state))
             raise _failure(state)
@@ -129,12 +144,13 @@ class StepRunner:
                 state.skipped.add(spec.fingerprint)
                 self._cascade(spec.fingerprint, state)
                 continue
-            log.info(
-                "step %s (%s) will run: %s",
-                spec.name,
-                spec.fingerprint[:8],
-                self.planner.reason(spec),
-            )
+            if log.isEnabledFor(logging.INFO):  # the reason costs a store query
+                log.info(
+                    "step %s (%s) will run: %s",
+                    spec.name,
+                    spec.fingerprint[:8],
+                    self.planner.reason(spec),
+                )
             state.waiting[spec.fingerprint] = len(pending)
             for dep in pending:
                 state.dependents.setdefault(dep, []).append(spec.fingerprint)
@@ -151,8 +167,16 @@ class StepRunner:
             deps=deps,
             run_id=self.run_id,
             step_number=state.step_count,
+            outcomes=state.outcomes,
         )
         state.running[future] = spec.fingerprint
+
+    def _commit(self, state: _RunState) -> None:
+        """Commit the outcomes staged since the last call, together."""
+        if state.outcomes is not None:
+            for fingerprint, error in state.outcomes.commit().items():
+                if error is not None:
+                    state.commit_errors[fingerprint] = error
 
     def _collect(self, state: _RunState, pool: cf.ThreadPoolExecutor, *, block: bool) -> None:
         if not state.running:
@@ -160,9 +184,10 @@ class StepRunner:
         finished, _ = cf.wait(
             list(state.running), timeout=None if block else 0, return_when=cf.FIRST_COMPLETED
         )
+        self._commit(state)  # every finished step's outcome, before its dependents run
         for future in finished:
             fingerprint = state.running.pop(future)
-            error = future.exception()
+            error = future.exception() or state.commit_errors.pop(fingerprint, None)
             if error is not None:
                 state.failed[fingerprint] = error
                 self._cascade(fingerprint, state)

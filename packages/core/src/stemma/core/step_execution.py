@@ -3,6 +3,12 @@
 The output is built under a temporary name beside its final place and renamed into place only
 after ``fn`` returned, so a crash or a failure never leaves a half-written output where a
 dependent or a later run would take it for a finished one.
+
+The outcome is staged before it is committed. Given an :class:`OutcomeQueue`, the step only
+stages it and returns; the runner's thread commits everything staged meanwhile together
+(:meth:`OutcomeQueue.commit`: one Delta append per table for many steps, not one per step) before
+it releases the steps' dependents. A crash between the two loses nothing: ``recover()`` (at the
+next start, or by a runner waiting on the step's lock) commits what is staged, once.
 """
 
 from __future__ import annotations
@@ -12,28 +18,89 @@ import json
 import os
 import shutil
 import socket
+import threading
 import traceback
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 from stemma.core.artifact import Artifact
 from stemma.core.canonical import canonical_json
 from stemma.core.context import StepContext, running_under
 from stemma.core.errors import InputsChangedError
+from stemma.core.execution_records import StepOutputs
 from stemma.core.file_lock import FileLock
 from stemma.core.identity import content_id, digest_tree, file_ref_artifact_id, hash_plain
 from stemma.core.records import OutputRecord, StepOutcome, StepRecord, StepStarted
 from stemma.core.run_ids import new_attempt_id
 from stemma.core.step import encode_inputs, handles_in
 from stemma.core.step_spec import StepSpec
-from stemma.core.store import Store
+from stemma.core.store import Store, WaveOutcome
 
 LOCAL_THREAD_BACKEND = "local-thread"
 
 
 class StepCodeError(Exception):
     """The step's own code (or its return value) failed; ``__cause__`` is the original error."""
+
+
+@runtime_checkable
+class StagingStore(Protocol):
+    """A store that stages outcomes and commits staged bundles together (``DeltaStore``)."""
+
+    def stage_outcome(self, outcome: StepOutcome) -> Path:
+        """Write the outcome's staged bundle and return it."""
+        ...
+
+    def commit_staged(self, bundle: Path) -> bool:
+        """Commit one staged bundle idempotently and delete it."""
+        ...
+
+    def commit_wave(
+        self, bundles: Sequence[Path], *, step_outputs: StepOutputs | None = None
+    ) -> WaveOutcome:
+        """Commit staged bundles together, one append per table, idempotently."""
+        ...
+
+
+class OutcomeQueue:
+    """Outcomes staged by step threads, to be committed together by the run's thread."""
+
+    def __init__(self, store: StagingStore) -> None:
+        self._store = store
+        self._lock = threading.Lock()
+        self._staged: list[tuple[str, Path]] = []
+
+    def stage(self, fingerprint: str, outcome: StepOutcome) -> None:
+        """Stage the outcome of step ``fingerprint``; :meth:`commit` commits it later."""
+        bundle = self._store.stage_outcome(outcome)
+        with self._lock:
+            self._staged.append((fingerprint, bundle))
+
+    def commit(self) -> dict[str, Exception | None]:
+        """Commit every outcome staged since the last call, together.
+
+        Returns:
+            Per step fingerprint committed (or not), None or the error that kept it staged (it
+            stays for ``recover()``).
+        """
+        with self._lock:
+            staged, self._staged = self._staged, []
+        if not staged:
+            return {}
+        try:
+            if len(staged) == 1:  # a wave's claim costs more than it saves for one bundle
+                self._store.commit_staged(staged[0][1])
+                return {staged[0][0]: None}
+            report = self._store.commit_wave([bundle for _, bundle in staged])
+        except Exception as err:
+            return dict.fromkeys((fingerprint for fingerprint, _ in staged), err)
+        left_out = {problem.bundle: problem.error for problem in report.problems}
+        return {
+            fingerprint: RuntimeError(left_out[bundle]) if bundle in left_out else None
+            for fingerprint, bundle in staged
+        }
 
 
 def artifact_from_record(store: Store, record: StepRecord) -> Artifact:
@@ -56,6 +123,7 @@ def execute_step(
     deps: Mapping[str, Artifact],
     run_id: str,
     step_number: int,
+    outcomes: OutcomeQueue | None = None,
 ) -> Artifact:
     """Run ``spec`` unless another runner finished it meanwhile; return its artifact.
 
@@ -65,6 +133,8 @@ def execute_step(
         deps: the artifacts of ``spec``'s deps, by fingerprint.
         run_id: the run this attempt belongs to.
         step_number: the attempt's order within the run (recorded, never keyed).
+        outcomes: where to stage the outcome for the caller to commit; committed here (before
+            returning) when None.
 
     Raises:
         StepCodeError: ``fn`` raised, or returned a value that cannot be encoded canonically.
@@ -87,11 +157,15 @@ def execute_step(
             timestamp=dt.datetime.now(dt.UTC),
         )
         store.record_started(started)
-        return _run_and_record(spec, store, deps, started)
+        return _run_and_record(spec, store, deps, started, outcomes)
 
 
 def _run_and_record(
-    spec: StepSpec, store: Store, deps: Mapping[str, Artifact], started: StepStarted
+    spec: StepSpec,
+    store: Store,
+    deps: Mapping[str, Artifact],
+    started: StepStarted,
+    outcomes: OutcomeQueue | None,
 ) -> Artifact:
     final = store.layout.output_dir(spec.output_relpath)
     final.parent.mkdir(parents=True, exist_ok=True)
@@ -112,7 +186,7 @@ def _run_and_record(
         _publish(scratch, final)
     except Exception as err:
         _remove(scratch)
-        store.record_outcome(attempt.outcome(error=traceback.format_exc()))
+        _record(store, outcomes, attempt.outcome(error=traceback.format_exc()))
         raise StepCodeError(f"step {spec.name!r} ({spec.fingerprint[:8]}) failed: {err}") from err
     output = OutputRecord(
         relative_path=spec.output_relpath,
@@ -121,7 +195,7 @@ def _run_and_record(
         size=digest.size,
         file_count=digest.file_count,
     )
-    store.record_outcome(attempt.outcome(output=output, value_json=value_json))
+    _record(store, outcomes, attempt.outcome(output=output, value_json=value_json))
     return Artifact(
         name=spec.name,
         fingerprint=spec.fingerprint,
@@ -132,6 +206,13 @@ def _run_and_record(
         value=json.loads(value_json),
         cached=False,
     )
+
+
+def _record(store: Store, outcomes: OutcomeQueue | None, outcome: StepOutcome) -> None:
+    if outcomes is None:
+        store.record_outcome(outcome)
+    else:
+        outcomes.stage(outcome.started.step.fingerprint, outcome)
 
 
 @dataclass(kw_only=True)
