@@ -8,6 +8,14 @@ Open it by name with ``stemma.core.store.open_store(kind="delta")`` or directly 
 from stemma.storage.commit import commit_staged
 from stemma.storage.delta_store import DeltaStore
 from stemma.storage.errors import CommitConflictError, StagedBundleError, StorageError
+from stemma.storage.maintenance import (
+    Compaction,
+    LiveRunError,
+    MaintenanceError,
+    VacuumReport,
+    compact_root,
+    vacuum_root,
+)
 from stemma.storage.queries import StoreRoot, artifacts, executions, lineage, steps
 from stemma.storage.recovery import recover_staged
 from stemma.storage.schemas import (
@@ -51,6 +59,11 @@ __all__ = [
     "ProblemKind",
     "STAGING_TIMEOUT_ENV",
     "DEFAULT_STAGING_TIMEOUT",
+    # Upkeep of a root (stemma compact / stemma vacuum)
+    "compact_root",
+    "vacuum_root",
+    "Compaction",
+    "VacuumReport",
     # Queries
     "StoreRoot",
     "steps",
@@ -75,4 +88,6 @@ __all__ = [
     "StorageError",
     "StagedBundleError",
     "CommitConflictError",
+    "MaintenanceError",
+    "LiveRunError",
 ]
