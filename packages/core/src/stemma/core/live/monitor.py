@@ -43,9 +43,19 @@ class RunMonitor:
         """The run being monitored."""
         return self._run.run_id
 
-    def step_submitted(self, number: int, name: str, operation: str) -> None:
-        """A step was submitted: pending until its inputs are committed."""
-        self._put(StepState(number=number, name=name, operation=operation))
+    def step_submitted(
+        self, number: int, name: str, operation: str, *, upstream: tuple[int, ...] = ()
+    ) -> None:
+        """A step was submitted: pending until its inputs are committed.
+
+        Args:
+            number: the step's number in the run.
+            name: its name.
+            operation: its operation's name.
+            upstream: the numbers of the steps it reads outputs of (the dashboard's tree).
+        """
+        step = StepState(number=number, name=name, operation=operation, upstream=upstream)
+        self._put(step)
 
     def step_started(self, number: int) -> None:
         """A step's thread began working on it."""

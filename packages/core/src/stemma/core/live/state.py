@@ -68,6 +68,9 @@ class StepState:
     ended_at: str | None = None
     jobs: Mapping[str, int] = field(default_factory=dict[str, int])
     """Scheduler job states and how many elements are in each (SLURM), else empty."""
+    upstream: tuple[int, ...] = ()
+    """The numbers of the steps whose outputs this one reads (empty in files written before
+    the field existed: readers then show the steps flat)."""
 
     @property
     def done(self) -> int:
@@ -107,7 +110,7 @@ class RunState:
         """
         try:
             data: dict[str, Any] = json.loads(text)
-            steps = tuple(StepState(**step) for step in data.pop("steps", []))
+            steps = tuple(_step_state(step) for step in data.pop("steps", []))
             data["status"] = RunStatus(data["status"])
             return cls(**data, steps=steps)
         except (json.JSONDecodeError, TypeError, KeyError) as err:
@@ -121,6 +124,12 @@ class RunState:
         if age > stale_after or not _alive_here(self.host, self.pid):
             return replace(self, status=RunStatus.STALE)
         return self
+
+
+def _step_state(data: dict[str, Any]) -> StepState:
+    # JSON has no tuples: give the field back its declared type, so states compare equal.
+    upstream: list[int] = data.pop("upstream", [])
+    return StepState(**data, upstream=tuple(upstream))
 
 
 def run_dir(root: str | os.PathLike[str], run_id: str) -> Path:

@@ -254,7 +254,9 @@ class Pipeline:
                 skip_cache=skip_cache or self._skip_cache,
             )
             self._ctx.steps[number] = step
-            self._ctx.monitor.step_submitted(number, step.name, op.name or "")
+            self._ctx.monitor.step_submitted(
+                number, step.name, op.name or "", upstream=tuple(step.upstream_steps())
+            )
             self._canceller.install_signal_handlers()  # from the main thread only
             self._threads.submit(self._run, step)
         return StepFuture(
