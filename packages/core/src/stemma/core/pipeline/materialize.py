@@ -9,9 +9,11 @@ of that artifact (loaded from the store when it is not one of the inputs).
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -26,6 +28,29 @@ Loader = Callable[[Collection[str]], Mapping[str, FinalizedArtifact]]
 REFERENCED_DIR = "_referenced"
 """Folder under ``materialized_inputs/`` for artifacts only a config refers to."""
 _JSON_TYPES = frozenset({"metric", "config"})
+_AS_MADE = frozenset({"materialized_inputs", "preprocess", "execute", "postprocess"})
+_spares: dict[Path, Path] | None = None
+"""While :func:`reused_sandboxes` is active: per ``working/{N}_{op}`` folder, a sandbox a unit
+left as it was made, to be moved (one rename) to the next unit's place instead of removing one
+and making another: a dozen directory creations and removals per unit, which on a slow
+filesystem cost more than a no-op unit's whole lifecycle."""
+
+
+@contextlib.contextmanager
+def reused_sandboxes() -> Generator[None]:
+    """Let the units run inside reuse the sandboxes they leave as made; remove leftovers after.
+
+    What a unit sees is the same either way: its own path, four empty folders and an empty log.
+    One unit at a time per process (a worker runs its pack's units one after another).
+    """
+    global _spares
+    _spares = {}
+    try:
+        yield
+    finally:
+        spares, _spares = _spares, None
+        for spare in spares.values():
+            Sandbox(spare).remove()
 
 
 @dataclass(frozen=True)
@@ -37,7 +62,17 @@ class Sandbox:
     @classmethod
     def create(cls, working: Path, step_number: int, operation: str, run_id: str) -> Sandbox:
         """Make the sandbox of one execution under the store's ``working`` folder."""
-        sandbox = cls(working / f"{step_number}_{operation}" / run_id[:2] / run_id[2:4] / run_id)
+        parent = working / f"{step_number}_{operation}"
+        sandbox = cls(parent / run_id[:2] / run_id[2:4] / run_id)
+        spare = _spares.pop(parent, None) if _spares is not None else None
+        if spare is not None:
+            try:
+                sandbox.root.parent.mkdir(parents=True, exist_ok=True)
+                spare.rename(sandbox.root)
+            except OSError:
+                Sandbox(spare).remove()
+            else:
+                return sandbox
         for folder in (sandbox.materialized_inputs, sandbox.preprocess, sandbox.execute):
             folder.mkdir(parents=True, exist_ok=True)
         sandbox.postprocess.mkdir(exist_ok=True)
@@ -66,11 +101,17 @@ class Sandbox:
         return self.root / "tool_output.log"
 
     def remove(self) -> None:
-        """Delete the sandbox (best effort).
+        """Delete the sandbox (best effort), or keep it for the next unit (``reused_sandboxes``).
 
         Most units leave their sandbox as it was made (a log and four empty folders): those are
         removed by name, a few system calls, instead of a tree walk; anything else, by the walk.
         """
+        parent = self.root.parent.parent.parent
+        if _spares is not None and parent not in _spares and self._as_made():
+            with contextlib.suppress(OSError):
+                self.log_path.write_bytes(b"")
+                _spares[parent] = self.root
+                return
         try:
             self.log_path.unlink(missing_ok=True)
             for folder in (self.materialized_inputs, self.preprocess, self.execute):
@@ -79,6 +120,22 @@ class Sandbox:
             self.root.rmdir()
         except OSError:
             shutil.rmtree(self.root, ignore_errors=True)
+
+    def _as_made(self) -> bool:
+        """Four empty folders and the log (a file), nothing else."""
+        try:
+            if frozenset(os.listdir(self.root)) != _AS_MADE | {self.log_path.name}:
+                return False
+            if not self.log_path.is_file() or self.log_path.is_symlink():
+                return False
+            return all(
+                (self.root / name).is_dir()
+                and not (self.root / name).is_symlink()
+                and not os.listdir(self.root / name)
+                for name in _AS_MADE
+            )
+        except OSError:
+            return False
 
 
 def materialize_inputs(

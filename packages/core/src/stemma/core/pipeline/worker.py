@@ -23,6 +23,7 @@ from stemma.core.pipeline.creator_lifecycle import LifecycleOutcome, failure_out
 from stemma.core.pipeline.curator_lifecycle import run_curator
 from stemma.core.pipeline.failure_logs import write_failure_log
 from stemma.core.pipeline.input_loading import Associated, Inputs, load_inputs, load_pack
+from stemma.core.pipeline.materialize import reused_sandboxes
 from stemma.core.pipeline.units import ExecutionUnit
 from stemma.core.run_ids import new_attempt_id
 from stemma.core.store import PipelineStore, open_pipeline_store
@@ -84,11 +85,18 @@ def run_pack(units: Sequence[ExecutionUnit], store: PipelineStore) -> list[UnitR
     double-fault handling), so one unit's unstageable output never loses the others.
     """
     done: list[tuple[ExecutionUnit, ExecutionRecord, LifecycleOutcome]] = []
-    for unit, loaded in load_pack(units, store):  # inputs read for many units at once
-        run_id = new_attempt_id()
-        started = dt.datetime.now(dt.UTC)
-        outcome = _execute(unit, store, run_id, loaded)
-        done.append((unit, _record(unit, run_id, started, outcome), outcome))
+    with reused_sandboxes():
+        loads = load_pack(units, store)  # inputs read for many units at once
+        for unit in units:
+            run_id = new_attempt_id()
+            started = dt.datetime.now(dt.UTC)
+            stopped = worker_stop.stop_reason()  # told to stop: load and run no more
+            if stopped is None:
+                _, loaded = next(loads)
+                outcome = _execute(unit, store, run_id, loaded)
+            else:
+                outcome = _not_started(stopped)
+            done.append((unit, _record(unit, run_id, started, outcome), outcome))
     try:
         bundle = store.stage_executions([record for _, record, _ in done])
     except Exception:
@@ -119,9 +127,10 @@ def _execute(
     inputs, associated = loaded
     stopped = worker_stop.stop_reason()  # told to stop (a time limit): start no more units
     if stopped is not None:
-        return failure_outcome(worker_stop.WorkerStopping(f"not started: {stopped}"), None)
+        return _not_started(stopped)
     try:
         with worker_stop.interruptible():
+            worker_stop.check()  # a stop that came since the line above
             if unit.operation.is_curator():
                 return run_curator(unit, inputs, store, associated=associated)
             if unit.operation.kind is OperationKind.COMPOSITE:
@@ -131,6 +140,12 @@ def _execute(
             )
     except Exception as err:  # the lifecycles catch their own; this guards against their bugs
         return failure_outcome(err, None, prefix="the worker failed: ")
+    except worker_stop.WorkerStopping as err:  # the time limit came while the unit ran
+        return failure_outcome(err, None)
+
+
+def _not_started(reason: str) -> LifecycleOutcome:
+    return failure_outcome(worker_stop.WorkerStopping(f"not started: {reason}"), None)
 
 
 def _record(
