@@ -19,6 +19,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).parent))  # spawned workers inheri
 import bench_cached_rerun
 import bench_commit
 import bench_content_id
+import bench_dashboard
 import bench_dispatch
 import bench_lower
 import bench_memory
@@ -47,6 +48,8 @@ def main(argv: list[str] | None = None) -> None:
         if args.large
         else []
     )
+    print("\n== the dashboard: first paint, refresh, idle CPU ==")
+    bench_dashboard.main([])
     if args.peers:
         print("\n== peers: the same workloads in Prefect, Dask, redun and Snakemake ==")
         bench_peers.main([])

@@ -50,7 +50,7 @@ def test_a_step_s_counts_update_live_while_the_run_screen_is_open(tmp_path: Path
         transform = replace(state.steps[1], succeeded=7, running=3)
         write_state(root, replace(state, steps=(state.steps[0], transform)))
         await until(pilot, lambda: _row(app, "#steps", 1)[4] == "7/10", "the new count")
-        assert _row(app, "#steps", 1)[3] == "███████░░░"
+        assert _row(app, "#steps", 1)[3] == "██████░░"  # 7 of 10 units on an 8-cell bar
 
     drive(root, scenario)
 

@@ -41,11 +41,11 @@ def test_enter_opens_the_run_with_a_row_and_a_progress_bar_per_step(filled: Fill
         rows = _cells(app, "#steps")
         assert [(r[1], r[4], r[6]) for r in rows] == [
             ("example.generate", "1/1", "0"),
-            ("example.transform", "3/3", "0"),
-            ("example.metrics", "3/3", "0"),
-            ("example.fail", "3/3", "1"),
+            ("├ example.transform", "3/3", "0"),
+            ("  └ example.metrics", "3/3", "0"),
+            ("└ example.fail", "3/3", "1"),
         ]
-        assert rows[1][3] == "█" * 10
+        assert rows[1][3] == "█" * 8
         await pilot.press("escape")
         await until(pilot, lambda: isinstance(app.screen, RunsScreen), "the runs again")
 
@@ -58,7 +58,7 @@ def test_a_failed_execution_shows_its_failure_log(filled: FilledStore) -> None:
         await pilot.pause()
         assert isinstance(app.screen, StepScreen)
         await until(pilot, lambda: _table(app, "#executions-table").row_count == 3, "executions")
-        await pilot.press("f")
+        await pilot.press("x")
         assert [r[0] for r in _cells(app, "#executions-table")] == ["failed"]
         await pilot.press("enter")
         log = app.screen.query_one("#log-view", Log)

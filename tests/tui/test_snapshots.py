@@ -107,6 +107,7 @@ def _write(root: Path, index: int, status: RunStatus) -> None:
             started_at=at(4),
             ended_at=at(95),
             jobs={"COMPLETED": 37, "FAILED": failed},
+            upstream=(0,),
         ),
         StepState(
             number=2,
@@ -118,6 +119,7 @@ def _write(root: Path, index: int, status: RunStatus) -> None:
             cancelled=18 if status is RunStatus.CANCELLED else 0,
             started_at=at(95),
             ended_at=at(120),
+            upstream=(1,),
         ),
     )
     final = status is not RunStatus.RUNNING

@@ -6,15 +6,17 @@ from textual.message import Message
 
 from stemma.core.cli.launching import Detached
 from stemma.core.cli.run_rows import RunRow
+from stemma.tui.client.log_follow import LogChunk
 from stemma.tui.client.views import ArtifactView, RunView, StepView
 
 
 class RunsLoaded(Message):
-    """The runs list was read."""
+    """The runs list was read (``partial``: only the newest runs, the rest is on its way)."""
 
-    def __init__(self, rows: list[RunRow]) -> None:
+    def __init__(self, rows: list[RunRow], *, partial: bool = False) -> None:
         super().__init__()
         self.rows = rows
+        self.partial = partial
 
 
 class RunLoaded(Message):
@@ -48,6 +50,15 @@ class LogLoaded(Message):
         super().__init__()
         self.title = title
         self.text = text
+
+
+class LogGrew(Message):
+    """Followed log files gained text (``chunks``), or following started (``files`` found)."""
+
+    def __init__(self, chunks: list[LogChunk], *, started: bool = False) -> None:
+        super().__init__()
+        self.chunks = chunks
+        self.started = started
 
 
 class LoadFailed(Message):

@@ -2,6 +2,10 @@
 
 Each method does blocking I/O (state files, Delta scans), so the app calls them only from
 thread workers. Everything returned is frozen data from :mod:`stemma.tui.client.views`.
+
+stemma.storage (polars, pyarrow, delta-rs: seconds of imports on a busy machine) is imported
+inside the methods that read Delta tables, never at module level: the runs list paints from the
+runs' state files before any of it is loaded.
 """
 
 # (polars' signatures name numpy types and numpy is not installed, so every polars method reads
@@ -9,6 +13,7 @@ thread workers. Everything returned is frozen data from :mod:`stemma.tui.client.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 from typing import Any
@@ -24,11 +29,11 @@ from stemma.core.cli.run_rows import (
 )
 from stemma.core.live import RunState, read_state, request_cancel
 from stemma.core.pipeline.failure_logs import failure_log_path
-from stemma.storage.execution_rows import event_from_row
-from stemma.storage.queries import executions, lineage, steps
-from stemma.tui.client.artifact_reader import read_artifact
+from stemma.tui.client.eta import history_eta
 from stemma.tui.client.history import HistoryCache
 from stemma.tui.client.live_states import LiveStates
+from stemma.tui.client.log_follow import LogFollower
+from stemma.tui.client.step_tree import upstream_from_events, with_upstream
 from stemma.tui.client.views import ArtifactView, ExecutionRow, RunView, StepView
 
 LOG_TAIL_BYTES = 256 * 1024
@@ -41,6 +46,17 @@ class DashboardClient:
         self.root = root
         self._history = HistoryCache(root)
         self._live = LiveStates(root)
+
+    def live_runs(self, newest: int | None = None) -> list[RunRow]:
+        """The runs that have a state file, newest first: no Delta read, no heavy import.
+
+        Every run writes one while it lives and leaves its final one behind, so on most roots
+        this is the whole list; with ``newest``, only that many of the most recently written
+        ones, enough for a first screen. :meth:`runs` adds the runs known only to history
+        (state files removed, or written by older versions).
+        """
+        rows = self._live.rows(newest)
+        return sorted(rows, key=lambda row: row.started, reverse=True)
 
     def runs(self) -> list[RunRow]:
         """Every run, newest first: live ones from their state files, the rest from history."""
@@ -56,19 +72,28 @@ class DashboardClient:
         """
         events = self._history.run_events(run_id)
         latest = {event.step_number: event.step_run_id for event in events}
+        upstream = upstream_from_events(events)
         state: RunState | None
         try:
             state = read_state(self.root, run_id)
         except (FileNotFoundError, ValueError):
             state = None
         if state is not None:
-            return RunView(
-                row=row_from_state(state), state=state, steps=state.steps, step_run_ids=latest
-            )
+            steps = with_upstream(state.steps, upstream)
+            specs = {event.step_number: event.step_spec_id for event in events}
+            known = self._history.paces()
+            etas = {
+                step.number: eta
+                for step in steps
+                if (eta := history_eta(step, specs.get(step.number), known)) is not None
+            }
+            row = row_from_state(state)
+            return RunView(row=row, state=state, steps=steps, step_run_ids=latest, etas=etas)
         if not events:
             raise LookupError(f"no run {run_id!r} under {self.root}")
         [row] = rows_from_history(events)
-        return RunView(row=row, state=None, steps=steps_from_history(events), step_run_ids=latest)
+        steps = with_upstream(steps_from_history(events), upstream)
+        return RunView(row=row, state=None, steps=steps, step_run_ids=latest)
 
     def step(self, run_id: str, number: int) -> StepView:
         """One step of a run: its newest event's params, its executions and its outputs.
@@ -79,6 +104,8 @@ class DashboardClient:
         events = [e for e in self._history.run_events(run_id) if e.step_number == number]
         if not events:
             raise LookupError(f"step {number} of run {run_id} has nothing in history yet")
+        from stemma.storage.queries import executions
+
         event = events[-1]
         source = str(event.metadata.get("outputs_from") or event.step_run_id)
         note = ""
@@ -101,6 +128,9 @@ class DashboardClient:
         )
 
     def _why(self, name: str, run_id: str) -> list[str]:
+        from stemma.storage.execution_rows import event_from_row
+        from stemma.storage.queries import steps
+
         history = [event_from_row(row) for row in steps(self.root, name=name).iter_rows(named=True)]
         try:
             return explain_step(history, name, run_id)
@@ -129,6 +159,9 @@ class DashboardClient:
         Raises:
             LookupError: no such artifact.
         """
+        from stemma.storage.queries import lineage
+        from stemma.tui.client.artifact_reader import read_artifact
+
         store = self._history.store
         if store is None:
             raise LookupError(f"no artifacts under {self.root} yet")
@@ -144,6 +177,28 @@ class DashboardClient:
     def launch(self, script: str) -> Detached:
         """Start ``script`` detached on this root (see ``stemma run --detach``)."""
         return detach(self.root, script, [], None)
+
+    def log_follower(self, run_id: str, number: int) -> LogFollower:
+        """A follower of the live log files of one running step (see :mod:`log_follow`).
+
+        Raises:
+            LookupError: the run has no live state, or the step is not running.
+        """
+        try:
+            state = read_state(self.root, run_id)
+        except (FileNotFoundError, ValueError) as err:
+            raise LookupError(f"run {run_id} has no live state to follow: {err}") from err
+        step = next((s for s in state.steps if s.number == number), None)
+        if step is None or step.status != "running" or step.started_at is None:
+            status = "not in the run" if step is None else step.status
+            raise LookupError(f"step {number} is {status}: nothing live to follow")
+        return LogFollower(
+            self.root,
+            run_id=run_id,
+            step_number=number,
+            operation=step.operation,
+            since=dt.datetime.fromisoformat(step.started_at).timestamp(),
+        )
 
     def read_log(self, path: Path) -> str:
         """The end of a log file (the last :data:`LOG_TAIL_BYTES`)."""

@@ -1,8 +1,10 @@
-"""The history the dashboard shows, re-read only when a commit changed the steps table.
+"""The history the dashboard shows, caught up only when a commit changed the steps table.
 
 An idle refresh costs one ``stat`` of the table's ``_delta_log`` directory (a Delta commit adds
-a file there, which changes its modification time), and a re-read at least every
-:data:`MAX_AGE_SECONDS` in case a shared filesystem caches directory times.
+a file there, which changes its modification time), and a catch-up at least every
+:data:`MAX_AGE_SECONDS` in case a shared filesystem caches directory times. A catch-up reads
+only the files added since the last (:class:`~stemma.tui.client.steps_log.StepsLog`), and a
+run's events come from the rows in memory, never from another scan of the table.
 """
 
 from __future__ import annotations
@@ -11,18 +13,23 @@ import os
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from stemma.core.cli.run_rows import RunRow
 from stemma.core.errors import StoreUnavailableError
 from stemma.core.execution_records import StepEvent
 from stemma.core.store import PipelineStore, open_pipeline_store
-from stemma.storage.queries import steps
-from stemma.tui.client.history_rows import rows_from_steps_table
+from stemma.tui.client.eta import Paces
 
 STEPS_LOG = Path("delta") / "orchestration" / "steps" / "_delta_log"
 MAX_AGE_SECONDS = 15.0
 _KEPT_RUNS = 16
 """Runs whose events are kept between refreshes (the ones being looked at)."""
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from stemma.tui.client.steps_log import StepsLog
 
 
 class HistoryCache:
@@ -36,7 +43,12 @@ class HistoryCache:
         self._lock = threading.Lock()
         self._stamp: int | None = None
         self._read_at = 0.0
+        self._log: StepsLog | None = None
+        self._frame: pl.DataFrame | None = None
         self._rows: list[RunRow] = []
+        self._by_run: dict[str, RunRow] = {}
+        self._paces: Paces | None = None
+        """None until asked for since the last catch-up: the runs list never needs them."""
         self._events: dict[str, list[StepEvent]] = {}
         self._store: PipelineStore | None = None
 
@@ -50,21 +62,32 @@ class HistoryCache:
                 return None
         return self._store
 
+    @property
+    def files_read(self) -> int:
+        """Steps-table data files read so far (0 before the first read)."""
+        return self._log.files_read if self._log is not None else 0
+
     def rows(self) -> list[RunRow]:
         """One row per run in history."""
         self._refresh()
         return self._rows
+
+    def paces(self) -> Paces:
+        """Earlier completed steps' seconds per unit (for ETAs), averaged when first asked."""
+        self._refresh()
+        with self._lock:
+            if self._paces is None:
+                self._paces = _paces(self._frame)
+            return self._paces
 
     def run_events(self, run_id: str) -> list[StepEvent]:
         """The step events of one run, oldest first."""
         self._refresh()
         with self._lock:
             cached = self._events.get(run_id)
-        if cached is not None:
-            return cached
-        store = self.store
-        events = store.step_events(run_id) if store is not None else []
-        with self._lock:
+            if cached is not None or self._frame is None:
+                return cached or []
+            events = _run_events(self._frame, run_id)
             if len(self._events) >= _KEPT_RUNS:
                 self._events.pop(next(iter(self._events)))
             self._events[run_id] = events
@@ -76,9 +99,54 @@ class HistoryCache:
             fresh = time.monotonic() - self._read_at < MAX_AGE_SECONDS
             if stamp == self._stamp and fresh:
                 return
-            rows = rows_from_steps_table(steps(self._root)) if stamp is not None else []
-            self._rows, self._events, self._stamp = rows, {}, stamp
+            if stamp is not None:
+                if self._log is None:
+                    self._log = _steps_log(self._root)
+                before = self._log.files_read
+                frame = self._log.frame()
+                if self._frame is None or self._log.files_read != before:
+                    self._by_run = _rows(frame, self._log.added, self._by_run)
+                    self._rows = list(self._by_run.values())
+                    self._frame, self._events, self._paces = frame, {}, None
+            self._stamp = stamp
             self._read_at = time.monotonic()
+
+
+def _steps_log(root: Path) -> StepsLog:
+    # Imported here: polars and delta-rs load on the first history read, off the paint path.
+    from stemma.tui.client.steps_log import StepsLog
+
+    return StepsLog(root)
+
+
+def _rows(
+    frame: pl.DataFrame, added: pl.DataFrame | None, known: dict[str, RunRow]
+) -> dict[str, RunRow]:
+    """Every run's row: only the runs the new rows touched are aggregated again."""
+    import polars as pl
+
+    from stemma.tui.client.history_rows import rows_from_steps_table
+
+    if added is None:
+        return {row.run_id: row for row in rows_from_steps_table(frame)}
+    touched = added.get_column("pipeline_run_id").unique().to_list()
+    fresh = rows_from_steps_table(frame.filter(pl.col("pipeline_run_id").is_in(touched)))
+    return known | {row.run_id: row for row in fresh}
+
+
+def _paces(frame: pl.DataFrame | None) -> Paces:
+    from stemma.tui.client.history_rows import paces_from_steps_table
+
+    return paces_from_steps_table(frame) if frame is not None else Paces()
+
+
+def _run_events(frame: pl.DataFrame, run_id: str) -> list[StepEvent]:
+    import polars as pl
+
+    from stemma.storage.execution_rows import event_from_row
+
+    rows = frame.filter(pl.col("pipeline_run_id") == run_id)
+    return [event_from_row(row) for row in rows.iter_rows(named=True)]
 
 
 def _stamp(log: Path) -> int | None:

@@ -1,4 +1,4 @@
-"""The runs list's history half, aggregated in polars: one row per run from the steps table.
+"""The steps table, aggregated in polars: one row per run, and earlier steps' paces for ETAs.
 
 Building :class:`~stemma.core.execution_records.StepEvent` objects for every event of every run
 costs seconds on a big store; the runs list only needs a few aggregates per run.
@@ -16,6 +16,7 @@ import polars as pl
 
 from stemma.core.cli.run_rows import FINAL_STEP_STATUSES, RunRow, run_name
 from stemma.core.live import RunStatus
+from stemma.tui.client.eta import Paces, PaceSample
 
 
 def rows_from_steps_table(frame: pl.DataFrame) -> list[RunRow]:
@@ -44,6 +45,41 @@ def rows_from_steps_table(frame: pl.DataFrame) -> list[RunRow]:
         pl.col("last").max().alias("ended"),
     )
     return [_row(row) for row in runs.iter_rows(named=True)]
+
+
+def pace_samples(frame: pl.DataFrame) -> list[PaceSample]:
+    """Every completed step event with a duration and executed units, for :mod:`eta`."""
+    return [
+        PaceSample(
+            step_spec_id=spec, step_name=name, operation=op, seconds=seconds, units=int(units)
+        )
+        for spec, name, op, seconds, units in _completed(frame).iter_rows()
+    ]
+
+
+def paces_from_steps_table(frame: pl.DataFrame) -> Paces:
+    """``eta.paces(pace_samples(frame))``, averaged in polars (thousands of events, few steps)."""
+    done = _completed(frame).filter((pl.col("units") > 0) & (pl.col("seconds") >= 0))
+    done = done.with_columns((pl.col("seconds") / pl.col("units")).alias("pace"))
+    by_spec = done.group_by("step_spec_id").agg(pl.col("pace").mean())
+    by_name = done.group_by("step_name", "operation").agg(pl.col("pace").mean())
+    return Paces(
+        by_spec={spec: pace for spec, pace in by_spec.iter_rows()},
+        by_name={(name, op): pace for name, op, pace in by_name.iter_rows()},
+    )
+
+
+def _completed(frame: pl.DataFrame) -> pl.DataFrame:
+    hits = pl.col("metadata").str.json_path_match("$.execution_cache_hits").cast(pl.Int64)
+    return frame.filter(
+        (pl.col("status") == "completed") & pl.col("duration_seconds").is_not_null()
+    ).select(
+        "step_spec_id",
+        "step_name",
+        pl.col("operation").fill_null(""),
+        pl.col("duration_seconds").alias("seconds"),
+        (pl.col("total_count").fill_null(0) - hits.fill_null(0)).alias("units"),
+    )
 
 
 def _row(row: dict[str, object]) -> RunRow:

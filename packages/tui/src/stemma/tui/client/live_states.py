@@ -24,23 +24,38 @@ class LiveStates:
         self._stale_after = stale_after
         self._cache: dict[str, tuple[int, RunState, RunRow | None]] = {}
 
-    def rows(self) -> list[RunRow]:
-        """One row per readable state file, as of now."""
+    def rows(self, newest: int | None = None) -> list[RunRow]:
+        """One row per readable state file, as of now.
+
+        Args:
+            newest: read only this many state files, the most recently written (the runs a
+                first screen shows), so a root with thousands of runs paints at once.
+        """
         now = dt.datetime.now(dt.UTC)
-        found: dict[str, tuple[int, RunState, RunRow | None]] = {}
+        stamped: list[tuple[int, str]] = []
         for path in self._paths():
             try:
-                stamp = os.stat(path).st_mtime_ns
-                cached = self._cache.get(path)
-                if cached is None or cached[0] != stamp:
+                stamped.append((os.stat(path).st_mtime_ns, path))
+            except OSError:
+                continue  # its run directory was just removed
+        if newest is not None:
+            stamped = sorted(stamped, reverse=True)[:newest]
+        found: dict[str, tuple[int, RunState, RunRow | None]] = {}
+        for stamp, path in stamped:
+            cached = self._cache.get(path)
+            if cached is None or cached[0] != stamp:
+                try:
                     with open(path, encoding="utf-8") as handle:
                         state = RunState.from_json(handle.read())
-                    final = None if state.status is RunStatus.RUNNING else row_from_state(state)
-                    cached = (stamp, state, final)
-                found[path] = cached
-            except (OSError, ValueError):
-                continue  # being replaced: the next refresh reads it
-        self._cache = found
+                except (OSError, ValueError):
+                    continue  # being replaced: the next refresh reads it
+                final = None if state.status is RunStatus.RUNNING else row_from_state(state)
+                cached = (stamp, state, final)
+            found[path] = cached
+        if newest is None:
+            self._cache = found  # forgets the runs whose state files are gone
+        else:
+            self._cache.update(found)
         return [
             final or row_from_state(state.seen_at(now, self._stale_after))
             for _, state, final in found.values()

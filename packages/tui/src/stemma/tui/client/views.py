@@ -12,13 +12,15 @@ from stemma.core.live import RunState, StepState
 
 @dataclass(frozen=True, kw_only=True)
 class RunView:
-    """One run: its row, its live state when it has one, and its steps."""
+    """One run: its row, its live state when it has one, and its steps (``upstream`` filled)."""
 
     row: RunRow
     state: RunState | None
     steps: tuple[StepState, ...]
     step_run_ids: dict[int, str] = field(default_factory=dict[int, str])
     """Per step number, the step run of its newest event in history (none while running)."""
+    etas: dict[int, float] = field(default_factory=dict[int, float])
+    """Per running step with a precedent, seconds left at its earlier runs' pace."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -18,7 +18,7 @@ HELP = """\
             s sort · f status filter · / search
 [b]Run[/b]         Enter open a step · c cancel (again: harder)
 [b]Step[/b]        e executions · l log · p params · o outputs
-            w why it ran · f failures only
+            w why it ran · x failures only · f follow logs
             Enter: an execution's log, or an output artifact
 [b]Artifact[/b]    u made from · d made into · v preview
             Enter follows the lineage

@@ -1,4 +1,8 @@
-"""One run: its steps live, with a progress bar and counts each; ``c`` escalates a cancel."""
+"""One run: its steps live, as a tree by dependencies; progress, counts, ETAs; ``c`` cancels.
+
+Each step hangs under the step it reads from; a running step's time column shows ``~`` and the
+time left at its earlier runs' pace (or, with no earlier run, at its own pace so far).
+"""
 
 from __future__ import annotations
 
@@ -10,10 +14,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
+from textual.worker import Worker
 
-from stemma.core.live import StepState
+from stemma.tui.client.step_tree import TreeRow, step_tree, tree_label
 from stemma.tui.client.views import RunView
 from stemma.tui.messages import LoadFailed, RunLoaded
+from stemma.tui.screens.showing import showing
 from stemma.tui.widgets.cancel_bar import CancelBar
 from stemma.tui.widgets.cells import (
     duration_text,
@@ -30,9 +36,9 @@ if TYPE_CHECKING:
 POLL_SECONDS = 1.0
 COLUMNS = (
     ("#", 2),
-    ("step", 17),
+    ("step", 19),
     ("status", 9),
-    ("progress", 10),
+    ("progress", 8),
     ("done", 7),
     ("hit", 3),
     ("fail", 4),
@@ -41,6 +47,8 @@ COLUMNS = (
 )
 """Fits 80 columns with the table's cell padding; the SLURM jobs column comes after."""
 JOBS_COLUMN = ("jobs", 12)
+STEP_COLUMN_GROWTH = 21
+"""Columns the step names gain on a terminal wider than 80 (at most)."""
 
 
 class RunScreen(Screen[None]):
@@ -58,6 +66,10 @@ class RunScreen(Screen[None]):
         self.view: RunView | None = None
         self.numbers: list[int] = []
         self._jobs_shown = False
+        self._drawn: dict[int, tuple[object, ...]] = {}
+        self._facts = ""
+        self._loading: Worker[None] | None = None
+        """Per step, the cells on screen: only changed cells are updated (each redraws)."""
 
     @property
     def stemma(self) -> StemmaApp:
@@ -75,16 +87,18 @@ class RunScreen(Screen[None]):
     def on_mount(self) -> None:
         """Columns, then read now and every second."""
         table = table_at(self, "#steps")
+        spare = max(0, self.stemma.size.width - 80)  # wide: room for deep trees' names
         for label, width in COLUMNS:
-            table.add_column(label, key=label, width=width)
+            grown = width + min(spare, STEP_COLUMN_GROWTH) if label == "step" else width
+            table.add_column(label, key=label, width=grown)
         self.query_one(CancelBar).show_levels(0, 0)
         self.refresh_run()
         self.set_interval(POLL_SECONDS, self.refresh_run)
 
     def refresh_run(self) -> None:
-        """Ask a worker for the run's state."""
-        if self.is_current:
-            self._load_run()
+        """Ask a worker for the run's state (unless the last read is still going)."""
+        if showing(self) and not (self._loading and self._loading.is_running):
+            self._loading = self._load_run()
 
     @work(thread=True, exclusive=True, group="run", exit_on_error=False)
     def _load_run(self) -> None:
@@ -108,46 +122,56 @@ class RunScreen(Screen[None]):
         row = view.row
         where = f" on {row.host} (pid {row.pid})" if row.host else ""
         source = "live" if view.state is not None else "from history"
-        self.query_one("#run-facts", Static).update(
+        facts = (
             f"{row.status.value}{where} · {duration_text(row.duration(now))} · "
             f"steps {row.steps_done}/{row.steps_total} · {source}"
         )
+        if facts != self._facts:  # an unchanged Static still repaints when updated
+            self._facts = facts
+            self.query_one("#run-facts", Static).update(facts)
         self.query_one("#run-facts", Static).set_class(True, f"status-{row.status.value}")
         self.query_one(CancelBar).show_levels(row.cancel_level, self.presses)
-        self._draw_steps(view.steps, now)
+        self._draw_steps(step_tree(view.steps), view.etas, now)
 
-    def _draw_steps(self, steps: tuple[StepState, ...], now: dt.datetime) -> None:
+    def _draw_steps(self, rows: list[TreeRow], etas: dict[int, float], now: dt.datetime) -> None:
         table = table_at(self, "#steps")
-        if not self._jobs_shown and any(step.jobs for step in steps):
+        if not self._jobs_shown and any(row.step.jobs for row in rows):
             table.add_column(JOBS_COLUMN[0], key=JOBS_COLUMN[0], width=JOBS_COLUMN[1])
             self._jobs_shown = True
-        numbers = [step.number for step in steps]
+        numbers = [row.step.number for row in rows]
         if numbers != self.numbers:
             cursor = table.cursor_row
             table.clear()
-            for step in steps:
-                table.add_row(*self._cells(step, now), key=str(step.number))
+            self._drawn = {row.step.number: self._cells(row, etas, now) for row in rows}
+            for row in rows:
+                table.add_row(*self._drawn[row.step.number], key=str(row.step.number))
             self.numbers = numbers
             if 0 <= cursor < len(numbers):
                 table.move_cursor(row=cursor)
             return
         labels = [label for label, _ in COLUMNS] + ([JOBS_COLUMN[0]] if self._jobs_shown else [])
-        for step in steps:
-            for label, value in zip(labels, self._cells(step, now), strict=True):
-                table.update_cell(str(step.number), label, value)
+        for row in rows:
+            cells = self._cells(row, etas, now)
+            shown = self._drawn.get(row.step.number, ())
+            for index, (label, value) in enumerate(zip(labels, cells, strict=True)):
+                if index >= len(shown) or shown[index] != value:
+                    table.update_cell(str(row.step.number), label, value)
+            self._drawn[row.step.number] = cells
 
-    def _cells(self, step: StepState, now: dt.datetime) -> tuple[object, ...]:
+    def _cells(self, row: TreeRow, etas: dict[int, float], now: dt.datetime) -> tuple[object, ...]:
+        step = row.step
         hit = step.cache == "step"
+        eta = etas.get(step.number)
         cells: tuple[object, ...] = (
             step.number,
-            step.name,
+            tree_label(row),
             status_text("hit" if hit and step.status == "completed" else step.status),
-            progress_bar(step, width=10),
+            progress_bar(step, width=8),
             f"{step.done}/{step.total}",
             step.cached,
             step.failed,
             step.running,
-            time_cell(step, now),
+            f"~{duration_text(eta)}" if eta is not None else time_cell(step, now),
         )
         return (*cells, jobs_text(step)) if self._jobs_shown else cells
 

@@ -12,10 +12,12 @@ from textual.binding import Binding, BindingType
 from textual.coordinate import Coordinate
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
+from textual.worker import Worker
 
 from stemma.core.cli.run_rows import RunRow
 from stemma.core.live import RunStatus
 from stemma.tui.messages import LoadFailed, RunsLoaded
+from stemma.tui.screens.showing import showing
 from stemma.tui.widgets.cells import duration_text, status_text, time_text
 from stemma.tui.widgets.tables import new_table, table_at
 
@@ -23,6 +25,8 @@ if TYPE_CHECKING:
     from stemma.tui.app import StemmaApp
 
 POLL_SECONDS = 1.0
+FIRST_SCREEN_RUNS = 100
+"""Runs read for the first paint, before all the others: more than a tall terminal shows."""
 SORTS = ("started", "status", "name", "duration")
 FILTERS = ("all", *(status.value for status in RunStatus))
 COLUMNS = (("status", 9), ("name", 18), ("started", 11), ("time", 7), ("steps", 5), ("host", 12))
@@ -46,7 +50,10 @@ class RunsScreen(Screen[None]):
         self.rows: list[RunRow] = []
         self.shown: list[str] = []
         self._drawn: dict[str, tuple[object, ...]] = {}
+        self._finished: dict[str, tuple[RunRow, tuple[object, ...]]] = {}
         self.sort_by = "started"
+        self._partial = False
+        self._loading: Worker[None] | None = None
         self.status_filter = "all"
 
     @property
@@ -72,15 +79,28 @@ class RunsScreen(Screen[None]):
         self.refresh_runs()
         self.set_interval(POLL_SECONDS, self.refresh_runs)
 
+    def on_screen_resume(self) -> None:
+        """Back on view (from a run, say): read now rather than at the next tick."""
+        self.refresh_runs()
+
     def refresh_runs(self) -> None:
-        """Ask a worker for the runs (never reads here: the UI thread must not block)."""
-        if self.is_current:
-            self._load_runs()
+        """Ask a worker for the runs (never reads here: the UI thread must not block).
+
+        Not while the last read is still going: on a slow disk, reads would pile up in threads
+        that fight over the interpreter and make each other slower.
+        """
+        if showing(self) and not (self._loading and self._loading.is_running):
+            self._loading = self._load_runs()
 
     @work(thread=True, exclusive=True, group="runs", exit_on_error=False)
     def _load_runs(self) -> None:
+        client = self.stemma.client
         try:
-            rows = self.stemma.client.runs()
+            if not self.rows and (newest := client.live_runs(FIRST_SCREEN_RUNS)):
+                # The newest state files first: they paint in milliseconds; the rest of the
+                # state files and the history's Delta read follow.
+                self.post_message(RunsLoaded(newest, partial=True))
+            rows = client.runs()
         except Exception as err:
             self.post_message(LoadFailed("runs", str(err)))
             return
@@ -89,6 +109,7 @@ class RunsScreen(Screen[None]):
     @on(RunsLoaded)
     def _show_runs(self, message: RunsLoaded) -> None:
         self.rows = message.rows
+        self._partial = message.partial
         self._redraw()
 
     @on(LoadFailed)
@@ -114,7 +135,7 @@ class RunsScreen(Screen[None]):
         rows = self.visible_rows()
         keys = [row.run_id for row in rows]
         now = dt.datetime.now(dt.UTC)
-        cells = {row.run_id: _cells(row, now) for row in rows}
+        cells = {row.run_id: self._cells_of(row, now) for row in rows}
         if keys != self.shown:
             highlighted = self.highlighted_run()
             table.clear()
@@ -130,9 +151,19 @@ class RunsScreen(Screen[None]):
         self._drawn = cells
         running = sum(1 for row in self.rows if row.status is RunStatus.RUNNING)
         self.query_one("#summary", Static).update(
-            f"{len(rows)} of {len(self.rows)} runs · {running} running · "
-            f"sort: {self.sort_by} · status: {self.status_filter}"
+            f"{len(rows)} of {len(self.rows)}{'+' if self._partial else ''} runs · "
+            f"{running} running · sort: {self.sort_by} · status: {self.status_filter}"
+            + (" · reading the rest…" if self._partial else "")
         )
+
+    def _cells_of(self, row: RunRow, now: dt.datetime) -> tuple[object, ...]:
+        # A finished run's cells never change: build them once, not every second for every run.
+        if row.status is RunStatus.RUNNING:
+            return _cells(row, now)
+        kept = self._finished.get(row.run_id)
+        if kept is None or kept[0] != row:
+            kept = self._finished[row.run_id] = (row, _cells(row, now))
+        return kept[1]
 
     def highlighted_run(self) -> str | None:
         """The run id under the cursor, if any."""

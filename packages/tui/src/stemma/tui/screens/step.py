@@ -1,7 +1,12 @@
-"""One step of a run: its executions (failures first when asked), their logs, params, outputs."""
+"""One step of a run: its executions (failures first when asked), their logs, params, outputs.
+
+``f`` follows a running step's live worker logs: a thread worker polls the files twice a second
+and posts what they gained; the log view scrolls to the end as they grow.
+"""
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, ClassVar, cast
 
 from textual import on, work
@@ -9,9 +14,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Log, Static, TabbedContent, TabPane
+from textual.worker import Worker
 
 from stemma.tui.client import ExecutionRow, StepView, params_text
-from stemma.tui.messages import LoadFailed, LogLoaded, StepLoaded
+from stemma.tui.messages import LoadFailed, LogGrew, LogLoaded, StepLoaded
+from stemma.tui.screens.showing import showing
 from stemma.tui.widgets.cells import duration_text, status_text
 from stemma.tui.widgets.tables import new_table, table_at
 
@@ -19,6 +26,8 @@ if TYPE_CHECKING:
     from stemma.tui.app import StemmaApp
 
 POLL_SECONDS = 2.0
+FOLLOW_SECONDS = 0.5
+FOLLOW = "follow"
 
 
 class StepScreen(Screen[None]):
@@ -26,7 +35,8 @@ class StepScreen(Screen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,backspace", "app.pop_screen", "Back"),
-        Binding("f", "toggle_failures", "Failures only"),
+        Binding("f", "toggle_follow", "Follow log"),
+        Binding("x", "toggle_failures", "Failures only"),
         Binding("l", "show_tab('log')", "Log"),
         Binding("e", "show_tab('executions')", "Executions"),
         Binding("p", "show_tab('params')", "Params"),
@@ -42,6 +52,11 @@ class StepScreen(Screen[None]):
         self.failures_only = False
         self.execution_ids: list[str] = []
         self.output_ids: list[str] = []
+        self._loading: Worker[None] | None = None
+        self.following = False
+        self._stop_following = threading.Event()
+        self._followed: object = None
+        """The file whose text the log view shows last (a header goes before another's)."""
 
     @property
     def stemma(self) -> StemmaApp:
@@ -80,8 +95,9 @@ class StepScreen(Screen[None]):
     def refresh_step(self) -> None:
         """Ask a worker for the step, unless it is finished and already shown."""
         done = self.view is not None and self.view.status != "running"
-        if self.is_current and not done:
-            self._load_step()
+        busy = self._loading is not None and self._loading.is_running
+        if showing(self) and not done and not busy:
+            self._loading = self._load_step()
 
     @work(thread=True, exclusive=True, group="step", exit_on_error=False)
     def _load_step(self) -> None:
@@ -94,7 +110,54 @@ class StepScreen(Screen[None]):
 
     @on(LoadFailed)
     def _show_failure(self, message: LoadFailed) -> None:
+        if message.what == FOLLOW:
+            self.following = False
+            self.query_one("#log-view", Log).write_line(f"── not following: {message.error}")
+            return
         self.query_one("#step-facts", Static).update(f"{message.what}: {message.error}")
+
+    def action_toggle_follow(self) -> None:
+        """Follow the step's live worker logs in the log tab, or stop following them."""
+        log = self.query_one("#log-view", Log)
+        if self.following:
+            self._stop_following.set()
+            self.following = False
+            log.write_line("── stopped following")
+            return
+        self.following = True
+        self._stop_following = threading.Event()
+        self._followed = None
+        log.clear()
+        log.write_line(f"── following the live worker logs of step {self.number} (f stops)")
+        self.action_show_tab("log")
+        self._follow(self._stop_following)
+
+    @work(thread=True, exclusive=True, group="follow", exit_on_error=False)
+    def _follow(self, stop: threading.Event) -> None:
+        try:
+            follower = self.stemma.client.log_follower(self.run_id, self.number)
+        except LookupError as err:
+            self.post_message(LoadFailed(FOLLOW, str(err)))
+            return
+        while not stop.is_set():
+            if chunks := follower.poll():
+                self.post_message(LogGrew(chunks))
+            stop.wait(FOLLOW_SECONDS)
+
+    @on(LogGrew)
+    def _log_grew(self, message: LogGrew) -> None:
+        if not self.following:
+            return  # stopped while this was on its way
+        log = self.query_one("#log-view", Log)
+        for chunk in message.chunks:
+            if chunk.path != self._followed:
+                log.write_line(f"── {chunk.path}")
+                self._followed = chunk.path
+            log.write(chunk.text)  # the view scrolls to the end: auto_scroll
+
+    def on_unmount(self) -> None:
+        """Stop following: the worker's thread ends within a poll."""
+        self._stop_following.set()
 
     @on(StepLoaded)
     def _show_step(self, message: StepLoaded) -> None:
@@ -152,6 +215,8 @@ class StepScreen(Screen[None]):
     def _execution_selected(self, message: DataTable.RowSelected) -> None:
         execution = self._execution(message.row_key.value)
         if execution is not None:
+            self._stop_following.set()
+            self.following = False
             self.query_one(TabbedContent).active = "log"
             self._load_log(execution)
 

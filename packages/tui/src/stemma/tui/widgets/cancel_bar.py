@@ -37,9 +37,12 @@ class CancelBar(Static):
     """Hidden until a cancel was asked for or applied; then one line, in warning colours."""
 
     DEFAULT_CLASSES = "cancel-bar"
+    _message: str | None = None
 
     def show_levels(self, applied: int, pressed: int) -> None:
         """Show the state of the escalation (or hide the bar when nothing was asked)."""
         message = cancel_message(applied, pressed)
-        self.update(message)
+        if message != self._message:  # every update repaints, and the run screen asks each second
+            self._message = message
+            self.update(message)
         self.display = bool(message)
