@@ -60,3 +60,20 @@ class StallOnSecondUnit(CopyUnlessRefused):
 
 
 _STARTED: list[str] = []
+
+
+class MarkThenSleep(CopyUnlessRefused):
+    """Copy each dataset after sleeping ``seconds``; ``{marker}.started`` appears as a unit
+    begins, so a test knows the element's operation (and its signal handlers) is running."""
+
+    class Params(BaseModel):
+        marker: str
+        seconds: float = 4.0
+
+    name = "test.mark_then_sleep"
+    params: Params
+
+    def refusal(self, path: pathlib.Path) -> str | None:
+        pathlib.Path(f"{self.params.marker}.started").touch()
+        time.sleep(self.params.seconds)
+        return None

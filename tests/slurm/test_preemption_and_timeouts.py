@@ -12,9 +12,9 @@ import time
 from typing import Any
 
 import pytest
-from slurm_tasks import StallOnSecondUnit
+from slurm_tasks import MarkThenSleep, StallOnSecondUnit
 
-from stemma.core.operations.examples import DataGenerator, SlowCopy
+from stemma.core.operations.examples import DataGenerator
 from stemma.core.pipeline.pipeline import Pipeline
 from stemma.core.run_ids import run_tag
 from stemma.storage import artifacts, executions
@@ -39,13 +39,19 @@ def _running_elements(tag: str) -> list[str]:
     return [line.split("|")[0] for line in _queued(tag, "RUNNING") if f"|{tag}-s1-" in line]
 
 
-def _requeue_first_running(tag: str, requeued: list[str], stop: threading.Event) -> None:
-    """Preempt (requeue) the first element of step 1 seen running, as a scheduler would."""
+def _preempt_once_started(
+    tag: str, marker: pathlib.Path, preempt: list[str], preempted: list[str], stop: threading.Event
+) -> None:
+    """Once a unit of step 1 has begun, preempt its element with ``preempt + [its id]``, once.
+
+    Once only, whatever scancel's exit code: it can fail for one of the job's steps and still
+    signal the others, and a second signal would hit the requeued attempt as it starts.
+    """
     while not stop.is_set():
         running = _running_elements(tag)
-        if running:
-            subprocess.run(["scontrol", "requeue", running[0]], check=True, capture_output=True)
-            requeued.append(running[0])
+        if running and pathlib.Path(f"{marker}.started").exists():
+            subprocess.run([*preempt, running[0]], capture_output=True, check=False)
+            preempted.append(running[0])
             return
         time.sleep(0.2)
 
@@ -56,8 +62,16 @@ def _sacct_states(job_id: str) -> list[str]:
     return [line.split()[0] for line in lines]
 
 
+@pytest.mark.parametrize(
+    "preempt",
+    [
+        ["scontrol", "requeue"],  # the controller takes the element back (SIGTERM, requeue)
+        ["scancel", "--signal=USR2"],  # the warning signal, on a job far from its time limit:
+    ],  # submitit reads it as a preemption and asks SLURM to requeue the job itself
+    ids=["scontrol-requeue", "warning-signal"],
+)
 def test_a_requeued_element_reruns_its_units_and_commits_them_once(
-    slurm_cluster: None, tmp_path: pathlib.Path
+    slurm_cluster: None, tmp_path: pathlib.Path, preempt: list[str]
 ) -> None:
     root = tmp_path / "store"
     pipeline = Pipeline.create("preempted", root=root, backend="slurm")
@@ -65,16 +79,17 @@ def test_a_requeued_element_reruns_its_units_and_commits_them_once(
     requeued: list[str] = []
     stop = threading.Event()
     preempter = threading.Thread(
-        target=_requeue_first_running,
-        args=(run_tag(pipeline.run_id), requeued, stop),
+        target=_preempt_once_started,
+        args=(run_tag(pipeline.run_id), root.parent / "marker", preempt, requeued, stop),
         daemon=True,
     )
     preempter.start()
     try:
         copied = pipeline.run(
-            SlowCopy,
+            MarkThenSleep,
             inputs={"dataset": generated.output("datasets")},
-            params={"seconds": 4.0},
+            params={"marker": str(root.parent / "marker"), "seconds": 4.0},
+            resources={"time_limit": "30"},  # over 10 minutes: submitit can tell a preemption
             execution={"max_workers": 2},
         )
     finally:
@@ -161,16 +176,15 @@ def test_a_real_time_limit_loses_no_unit_and_says_why_each_failed(
     slurm_cluster: None, tmp_path: pathlib.Path
 ) -> None:
     root = tmp_path / "store"
-    # SLURM's shortest limit. Its warning may come up to a minute early, so the first unit
-    # may or may not finish first: the promises below hold either way.
-    pipeline, stalled = _stalling_step(root, "1", warn=False)
+    # SLURM warns 30 s before the limit, or up to a minute earlier: 30 to 90 s in, when the
+    # first unit (a second's work) is long done.
+    pipeline, stalled = _stalling_step(root, "2", warn=False)
 
-    rows = executions(root, step_name=stalled.step_name).to_dicts()
-    assert len(rows) == 3  # every unit recorded, once
-    assert stalled.failed_count >= 2
-    assert stalled.succeeded_count + stalled.failed_count == 3
+    assert (stalled.succeeded_count, stalled.failed_count) == (1, 2)
+    rows = executions(root, step_name=stalled.step_name).sort("started_at").to_dicts()
+    assert [row["success"] for row in rows] == [True, False, False]  # every unit, once
+    assert REASON in rows[1]["error"]
+    assert "not started" in rows[2]["error"]
     for row in rows:
-        if not row["success"]:  # interrupted, not started, or killed at the limit
-            assert "time limit" in row["error"], row["error"]
         assert "_log.out <==" in row["worker_log"]
     assert _queued(run_tag(pipeline.run_id)) == []

@@ -21,6 +21,7 @@ from types import FrameType
 from typing import Any
 
 from stemma.core.backends.base import WorkerCrashedError
+from stemma.core.pipeline.failure_logs import tail_lines
 
 
 @dataclass(frozen=True)
@@ -63,10 +64,12 @@ def _stop_before_time_limit() -> None:
     """Wrap submitit's warning-signal handler: on a timeout, stop the pack instead of dying.
 
     SLURM signals the job ``signal_delay_s`` before its limit (up to a minute earlier).
-    submitit's handler requeues a preempted job (and exits) but raises ``UncompletedJobError``
-    for one that timed out; then the unit running fails with a clear reason, and the units not
-    started are recorded as failed without running (:mod:`stemma.core.backends.worker_stop`),
-    so the pack is staged and its finished units committed before the hard kill.
+    submitit's handler requeues a preempted job and exits: this attempt then ends at once,
+    staging nothing, as the requeued one reruns the pack. For a job that timed out (any
+    warning, when the limit is 10 minutes or less) it raises ``UncompletedJobError``: then the
+    unit running fails with a clear reason, and the units not started are recorded as failed
+    without running (:mod:`stemma.core.backends.worker_stop`), so the pack is staged and its
+    finished units committed before the hard kill.
     """
     from submitit.core.utils import UncompletedJobError
 
@@ -80,6 +83,8 @@ def _stop_before_time_limit() -> None:
     def on_warning(signum: int, frame: FrameType | None) -> None:
         try:
             original(signum, frame)
+        except SystemExit:  # preempted: submitit asked SLURM to requeue the job, which reruns
+            os._exit(1)  # the whole pack; stage nothing of this attempt, or it would land twice
         except UncompletedJobError:
             reason = (
                 f"SLURM job {job} reached its time limit before this unit finished: raise the "
@@ -155,10 +160,7 @@ _HINTS = {
 
 
 def _tail(path: Path, lines: int = 20) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return ""
+    return tail_lines(path, lines) or ""  # reads the file's last MiB at most
 
 
 def worker_log_text(files: ElementFiles, max_lines: int = 200) -> str:

@@ -14,6 +14,7 @@ from collections.abc import Generator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from stemma.core.backends import worker_stop
 from stemma.core.layout import RootLayout
 
 TAIL_LINES = 100
@@ -42,24 +43,26 @@ def capture_output(log_path: Path) -> Generator[None]:
     ):
         old_out, old_err = sys.stdout, sys.stderr
         try:
-            for fd in (1, 2):
-                try:
-                    original: int | None = os.dup(fd)
-                except OSError:  # the fd was closed: leave it closed afterwards
-                    original = None
-                saved.append((fd, original))
-                os.dup2(raw.fileno(), fd)
-            sys.stdout = sys.stderr = text
+            with worker_stop.held():  # a time-limit stop never leaves the fds half swapped
+                for fd in (1, 2):
+                    try:
+                        original: int | None = os.dup(fd)
+                    except OSError:  # the fd was closed: leave it closed afterwards
+                        original = None
+                    saved.append((fd, original))
+                    os.dup2(raw.fileno(), fd)
+                sys.stdout = sys.stderr = text
             yield
         finally:
-            text.flush()
-            sys.stdout, sys.stderr = old_out, old_err
-            for fd, original in saved:
-                if original is None:
-                    os.close(fd)
-                else:
-                    os.dup2(original, fd)
-                    os.close(original)
+            with worker_stop.held():
+                text.flush()
+                sys.stdout, sys.stderr = old_out, old_err
+                for fd, original in saved:
+                    if original is None:
+                        os.close(fd)
+                    else:
+                        os.dup2(original, fd)
+                        os.close(original)
 
 
 def _flush(stream: object) -> None:

@@ -74,11 +74,13 @@ def run_units(units: Sequence[ExecutionUnit]) -> list[UnitOutcome]:
 
     if not units:
         return []
-    worker_stop.clear()  # a pool worker may have run a stopped pack before this one
-    try:  # once per pack: opening a store is not free
-        store = open_pipeline_store(units[0].root)
-    except Exception:  # run_unit tries again and reports the error per unit
-        reports = [run_unit(unit) for unit in units]
-    else:
-        reports = run_pack(units, store)  # one staged bundle for the whole pack
+    try:
+        try:  # once per pack: opening a store is not free
+            store = open_pipeline_store(units[0].root)
+        except Exception:  # run_unit tries again and reports the error per unit
+            reports = [run_unit(unit) for unit in units]
+        else:
+            reports = run_pack(units, store)  # one staged bundle for the whole pack
+    finally:
+        worker_stop.clear()  # a pool worker runs its next pack afresh
     return [UnitOutcome.of(report) for report in reports]
