@@ -53,6 +53,7 @@ class RunsScreen(Screen[None]):
         self._finished: dict[str, tuple[RunRow, tuple[object, ...]]] = {}
         self.sort_by = "started"
         self._partial = False
+        self._summary = ""
         self._loading: Worker[None] | None = None
         self.status_filter = "all"
 
@@ -114,7 +115,8 @@ class RunsScreen(Screen[None]):
 
     @on(LoadFailed)
     def _show_failure(self, message: LoadFailed) -> None:
-        self.query_one("#summary", Static).update(f"could not read {message.what}: {message.error}")
+        self._summary = f"could not read {message.what}: {message.error}"
+        self.query_one("#summary", Static).update(self._summary)
 
     def visible_rows(self) -> list[RunRow]:
         """The rows that pass the filters, in the chosen order."""
@@ -150,11 +152,14 @@ class RunsScreen(Screen[None]):
                         table.update_cell_at(Coordinate(index, column), value)
         self._drawn = cells
         running = sum(1 for row in self.rows if row.status is RunStatus.RUNNING)
-        self.query_one("#summary", Static).update(
+        summary = (
             f"{len(rows)} of {len(self.rows)}{'+' if self._partial else ''} runs · "
             f"{running} running · sort: {self.sort_by} · status: {self.status_filter}"
             + (" · reading the rest…" if self._partial else "")
         )
+        if summary != self._summary:  # an update lays the screen out again, even unchanged
+            self._summary = summary
+            self.query_one("#summary", Static).update(summary)
 
     def _cells_of(self, row: RunRow, now: dt.datetime) -> tuple[object, ...]:
         # A finished run's cells never change: build them once, not every second for every run.
