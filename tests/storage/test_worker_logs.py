@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import pickle
+import signal
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -10,7 +14,7 @@ import polars as pl
 
 from stemma.core.execution_records import ExecutionRecord
 from stemma.core.operations.drafts import FinalizedArtifact
-from stemma.storage import DeltaStore, executions
+from stemma.storage import EXECUTIONS, DeltaStore, executions
 
 RecordFactory = Callable[..., ExecutionRecord]
 MetricFactory = Callable[..., FinalizedArtifact]
@@ -56,6 +60,46 @@ def test_a_bundle_recovered_after_a_crash_keeps_its_noted_log(
     # The orchestrator died before committing: the next start's recovery commits the bundle.
     assert DeltaStore(store.layout.root).recover() == 1
     assert _logs(store) == {record.execution_run_id: "noted before the crash"}
+
+
+_COMMIT_THEN_DIE = """
+import os, pickle, signal, sys
+from pathlib import Path
+import stemma.storage.commit as commit
+from stemma.storage import DeltaStore
+
+original = commit.append_rows
+def dying(*args, **kwargs):  # the wave is sealed and its first table written: die there
+    wrote = original(*args, **kwargs)
+    os.kill(os.getpid(), signal.SIGKILL)
+    return wrote
+commit.append_rows = dying
+DeltaStore(Path(sys.argv[1])).commit_wave(pickle.loads(Path(sys.argv[2]).read_bytes()))
+"""
+
+
+def test_a_sealed_wave_recovered_after_a_crash_keeps_its_noted_logs(
+    store: DeltaStore, make_record: RecordFactory, make_metric: MetricFactory, tmp_path: Path
+) -> None:
+    packs = [[make_record([make_metric(10 * p + i)]) for i in range(2)] for p in range(2)]
+    bundles = [store.stage_executions(pack) for pack in packs]
+    for number, (bundle, pack) in enumerate(zip(bundles, packs, strict=True)):
+        store.note_worker_log(bundle, [r.execution_run_id for r in pack], f"element {number}")
+    wave = tmp_path / "wave.pickle"
+    wave.write_bytes(pickle.dumps(bundles))
+    child = subprocess.run(
+        [sys.executable, "-c", _COMMIT_THEN_DIE, str(store.layout.root), str(wave)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert child.returncode == -signal.SIGKILL, child.stderr
+    assert not EXECUTIONS.path(store.layout.delta).exists()  # died before the executions
+
+    assert DeltaStore(store.layout.root).recover() == 2  # the sealed wave, committed again
+    expected = {r.execution_run_id: f"element {n}" for n, pack in enumerate(packs) for r in pack}
+    assert _logs(store) == expected
 
 
 def test_an_unreadable_note_never_stops_a_commit(
