@@ -9,10 +9,12 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from stemma.core.operations.drafts import FinalizedArtifact
 from stemma.core.records import StepStatus
+
+if TYPE_CHECKING:  # annotations only: reading records must not load the operations (pydantic)
+    from stemma.core.operations.drafts import FinalizedArtifact
 
 
 @dataclass(frozen=True, kw_only=True)

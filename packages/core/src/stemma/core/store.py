@@ -7,13 +7,15 @@ import os
 from collections.abc import Collection, Mapping, Sequence
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from stemma.core.errors import StoreUnavailableError
 from stemma.core.execution_records import ExecutionRecord, StepEvent, StepOutputs
 from stemma.core.layout import RootLayout, resolve_root
-from stemma.core.operations.drafts import FinalizedArtifact
 from stemma.core.records import StepOutcome, StepRecord, StepSkipped, StepStarted, StepStatus
+
+if TYPE_CHECKING:  # annotations only: opening a store must not load the operations (pydantic)
+    from stemma.core.operations.drafts import FinalizedArtifact
 
 STORE_ENV = "STEMMA_STORE"
 STORE_GROUP = "stemma.stores"

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from stemma.core.cancel_levels import CancelLevel
-from stemma.core.cli.explaining import explain_step
 from stemma.core.cli.launching import Detached, detach
 from stemma.core.cli.run_rows import (
     RunRow,
@@ -128,6 +127,7 @@ class DashboardClient:
         )
 
     def _why(self, name: str, run_id: str) -> list[str]:
+        from stemma.core.cli.explaining import explain_step  # loads the operations: not at paint
         from stemma.storage.execution_rows import event_from_row
         from stemma.storage.queries import steps
 
