@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 import polars as pl
@@ -33,13 +33,22 @@ from stemma.storage.schemas import (
 )
 
 
-def execution_frames(record: ExecutionRecord) -> dict[TableSpec, pl.DataFrame]:
-    """Every row one execution unit adds, per table (tables with no rows are left out).
+def execution_frames(records: Sequence[ExecutionRecord]) -> dict[TableSpec, pl.DataFrame]:
+    """Every row these execution units add, per table (tables with no rows are left out).
+
+    One frame per table for the whole pack: building a frame costs far more than adding rows.
 
     Raises:
         ArtifactTypeError: an artifact's type is not registered in this process.
     """
-    rows: dict[TableSpec, list[dict[str, Any]]] = {EXECUTIONS: [execution_row(record)]}
+    rows: dict[TableSpec, list[dict[str, Any]]] = {EXECUTIONS: []}
+    for record in records:
+        _add_rows(rows, record)
+    return {spec: spec.frame(found) for spec, found in rows.items()}
+
+
+def _add_rows(rows: dict[TableSpec, list[dict[str, Any]]], record: ExecutionRecord) -> None:
+    rows[EXECUTIONS].append(execution_row(record))
     types: dict[str, str] = {}
     for artifact in record.artifacts:
         spec = table_for_type(artifact.artifact_type)
@@ -86,7 +95,6 @@ def execution_frames(record: ExecutionRecord) -> dict[TableSpec, pl.DataFrame]:
                         "position": position,
                     }
                 )
-    return {spec: spec.frame(found) for spec, found in rows.items()}
 
 
 def execution_row(record: ExecutionRecord) -> dict[str, Any]:

@@ -102,11 +102,7 @@ def stage_executions(layout: RootLayout, records: Sequence[ExecutionRecord]) -> 
     first = records[0]
     if any(r.step_run_id != first.step_run_id for r in records):
         raise ValueError("a staged bundle holds the units of one step run only")
-    per_table: dict[TableSpec, list[pl.DataFrame]] = {}
-    for record in records:
-        for spec, frame in execution_frames(record).items():
-            per_table.setdefault(spec, []).append(frame)
-    frames = {spec: pl.concat(parts, how="vertical") for spec, parts in per_table.items()}
+    frames = execution_frames(records)
     name = f"{first.step_number}_{first.step_name}"
     bundle = bundle_dir(layout, name, first.execution_run_id)
     _write_bundle(layout, bundle, frames)
