@@ -8,6 +8,13 @@ A worker that dies (OOM killer, segfault, ``kill -9``) breaks the whole pool, an
 every unit in flight. Only the unit whose worker died is failed, with
 :class:`WorkerCrashedError` naming how it died and its peak memory; the units that were merely
 running beside it go to a fresh pool, up to :data:`MAX_RESUBMITS` times (``worker_deaths``).
+
+The pool starts on the first submit (a fully cached run starts none) and then starts every
+worker at once, each warming up in its initializer: the seconds a worker spends importing
+polars, pyarrow and delta-rs pass while the first units run elsewhere, instead of in front of
+the first unit it is given later (the pool would otherwise spawn one worker per submit).
+Once every unit is settled, shutdown kills the workers rather than waiting for them: they hold
+no work, and nobody should wait for a warm-up nothing will use.
 """
 
 from __future__ import annotations
@@ -58,8 +65,16 @@ class LocalBackend:
     name = "local"
     queues_whole_waves = False
 
-    def __init__(self, max_workers: int | None = None, *, start_method: str = "spawn") -> None:
-        """Prepare the pool; processes start on the first submit.
+    def __init__(
+        self, max_workers: int | None = None, *, start_method: str = "spawn", warm: bool = True
+    ) -> None:
+        """Prepare the pool; every worker starts on the first submit.
+
+        Args:
+            max_workers: worker processes; the machine's CPU count when None.
+            start_method: ``spawn`` or ``forkserver``.
+            warm: workers import the Pipeline worker's and the store's modules on start
+                (``worker_process.warm_up``); off for pools that run other functions.
 
         Raises:
             ValueError: an unknown start method or a worker count below 1.
@@ -84,6 +99,7 @@ class LocalBackend:
         (CPython's manager thread can die on a cancelled work item)."""
         self._markers: Path | None = None
         self._terminating = False
+        self._warm = warm
 
     def submit(self, fn: Callable[[Any], Any], payload: Any) -> Future[Any]:
         """Run ``fn(payload)`` in a worker (``fn`` must be importable by module and name)."""
@@ -113,22 +129,32 @@ class LocalBackend:
             return
         with self._lock:  # keep handles on the workers: a broken pool forgets its own
             task.pool, task.inner = pool, inner
-            for process in _processes(pool):
-                if process.pid is not None:
-                    self._workers.setdefault(pool, {})[process.pid] = process
+            self._remember_workers(pool)
         task.outer.link(inner)
         inner.add_done_callback(lambda done: self._settle(task, done))
 
     def _current_pool(self) -> ProcessPoolExecutor:
         with self._lock:
             if self._pool is None:
-                self._pool = ProcessPoolExecutor(
+                self._pool = pool = ProcessPoolExecutor(
                     self.max_workers,
                     mp_context=self._context,
                     initializer=init_worker,
-                    initargs=(os.getpid(),),
+                    initargs=(os.getpid(), self._warm),
                 )
+                # The pool spawns a worker per submit while none is idle: one trivial task per
+                # worker starts them all now (each runs it once its initializer is done).
+                with signals_blocked():  # workers (and the pool's thread) start here
+                    for _ in range(self.max_workers):
+                        pool.submit(os.getpid)
+                self._remember_workers(pool)
             return self._pool
+
+    def _remember_workers(self, pool: ProcessPoolExecutor) -> None:
+        """Keep handles on the pool's workers (call with the lock held)."""
+        for process in _processes(pool):
+            if process.pid is not None:
+                self._workers.setdefault(pool, {})[process.pid] = process
 
     def _drop_pool(self, pool: ProcessPoolExecutor) -> None:
         with self._lock:
@@ -229,7 +255,10 @@ class LocalBackend:
         """Let running units finish (drop queued ones when ``cancel_pending``) and stop."""
         with self._lock:
             pool, self._pool = self._pool, None
+            idle = not self._tasks
         if pool is not None:
+            if idle:  # every unit is settled: a worker still warming up need not finish
+                _kill_workers(pool)
             pool.shutdown(wait=True, cancel_futures=cancel_pending)
         self._remove_markers()
 
