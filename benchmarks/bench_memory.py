@@ -6,7 +6,8 @@ imports (the baseline), and the peak RSS after the work:
 - ``lower``: ``apply`` then ``lower()`` of a lattice of N handles (``bench_lower.lattice``), the
   whole lazy graph held in memory, the largest thing a lazy run keeps;
 - ``pipeline``: the orchestrator of a Pipeline making N tiny artifacts (one unit) and running one
-  no-op step of N units over them (``units_per_worker`` 500, 2 workers).
+  no-op step of N units over them (``units_per_worker`` 500, 2 workers); ``after_inputs_mb`` is
+  the peak once the N inputs are made, before the N-unit step.
 
 The marginal memory per node or unit between two sizes is the figure to watch (flat in N means
 about 0); the 1,000,000 budget is projected from it where 10^6 does not fit in the default
@@ -57,6 +58,7 @@ def _child_pipeline(n: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         pipeline = Pipeline.create("memory", root=pathlib.Path(tmp) / "root", max_workers=2)
         made = pipeline.run(MakeMetrics, params={"count": n})
+        after_inputs = peak_rss_mb()
         result = pipeline.run(
             NoOpUnit,
             inputs={"items": made.output("metrics")},
@@ -65,7 +67,7 @@ def _child_pipeline(n: int) -> dict[str, Any]:
         assert result.success, result
         assert result.total_count == n, result
         pipeline.finalize()
-    return {"baseline_mb": baseline, "units": n}
+    return {"baseline_mb": baseline, "after_inputs_mb": after_inputs, "units": n}
 
 
 def child(kind: str, n: int) -> None:

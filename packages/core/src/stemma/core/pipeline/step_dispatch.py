@@ -7,8 +7,11 @@ batched lookup), units to the backend, one commit of the whole step, and the fin
 
 from __future__ import annotations
 
+import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from itertools import islice
+from typing import TypeVar
 
 from stemma.core.errors import BatchingError, PairingError
 from stemma.core.execution_records import StepOutputs
@@ -30,10 +33,15 @@ from stemma.core.pipeline.step_events import (
 )
 from stemma.core.pipeline.step_keys import execution_key, step_fingerprint
 from stemma.core.pipeline.unit_dispatch import execute_units, promote_files
-from stemma.core.pipeline.units import ExecutionUnit, UnitGroup
-from stemma.core.pipeline.worker_entry import UnitOutcome
+from stemma.core.pipeline.units import ExecutionUnit, UnitGroup, UnitTally
 from stemma.core.records import StepStatus
 from stemma.core.run_ids import new_attempt_id
+
+_T = TypeVar("_T")
+MIN_WINDOW_UNITS = 4096
+"""At least this many units are made and dispatched together (fewer pauses for tiny packs)."""
+WINDOW_ROUNDS = 4
+"""At least this many packs per worker in a window: the pool idles only on a window's last."""
 
 
 def run_step(ctx: PipelineContext, step: PlannedStep) -> StepResult:
@@ -78,24 +86,65 @@ def _execute(
     promote_files(ctx, step, step_run_id)
     inputs = _resolve_inputs(ctx, step, upstream)
     if inputs and all(not ids for ids in inputs.values()):
-        return _finish(ctx, step, event, started, [], [], skip_reason="empty_inputs")
+        return _finish(ctx, step, event, started, skip_reason="empty_inputs")
     try:
         unit_groups = _unit_groups(ctx, step, inputs)
     except (PairingError, BatchingError) as err:  # the inputs cannot form units: nothing runs
-        return _finish(ctx, step, event, started, [], [], dispatch_error=str(err))
+        return _finish(ctx, step, event, started, dispatch_error=str(err))
     associated = associated_ids(ctx.store, op, inputs)
-    keyed = [
-        (execution_key(op, _group_inputs(groups) | keyed_associations(associated, groups)), groups)
+    keys = [
+        execution_key(op, _group_inputs(groups) | keyed_associations(associated, groups))
         for groups in unit_groups
     ]
-    hits = {} if step.skip_cache else ctx.store.executions_by_key([key for key, _ in keyed])
-    cached_outputs = [hits[key].outputs for key, _ in keyed if key in hits]
-    misses = [
-        _unit(ctx, step, step_run_id, key, groups) for key, groups in keyed if key not in hits
-    ]
-    ctx.monitor.units_planned(step.number, total=len(keyed), cached=len(keyed) - len(misses))
-    outcomes = execute_units(ctx, step, misses)
-    return _finish(ctx, step, event, started, cached_outputs, outcomes, expected=len(keyed))
+    hits = {} if step.skip_cache else ctx.store.executions_by_key(keys)
+    tally = UnitTally(expected=len(keys))
+    for key in keys:
+        if key in hits:
+            tally.add_cached(hits[key].outputs)
+    hit_keys = set(hits)
+    del hits
+    ctx.monitor.units_planned(step.number, total=len(keys), cached=tally.cached)
+    # Units are made, sent and let go a window at a time: the orchestrator holds a step's
+    # groups and keys (released as they are sent), never every unit and every outcome at once.
+    misses = (
+        (key, groups)
+        for key, groups in zip(_drained(keys), _drained(unit_groups), strict=True)
+        if key not in hit_keys
+    )
+    window = _window(ctx, step)
+    while not _stopped(ctx, step, tally):
+        units = [_unit(ctx, step, step_run_id, k, groups) for k, groups in islice(misses, window)]
+        if not units:
+            break
+        tally.add(execute_units(ctx, step, units))
+    return _finish(ctx, step, event, started, tally)
+
+
+def _window(ctx: PipelineContext, step: PlannedStep) -> int:
+    """How many units are planned and held at once: a few rounds of packs for every worker.
+
+    A backend that queues whole waves (SLURM) gets the whole step at once: one submission.
+    """
+    if ctx.backend.queues_whole_waves:
+        return sys.maxsize
+    execution = step.operation.execution
+    workers = int(execution.max_workers or getattr(ctx.backend, "max_workers", 1))
+    per_round = execution.units_per_worker * workers  # whole packs: the same packs as one wave
+    return per_round * max(WINDOW_ROUNDS, -(-MIN_WINDOW_UNITS // per_round))
+
+
+def _stopped(ctx: PipelineContext, step: PlannedStep, tally: UnitTally) -> bool:
+    """Nothing more is dispatched after a cancellation, or a failure under ``fail_fast``."""
+    if ctx.cancelled.is_set():
+        return True
+    return step.failure_policy is FailurePolicy.FAIL_FAST and tally.failed_any
+
+
+def _drained(items: list[_T]) -> Iterator[_T]:
+    """Yield ``items`` in order, dropping the list's reference to each as it is yielded."""
+    items.reverse()
+    while items:
+        yield items.pop()
 
 
 def _fingerprint(ctx: PipelineContext, step: PlannedStep) -> str:
@@ -226,17 +275,15 @@ def _finish(
     step: PlannedStep,
     event: EventFactory,
     started: float,
-    cached_outputs: Sequence[Mapping[str, tuple[str, ...]]],
-    outcomes: Sequence[UnitOutcome],
+    tally: UnitTally | None = None,
     *,
     skip_reason: str | None = None,
     dispatch_error: str | None = None,
-    expected: int = 0,
 ) -> StepResult:
+    tally = tally or UnitTally(expected=0)
     outputs: dict[str, set[str]] = {role: set() for role in step.operation.outputs}
-    for produced in [*cached_outputs, *(o.outputs for o in outcomes if o.success)]:
-        for role, ids in produced.items():
-            outputs.setdefault(role, set()).update(ids)
+    for role, ids in tally.outputs.items():
+        outputs.setdefault(role, set()).update(ids)
     step_outputs = StepOutputs(
         step_run_id=step.outputs_from or "",
         outputs={role: tuple(sorted(ids)) for role, ids in outputs.items()},
@@ -244,16 +291,13 @@ def _finish(
     # Commit first: a bundle the wave had to leave out (a file missing past the staging
     # timeout, an unreadable one quarantined) is a failed unit, so the step is no cache hit.
     # A pack's units share one bundle: commit each bundle once.
-    bundles = list(dict.fromkeys(o.bundle for o in outcomes if o.bundle is not None))
     with ctx.commit_lock:
-        report = ctx.store.commit_wave(bundles, step_outputs=step_outputs)
-    lost = {problem.bundle for problem in report.problems}
-    landed = [o for o in outcomes if o.success and o.bundle not in lost]
-    succeeded = len(cached_outputs) + len(landed)
-    cancelled = sum(1 for o in outcomes if o.cancelled)
-    failed = len(outcomes) - len(landed) - cancelled
+        report = ctx.store.commit_wave(list(tally.bundles), step_outputs=step_outputs)
+    landed = tally.landed(lost={problem.bundle for problem in report.problems})
+    succeeded = tally.cached + landed
+    failed = tally.returned - landed - tally.cancelled
     total = succeeded + failed
-    stopped = cancelled or len(cached_outputs) + len(outcomes) < expected
+    stopped = tally.cancelled or tally.cached + tally.returned < tally.expected
     if skip_reason is not None:
         status = StepStatus.SKIPPED
     elif stopped and ctx.cancelled.is_set():
@@ -266,9 +310,10 @@ def _finish(
         status = StepStatus.CANCELLED
     else:
         status = StepStatus.COMPLETED
-    first_error = dispatch_error or next(
-        (o.error for o in outcomes if not o.success and not o.cancelled and o.error),
-        report.problems[0].error if report.problems else None,
+    first_error = (
+        dispatch_error
+        or tally.first_error
+        or (report.problems[0].error if report.problems else None)
     )
     final = event(
         status,
@@ -279,8 +324,9 @@ def _finish(
         dispatch_error=dispatch_error,
         metadata={
             "skip_reason": skip_reason,
-            "execution_cache_hits": len(cached_outputs),
-            "cancelled_units": cancelled + max(0, expected - len(cached_outputs) - len(outcomes)),
+            "execution_cache_hits": tally.cached,
+            "cancelled_units": tally.cancelled
+            + max(0, tally.expected - tally.cached - tally.returned),
             "staging_problems": [dict(problem.to_dict()) for problem in report.problems],
         },
         duration=time.monotonic() - started,
