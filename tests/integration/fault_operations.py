@@ -32,3 +32,20 @@ class DieOnMatch(CopyUnlessRefused):
             os.kill(os.getpid(), signal.SIGKILL)
         time.sleep(0.5)  # the other units are still running when one worker dies
         return None
+
+
+class StubbornSlowCopy(CopyUnlessRefused):
+    """Copy each dataset after sleeping ``seconds``, ignoring SIGTERM meanwhile: a tool that a
+    force cancel's SIGTERM does not stop, so only the SIGKILL after the grace period (or a hard
+    cancel) does."""
+
+    class Params(BaseModel):
+        seconds: float = 60.0
+
+    name = "test.stubborn_slow_copy"
+    params: Params = Params()
+
+    def refusal(self, path: Path) -> str | None:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        time.sleep(self.params.seconds)
+        return None

@@ -25,9 +25,11 @@ from stemma.core.store import open_pipeline_store
 SCRIPT = pathlib.Path(__file__).with_name("cancellable_pipeline.py")
 
 
-def _start(root: pathlib.Path, seconds: float) -> tuple[subprocess.Popen[str], str]:
+def _start(
+    root: pathlib.Path, seconds: float, *, stubborn: bool = False
+) -> tuple[subprocess.Popen[str], str]:
     process = subprocess.Popen(
-        [sys.executable, str(SCRIPT), str(root), str(seconds)],
+        [sys.executable, str(SCRIPT), str(root), str(seconds), *(["stubborn"] if stubborn else [])],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -157,14 +159,18 @@ def test_rerun_after_cancel_redoes_only_the_cancelled_and_skipped_work(
 def test_force_and_hard_presses_leave_no_worker_behind(
     tmp_path: pathlib.Path, presses: int
 ) -> None:
-    process, run_id = _start(tmp_path, seconds=60.0)
+    # For three presses the units ignore SIGTERM, as a stubborn tool does: the force press then
+    # waits out its grace period, and the third press, sent once the run says level 2, is what
+    # ends it (a force cancel of obedient workers ends the run before a third press can land).
+    process, run_id = _start(tmp_path, seconds=60.0, stubborn=presses == 3)
     _wait_state(tmp_path, run_id, _slow_step_running)
     workers = _descendants(process.pid)
     assert workers, "the slow step's workers should be running"
     started = time.monotonic()
-    # Someone who wants it dead presses fast: a force cancel ends a run in well under a second,
-    # and a press after the run has ended has nothing left to kill.
-    _press(process, presses, gap=0.05 if presses == 3 else 0.3)
+    for level in range(1, presses + 1):
+        _press(process, 1, gap=0)
+        if level < presses:  # each press seen before the next: signals close together merge
+            _wait_state(tmp_path, run_id, lambda s, level=level: s.cancel_level >= level, 10)
     _, err = process.communicate(timeout=60)
     assert time.monotonic() - started < 30  # the 60 s units were not waited for
     deadline = time.monotonic() + 10
