@@ -6,8 +6,11 @@ import asyncio
 import datetime as dt
 import os
 import socket
+import subprocess
+import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Generator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -128,3 +131,15 @@ def row_count(app: StemmaApp, selector: str) -> int:
 
     found = app.screen.query(selector)
     return next((t.row_count for t in found if isinstance(t, DataTable)), 0)
+
+
+@contextmanager
+def script_running(script: Path, root: Path) -> Generator[subprocess.Popen[bytes]]:
+    """Run a pipeline script on ``root`` in a subprocess while the block runs; kill it after."""
+    process = subprocess.Popen([sys.executable, str(script), str(root)])
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(timeout=60)

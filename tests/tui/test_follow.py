@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +17,7 @@ from stemma.tui.app import StemmaApp
 from stemma.tui.client.log_follow import FIRST_READ_BYTES, LogFollower
 from stemma.tui.screens import StepScreen
 
-from .conftest import drive, until
+from .conftest import drive, script_running, until
 
 SCRIPT = Path(__file__).with_name("chatty_pipeline.py")
 
@@ -58,14 +57,8 @@ def test_a_long_file_first_seen_shows_its_end(tmp_path: Path) -> None:
 
 @pytest.fixture
 def chatty_run(tmp_path: Path) -> Iterator[tuple[Path, subprocess.Popen[bytes]]]:
-    root = tmp_path / "store"
-    process = subprocess.Popen([sys.executable, str(SCRIPT), str(root)])
-    try:
-        yield root, process
-    finally:
-        if process.poll() is None:
-            process.kill()
-        process.wait(timeout=60)
+    with script_running(SCRIPT, tmp_path / "store") as process:
+        yield tmp_path / "store", process
 
 
 def _lines(app: StemmaApp) -> list[str]:

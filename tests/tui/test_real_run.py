@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,21 +14,15 @@ from stemma.tui.app import StemmaApp
 from stemma.tui.screens import RunScreen
 from stemma.tui.widgets.tables import table_at
 
-from .conftest import drive, until
+from .conftest import drive, script_running, until
 
 SCRIPT = Path(__file__).with_name("slow_pipeline.py")
 
 
 @pytest.fixture
 def slow_run(tmp_path: Path) -> Iterator[tuple[Path, subprocess.Popen[bytes]]]:
-    root = tmp_path / "store"
-    process = subprocess.Popen([sys.executable, str(SCRIPT), str(root)])
-    try:
-        yield root, process
-    finally:
-        if process.poll() is None:
-            process.kill()
-        process.wait(timeout=60)
+    with script_running(SCRIPT, tmp_path / "store") as process:
+        yield tmp_path / "store", process
 
 
 def test_a_running_pipeline_shows_live_progress_and_one_press_of_c_cancels_it(

@@ -19,6 +19,8 @@ import pytest
 
 from stemma.core.live import RunStatus, list_states
 
+from .conftest import script_running
+
 STEMMA = Path(sys.executable).parent / "stemma"
 SCRIPT = Path(__file__).with_name("slow_pipeline.py")
 DEADLINE_SECONDS = 90.0
@@ -82,14 +84,8 @@ class Terminal:
 
 @pytest.fixture
 def running(tmp_path: Path) -> Iterator[tuple[Path, subprocess.Popen[bytes]]]:
-    root = tmp_path / "store"
-    process = subprocess.Popen([sys.executable, str(SCRIPT), str(root)])
-    try:
-        yield root, process
-    finally:
-        if process.poll() is None:
-            process.kill()
-        process.wait(timeout=60)
+    with script_running(SCRIPT, tmp_path / "store") as process:
+        yield tmp_path / "store", process
 
 
 def test_stemma_tui_in_tmux_navigates_to_a_running_pipeline_and_cancels_it(
