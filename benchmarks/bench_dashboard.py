@@ -359,6 +359,9 @@ def session(
     command = [sys.executable, __file__, "--child", str(root), str(time.time()), str(idle)]
     command += [str(repeats)] + (["--profile"] if profile else [])
     env = dict(os.environ) | ({"PYTHONPATH": tui_src} if tui_src else {})
+    # An installed dashboard imports cached bytecode (pip and uv write it); a development shell
+    # with PYTHONDONTWRITEBYTECODE would make every session compile Textual anew (~0.7 s here).
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
     if done.returncode != 0 or profile:
         print(done.stderr, file=sys.stderr)
