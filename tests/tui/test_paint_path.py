@@ -42,6 +42,33 @@ def test_the_app_and_the_first_runs_read_load_no_polars_delta_or_storage(
     assert json.loads(done.stdout) == {"rows": 1, "heavy": []}
 
 
+COMMAND_PROBE = """
+import json, sys
+from stemma.core.cli.main import main
+try:
+    main(["--root", "r", "tui", "--help"])
+except SystemExit as done:
+    code = done.code
+heavy = ("polars", "pyarrow", "pydantic", "stemma.storage", "stemma.core.cli.plan_commands")
+print(json.dumps({"code": code, "heavy": sorted(m for m in heavy if m in sys.modules)}))
+"""
+
+
+def test_the_tui_command_loads_no_other_command_and_no_polars_or_pydantic() -> None:
+    # `stemma tui` used to import every subcommand's module (storage's load polars and
+    # pyarrow, plan's pydantic): ~0.8 s before the dashboard even started.
+    done = subprocess.run(
+        [sys.executable, "-c", COMMAND_PROBE],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    probed = json.loads(done.stdout.splitlines()[-1])
+    assert probed == {"code": 0, "heavy": []}
+    assert "usage: stemma tui" in done.stdout
+
+
 def test_live_runs_newest_reads_only_the_most_recently_written_state_files(
     tmp_path: Path,
 ) -> None:

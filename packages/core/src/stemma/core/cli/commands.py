@@ -14,7 +14,6 @@ import functools
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 
 from stemma.core.cli.exit_codes import ExitCode
 
@@ -48,15 +47,27 @@ class BrokenCommand:
 
 
 @functools.cache
-def installed_commands() -> tuple[tuple[Command, ...], tuple[BrokenCommand, ...]]:
+def installed_commands(
+    name: str | None = None,
+) -> tuple[tuple[Command, ...], tuple[BrokenCommand, ...]]:
     """The commands other installed packages register, and those that failed to load.
 
     A package whose command fails to import must not take the whole ``stemma`` command down, so
     failures are collected instead of raised.
+
+    Args:
+        name: only the entry points of this name: ``stemma tui`` imports the dashboard's
+            command alone, not every package's (storage's import polars and pyarrow: 0.5 s).
     """
+    # Imported here: importlib.metadata costs ~50 ms, and importing stemma.core.cli (as the
+    # dashboard does for its row types) must not pay it.
+    from importlib.metadata import entry_points
+
     found: list[Command] = []
     broken: list[BrokenCommand] = []
     for point in entry_points(group=COMMAND_GROUP):
+        if name is not None and point.name != name:
+            continue
         try:
             loaded: object = point.load()
         except Exception as err:
