@@ -24,12 +24,14 @@ from pathlib import Path
 import stemma.tui.app
 from stemma.tui.client import DashboardClient
 rows = DashboardClient(Path(sys.argv[1])).live_runs(10)
-heavy = sorted(m for m in ('polars', 'pyarrow', 'deltalake', 'stemma.storage') if m in sys.modules)
+later = ('polars', 'pyarrow', 'deltalake', 'stemma.storage', 'stemma.tui.screens.step',
+         'stemma.tui.screens.artifact', 'stemma.tui.screens.run', 'textual.widgets._tabbed_content')
+heavy = sorted(m for m in later if m in sys.modules)
 print(json.dumps({"rows": len(rows), "heavy": heavy}))
 """
 
 
-def test_the_app_and_the_first_runs_read_load_no_polars_delta_or_storage(
+def test_the_app_and_the_first_runs_read_load_no_polars_delta_storage_or_other_screens(
     filled: FilledStore,
 ) -> None:
     done = subprocess.run(

@@ -16,18 +16,16 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
 from stemma.core.cancel_levels import CancelLevel
+from stemma.core.cli.run_rows import RunRow
 from stemma.core.live import RunStatus
 from stemma.tui.client import DashboardClient
+from stemma.tui.client.first_runs import read_first_runs
 from stemma.tui.messages import CancelSent, Launched, LoadFailed
-from stemma.tui.screens import (
-    ArtifactScreen,
-    HelpScreen,
-    LaunchScreen,
-    RunScreen,
-    RunsScreen,
-    StepScreen,
-)
+from stemma.tui.screens.runs import RunsScreen
 from stemma.tui.widgets.cancel_bar import next_level
+
+# The other screens are imported where they open: the first frame needs only the runs list, and
+# their widgets (tabs, logs, inputs) are ~30 ms of imports before it.
 
 
 class StemmaApp(App[None]):
@@ -45,6 +43,9 @@ class StemmaApp(App[None]):
         self.client = DashboardClient(root)
         self.cancel_presses: dict[str, int] = {}
         """Per run, the highest cancel level asked for from this dashboard."""
+        self.first_runs: list[RunRow] | None = read_first_runs(self.client)
+        """The newest runs, read before the first frame (see :mod:`.client.first_runs`); the
+        runs screen takes them (None after, or when they were not read in time)."""
 
     def on_mount(self) -> None:
         """Start on the runs list."""
@@ -52,6 +53,8 @@ class StemmaApp(App[None]):
 
     def action_help(self) -> None:
         """Show the keys (or close them)."""
+        from stemma.tui.screens.help import HelpScreen
+
         if isinstance(self.screen, HelpScreen):
             self.pop_screen()
         else:
@@ -59,14 +62,20 @@ class StemmaApp(App[None]):
 
     def open_run(self, run_id: str) -> None:
         """Show one run."""
+        from stemma.tui.screens.run import RunScreen
+
         self.push_screen(RunScreen(run_id))
 
     def open_step(self, run_id: str, number: int) -> None:
         """Show one step of a run."""
+        from stemma.tui.screens.step import StepScreen
+
         self.push_screen(StepScreen(run_id, number))
 
     def open_artifact(self, artifact_id: str) -> None:
         """Show one artifact."""
+        from stemma.tui.screens.artifact import ArtifactScreen
+
         self.push_screen(ArtifactScreen(artifact_id))
 
     def press_cancel(self, run_id: str, status: RunStatus, applied: int) -> CancelLevel | None:
@@ -104,6 +113,7 @@ class StemmaApp(App[None]):
 
     def ask_launch(self) -> None:
         """Ask for a pipeline script, then start it detached."""
+        from stemma.tui.screens.launch import LaunchScreen
 
         def chosen(script: str | None) -> None:
             if script:
@@ -134,6 +144,8 @@ class StemmaApp(App[None]):
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         """The command palette (ctrl+p): Textual's own commands plus the dashboard's."""
+        from stemma.tui.screens.run import RunScreen
+
         inherited: Iterable[SystemCommand] = super().get_system_commands(screen)  # pyright: ignore[reportUnknownMemberType]
         yield from inherited
         yield SystemCommand("Help", "Every key of every screen", self.action_help)

@@ -16,6 +16,7 @@ from textual.worker import Worker
 
 from stemma.core.cli.run_rows import RunRow
 from stemma.core.live import RunStatus
+from stemma.tui.client.first_runs import FIRST_SCREEN_RUNS
 from stemma.tui.messages import LoadFailed, RunsLoaded
 from stemma.tui.screens.showing import showing
 from stemma.tui.widgets.cells import duration_text, status_text, time_text
@@ -25,8 +26,6 @@ if TYPE_CHECKING:
     from stemma.tui.app import StemmaApp
 
 POLL_SECONDS = 1.0
-FIRST_SCREEN_RUNS = 100
-"""Runs read for the first paint, before all the others: more than a tall terminal shows."""
 SORTS = ("started", "status", "name", "duration")
 FILTERS = ("all", *(status.value for status in RunStatus))
 COLUMNS = (("status", 9), ("name", 18), ("started", 11), ("time", 7), ("steps", 5), ("host", 12))
@@ -55,6 +54,7 @@ class RunsScreen(Screen[None]):
         self._partial = False
         self._summary = ""
         self._loading: Worker[None] | None = None
+        self._first_frame_shown = False
         self.status_filter = "all"
 
     @property
@@ -71,14 +71,30 @@ class RunsScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        """Build the columns, read once now and then every second."""
+        """Build the columns and show the runs read before the app started, if any.
+
+        The whole list is read once the first frame is on screen, then every second.
+        """
         table = table_at(self, "#runs")
         for label, width in COLUMNS:
             table.add_column(label, key=label, width=width)
         self.query_one("#search", Input).display = False
-        table.focus()
-        self.refresh_runs()
+        # At once, not at the next tick as table.focus() would: focus changes how every cell is
+        # drawn, and the table drawn before it gained focus was drawn again (~0.1 s).
+        self.set_focus(table)
+        first, self.stemma.first_runs = self.stemma.first_runs, None
+        if first is not None:
+            self.rows = first
+            self._partial = True
+            self._redraw()
+        self.call_after_refresh(self._after_first_frame)
         self.set_interval(POLL_SECONDS, self.refresh_runs)
+
+    def _after_first_frame(self) -> None:
+        # The full read imports polars and delta-rs in a thread: started before the first frame
+        # is drawn, it would take the interpreter lock from the drawing for a second or more.
+        self._first_frame_shown = True
+        self.refresh_runs()
 
     def on_screen_resume(self) -> None:
         """Back on view (from a run, say): read now rather than at the next tick."""
@@ -88,9 +104,11 @@ class RunsScreen(Screen[None]):
         """Ask a worker for the runs (never reads here: the UI thread must not block).
 
         Not while the last read is still going: on a slow disk, reads would pile up in threads
-        that fight over the interpreter and make each other slower.
+        that fight over the interpreter and make each other slower. Not before the first frame
+        is drawn either (see :meth:`_after_first_frame`).
         """
-        if showing(self) and not (self._loading and self._loading.is_running):
+        busy = self._loading is not None and self._loading.is_running
+        if self._first_frame_shown and showing(self) and not busy:
             self._loading = self._load_runs()
 
     @work(thread=True, exclusive=True, group="runs", exit_on_error=False)
