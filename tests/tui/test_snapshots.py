@@ -19,10 +19,12 @@ from textual.pilot import Pilot
 
 from stemma.core.live import RunState, RunStatus, StepState, write_state
 from stemma.tui.app import StemmaApp
-from stemma.tui.screens import HelpScreen, RunScreen
+from stemma.tui.client import DashboardClient
+from stemma.tui.screens import ArtifactScreen, HelpScreen, LaunchScreen, RunScreen, StepScreen
 from stemma.tui.widgets.tables import table_at
 
-from .conftest import drive, row_count, until
+from .conftest import FilledStore, drive, row_count, until
+from .fixed_history import EXECUTED, write_fixed_history
 
 SNAPSHOTS = Path(__file__).with_name("snapshots")
 SIZES = [(80, 24), (160, 48)]
@@ -72,9 +74,18 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
         (RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED, RunStatus.RUNNING)
     ):
         _write(root, index, status)
+    write_fixed_history(root, FAILED_RUN, T0 + dt.timedelta(hours=1))
     yield root
     monkeypatch.delenv("TZ")
     time.tzset()
+
+
+def _run_id(index: int) -> str:
+    return f"demo_20261129_0{9 + index}0000_0000000{index}"
+
+
+FAILED_RUN = _run_id(1)
+"""The run whose history the store also holds (fixed ids and times): its step screen."""
 
 
 def _write(root: Path, index: int, status: RunStatus) -> None:
@@ -126,7 +137,7 @@ def _write(root: Path, index: int, status: RunStatus) -> None:
     write_state(
         root,
         RunState(
-            run_id=f"demo_20261129_0{9 + index}0000_0000000{index}",
+            run_id=_run_id(index),
             name="demo",
             status=status,
             pid=999_999_999,  # no such process: the running one shows as stale
@@ -173,3 +184,58 @@ def test_snapshot_of_the_help(store: Path, size: tuple[int, int]) -> None:
         check(f"help_{size[0]}x{size[1]}", screen_text(app))
 
     drive(store, scenario, size)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_snapshot_of_a_step_with_failed_executions(store: Path, size: tuple[int, int]) -> None:
+    async def scenario(app: StemmaApp, pilot: Pilot[None]) -> None:
+        app.open_step(FAILED_RUN, 1)
+        await until(pilot, lambda: isinstance(app.screen, StepScreen), "the step")
+        await until(pilot, lambda: row_count(app, "#executions-table") == EXECUTED, "executions")
+        await settled(app, pilot)
+        check(f"step_{size[0]}x{size[1]}", screen_text(app))
+
+    drive(store, scenario, size)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_snapshot_of_the_launch_prompt(store: Path, size: tuple[int, int]) -> None:
+    async def scenario(app: StemmaApp, pilot: Pilot[None]) -> None:
+        await until(pilot, lambda: row_count(app, "#runs") == 4, "the runs")
+        await pilot.press("n")
+        await until(pilot, lambda: isinstance(app.screen, LaunchScreen), "the prompt")
+        await pilot.press(*"flows/nightly.py")
+        await settled(app, pilot, "Esc cancels")
+        check(f"launch_{size[0]}x{size[1]}", screen_text(app))
+
+    drive(store, scenario, size)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_snapshot_of_a_csv_artifact_with_its_lineage(
+    filled: FilledStore, size: tuple[int, int]
+) -> None:
+    # Artifact ids are content hashes and the example data is seeded: the same on every run.
+    outputs = DashboardClient(filled.root).step(filled.run_id, 1).outputs
+    artifact_id = sorted(outputs["dataset"])[0]
+
+    async def scenario(app: StemmaApp, pilot: Pilot[None]) -> None:
+        app.open_artifact(artifact_id)
+        await until(pilot, lambda: isinstance(app.screen, ArtifactScreen), "the artifact")
+        await until(pilot, lambda: row_count(app, "#preview-table") > 0, "the preview")
+        await settled(app, pilot)
+        check(f"artifact_{size[0]}x{size[1]}", screen_text(app))
+
+    drive(filled.root, scenario, size)
+
+
+def test_every_screen_has_a_snapshot_at_both_sizes() -> None:
+    from stemma.tui import screens
+
+    missing = [
+        f"{name.removesuffix('Screen').lower()}_{width}x{height}.txt"
+        for name in screens.__all__
+        for width, height in SIZES
+        if not (SNAPSHOTS / f"{name.removesuffix('Screen').lower()}_{width}x{height}.txt").is_file()
+    ]
+    assert missing == [], f"screens without snapshots: {missing}"
