@@ -264,10 +264,20 @@ def _read_staged(spec: TableSpec, file: Path) -> pl.DataFrame:
     return frame.cast(spec.polars_schema).select(spec.columns)
 
 
+STAGED_ROW_GROUP = 16_384
+"""Rows per row group of a staged file: what a reader decodes at once."""
+
+
 def write_durably(frame: pl.DataFrame, path: Path, metadata: dict[str, str] | None = None) -> None:
-    """Write ``frame`` as zstd Parquet at ``path`` and fsync it before returning."""
+    """Write ``frame`` as zstd Parquet at ``path`` and fsync it before returning.
+
+    Row groups are kept small so that a large staged file (a unit that made 10^6 artifacts) is
+    read back a row group at a time by a chunked commit (:mod:`stemma.storage.wave_chunks`).
+    """
     with path.open("wb") as stream:
-        frame.write_parquet(stream, compression="zstd", metadata=metadata)
+        frame.write_parquet(
+            stream, compression="zstd", metadata=metadata, row_group_size=STAGED_ROW_GROUP
+        )
         stream.flush()
         os.fsync(stream.fileno())
 

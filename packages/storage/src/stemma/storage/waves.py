@@ -20,7 +20,9 @@ which a crash may interrupt without duplicating or losing a row:
    and artifact rows are deduplicated by id within the wave and against the table. If the read
    fails (a truncated or garbled file), each bundle is read on its own, the unreadable ones are
    quarantined, the wave is sealed again without them, and the rest commits. When bundles were
-   left out, the step outputs keep only artifacts that are committed.
+   left out, the step outputs keep only artifacts that are committed. A wave of more staged rows
+   than ``$STEMMA_COMMIT_CHUNK_ROWS`` is committed a chunk at a time instead, so it is never
+   held whole (:mod:`stemma.storage.wave_chunks`).
 3. **Retire** the wave directory (atomic rename out of staging, then removal).
 
 Recovery (:func:`recover_waves`, run by ``recover()`` before single bundles) takes each wave's
@@ -67,8 +69,14 @@ from stemma.storage.staging_checks import (
     staging_timeout,
 )
 from stemma.storage.tables import read_table
+from stemma.storage.wave_chunks import (
+    commit_chunk_rows,
+    commit_chunked,
+    staged_rows,
+    verify_readable,
+)
 from stemma.storage.wave_claim import BUNDLES, MANIFEST, claim, unclaim, write_manifest
-from stemma.storage.worker_logs import with_worker_logs
+from stemma.storage.worker_logs import read_worker_logs, with_worker_logs
 
 
 def wave_id(bundles: Sequence[Path], step_outputs: StepOutputs | None = None) -> str:
@@ -154,7 +162,7 @@ def _commit_sealed(
     bundles = [wave / BUNDLES / str(relative) for relative in manifest["bundles"]]
     bundles = [bundle for bundle in bundles if bundle.is_dir()]
     try:
-        frames = read_bundles(bundles, claimed)
+        files, frames = _read(bundles, claimed)
     except StagedBundleError:
         # No append has happened: a commit that got past this read found every file readable.
         unreadable = _quarantine_unreadable(layout, wave, bundles)
@@ -163,15 +171,44 @@ def _commit_sealed(
         problems.extend(unreadable)
         bundles = [b for b in bundles if b.name not in {p.bundle.name for p in unreadable}]
         write_manifest(wave, bundles, problems)
-        frames = read_bundles(bundles)
+        files, frames = _read(bundles)
+    transaction = f"stemma-wave-{wave.name.removeprefix('wave-')}"
     outputs = wave / STEP_OUTPUTS.staged_name
-    if outputs.is_file():
-        frames[STEP_OUTPUTS] = read_staged_files(STEP_OUTPUTS, [outputs])
-        if problems:
-            frames[STEP_OUTPUTS] = _committed_only(layout, frames)
-    wrote = commit_frames(layout, frames, f"stemma-wave-{wave.name.removeprefix('wave-')}")
+    if frames is None:  # a large wave: committed in chunks, never held whole
+        if outputs.is_file():
+            files[STEP_OUTPUTS] = [outputs]
+        wrote = commit_chunked(
+            layout,
+            files,
+            transaction=transaction,
+            worker_logs=read_worker_logs(bundles),
+            only_committed_outputs=bool(problems),
+        )
+    else:
+        if outputs.is_file():
+            frames[STEP_OUTPUTS] = read_staged_files(STEP_OUTPUTS, [outputs])
+            if problems:
+                frames[STEP_OUTPUTS] = _committed_only(layout, frames)
+        wrote = commit_frames(layout, frames, transaction)
     retire_bundle(layout, wave, background=True)
     return WaveReport(committed=len(bundles) if wrote else 0, problems=tuple(problems))
+
+
+def _read(
+    bundles: Sequence[Path], checked: Mapping[Path, list[TableSpec]] | None = None
+) -> tuple[dict[TableSpec, list[Path]], dict[TableSpec, pl.DataFrame] | None]:
+    """The wave's staged files, and their rows unless the wave is too large to hold whole.
+
+    Either way every file has been read through once it returns.
+
+    Raises:
+        StagedBundleError: a bundle is incomplete, or a file cannot be read.
+    """
+    files = staged_files(bundles, checked)
+    if staged_rows(files) > commit_chunk_rows():
+        verify_readable(files)
+        return files, None
+    return files, read_files(files, bundles)
 
 
 def _quarantine_unreadable(
@@ -218,18 +255,13 @@ def _committed_only(layout: RootLayout, frames: dict[TableSpec, pl.DataFrame]) -
     return pl.concat([kept, nulls.select(offered.columns)], how="vertical")
 
 
-def read_bundles(
+def staged_files(
     bundles: Sequence[Path], checked: Mapping[Path, list[TableSpec]] | None = None
-) -> dict[TableSpec, pl.DataFrame]:
-    """The rows of many complete bundles, concatenated per table.
-
-    Args:
-        bundles: the bundle directories.
-        checked: the tables of bundles already checked whole (their files are not looked for
-            again).
+) -> dict[TableSpec, list[Path]]:
+    """Per table, the staged files of ``bundles``, in their order.
 
     Raises:
-        StagedBundleError: a bundle has no sentinel, or a file it lists is missing or unreadable.
+        StagedBundleError: a bundle has no sentinel, or a file it lists is missing.
     """
     files: dict[TableSpec, list[Path]] = {}
     for bundle in bundles:
@@ -248,6 +280,17 @@ def read_bundles(
                     "directory if the execution should be rerun"
                 )
             files.setdefault(spec, []).append(file)
+    return files
+
+
+def read_files(
+    files: Mapping[TableSpec, list[Path]], bundles: Sequence[Path]
+) -> dict[TableSpec, pl.DataFrame]:
+    """The rows of ``files`` per table, executions with the worker logs noted in ``bundles``.
+
+    Raises:
+        StagedBundleError: a file cannot be read.
+    """
     frames = {spec: read_staged_files(spec, found) for spec, found in files.items()}
     if EXECUTIONS in frames:
         frames[EXECUTIONS] = with_worker_logs(frames[EXECUTIONS], bundles)

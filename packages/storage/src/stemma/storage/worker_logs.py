@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import cast
 
@@ -65,7 +65,11 @@ def read_worker_logs(bundles: Sequence[Path]) -> dict[str, str]:
 
 def with_worker_logs(executions: pl.DataFrame, bundles: Sequence[Path]) -> pl.DataFrame:
     """``executions`` with ``worker_log`` filled from the bundles' notes where it is empty."""
-    notes = read_worker_logs(bundles)
+    return fill_worker_logs(executions, read_worker_logs(bundles))
+
+
+def fill_worker_logs(executions: pl.DataFrame, notes: Mapping[str, str]) -> pl.DataFrame:
+    """``executions`` with ``worker_log`` filled from ``notes`` (see :func:`read_worker_logs`)."""
     if not notes or executions.is_empty():
         return executions
     noted = pl.col("execution_run_id").replace_strict(notes, default=None, return_dtype=pl.String)

@@ -1,0 +1,210 @@
+"""A wave too large to hold whole is committed in chunks: the same rows, once, crash or not."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+from stemma.core.execution_records import ExecutionRecord, StepOutputs
+from stemma.core.operations.drafts import FinalizedArtifact
+from stemma.storage import (
+    ARTIFACT_INDEX,
+    EXECUTION_EDGES,
+    EXECUTIONS,
+    METRICS,
+    STEP_OUTPUTS,
+    DeltaStore,
+    TableSpec,
+)
+from stemma.storage.staging_checks import ProblemKind
+from stemma.storage.wave_chunks import CHUNK_ROWS_ENV, commit_chunk_rows
+
+RecordFactory = Callable[..., ExecutionRecord]
+MetricFactory = Callable[..., FinalizedArtifact]
+WAVE_TABLES = (METRICS, ARTIFACT_INDEX, EXECUTION_EDGES, STEP_OUTPUTS, EXECUTIONS)
+SORT_KEYS = {
+    METRICS: ["artifact_id"],
+    ARTIFACT_INDEX: ["artifact_id"],
+    EXECUTION_EDGES: ["execution_run_id", "direction", "role", "artifact_id"],
+    STEP_OUTPUTS: ["role", "artifact_id"],
+    EXECUTIONS: ["execution_run_id"],
+}
+
+_COMMIT_THEN_DIE = """
+import os, pickle, signal, sys
+from pathlib import Path
+import stemma.storage.commit as commit
+from stemma.storage import DeltaStore
+
+original = commit.append_rows
+appends = []
+def dying(*args, **kwargs):
+    wrote = original(*args, **kwargs)
+    appends.append(wrote)
+    if len(appends) == int(sys.argv[3]):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return wrote
+commit.append_rows = dying
+bundles, outputs = pickle.loads(Path(sys.argv[2]).read_bytes())
+DeltaStore(Path(sys.argv[1])).commit_executions(bundles, step_outputs=outputs)
+"""
+
+
+def _wave(
+    make_record: RecordFactory, make_metric: MetricFactory, size: int = 7
+) -> tuple[list[ExecutionRecord], StepOutputs]:
+    """``size`` records of two metrics each; metric 0 is in every record (a duplicate)."""
+    records = [make_record([make_metric(0), make_metric(i + 1)]) for i in range(size)]
+    ids = sorted({a.artifact_id for r in records for a in r.artifacts})
+    return records, StepOutputs(step_run_id="run-1", outputs={"out": tuple(ids), "none": ()})
+
+
+def _rows(store: DeltaStore, spec: TableSpec) -> pl.DataFrame:
+    path = spec.path(store.layout.delta)
+    if not path.exists():
+        return spec.empty()
+    return pl.read_delta(str(path)).sort(SORT_KEYS[spec], nulls_last=True)
+
+
+def _transactions(store: DeltaStore, spec: TableSpec) -> list[str]:
+    found: list[str] = []
+    for file in sorted((spec.path(store.layout.delta) / "_delta_log").glob("*.json")):
+        for line in file.read_text().splitlines():
+            action: dict[str, Any] = json.loads(line)
+            if "txn" in action:
+                found.append(str(action["txn"]["appId"]))
+    return found
+
+
+def _whole(tmp_path: Path, records: list[ExecutionRecord], outputs: StepOutputs) -> DeltaStore:
+    """The same wave committed whole, for comparison."""
+    store = DeltaStore(tmp_path / "whole")
+    bundles = [store.stage_execution(r) for r in records]
+    assert store.commit_executions(bundles, step_outputs=outputs) == len(records)
+    return store
+
+
+def test_a_large_wave_commits_in_chunks_the_same_rows_as_a_whole_commit(
+    tmp_path: Path,
+    make_record: RecordFactory,
+    make_metric: MetricFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    records, outputs = _wave(make_record, make_metric)
+    whole = _whole(tmp_path, records, outputs)
+    monkeypatch.setenv(CHUNK_ROWS_ENV, "3")
+    chunked = DeltaStore(tmp_path / "chunked")
+    bundles = [chunked.stage_execution(r) for r in records]
+
+    assert chunked.commit_executions(bundles, step_outputs=outputs) == 7
+
+    for spec in WAVE_TABLES:
+        assert (
+            _rows(chunked, spec)
+            .drop("worker_log", strict=False)
+            .equals(_rows(whole, spec).drop("worker_log", strict=False))
+        ), spec.name
+    # 14 metric rows (8 distinct) in 5 chunks of at most 3; 7 executions in 3
+    assert len(_transactions(chunked, METRICS)) == 5
+    assert len(_transactions(chunked, EXECUTIONS)) == 3
+    assert len(_transactions(whole, EXECUTIONS)) == 1
+    assert not any(b.exists() for b in bundles)
+    assert chunked.recover() == 0
+    assert chunked.commit_executions(bundles, step_outputs=outputs) == 0  # once, not twice
+    assert _rows(chunked, STEP_OUTPUTS).height == _rows(whole, STEP_OUTPUTS).height
+
+
+@pytest.mark.parametrize("appends", [1, 4, 9])
+def test_kill_9_between_chunks_then_recover_commits_every_row_once(
+    tmp_path: Path, make_record: RecordFactory, make_metric: MetricFactory, appends: int
+) -> None:
+    records, outputs = _wave(make_record, make_metric)
+    whole = _whole(tmp_path, records, outputs)
+    store = DeltaStore(tmp_path / "root")
+    bundles = [store.stage_execution(r) for r in records]
+    pickled = tmp_path / "wave.pickle"
+    pickled.write_bytes(pickle.dumps((bundles, outputs)))
+
+    child = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _COMMIT_THEN_DIE,
+            str(store.layout.root),
+            str(pickled),
+            str(appends),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, CHUNK_ROWS_ENV: "3"},
+    )
+    assert child.returncode == -signal.SIGKILL, child.stderr
+    assert _rows(store, EXECUTIONS).height < 7
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(CHUNK_ROWS_ENV, "3")
+        assert DeltaStore(store.layout.root).recover() == 7
+    for spec in WAVE_TABLES:
+        assert (
+            _rows(store, spec)
+            .drop("worker_log", strict=False)
+            .equals(_rows(whole, spec).drop("worker_log", strict=False))
+        ), spec.name
+    assert store.recover() == 0
+
+
+def test_a_garbled_file_in_a_large_wave_is_quarantined_before_any_row_is_appended(
+    tmp_path: Path,
+    make_record: RecordFactory,
+    make_metric: MetricFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(CHUNK_ROWS_ENV, "3")
+    store = DeltaStore(tmp_path / "root")
+    records = [make_record([make_metric(i)]) for i in range(6)]
+    bundles = [store.stage_execution(r) for r in records]
+    kept = tuple(sorted(a.artifact_id for r in records[:5] for a in r.artifacts))
+    lost = records[5].artifacts[0].artifact_id
+    outputs = StepOutputs(step_run_id="run-1", outputs={"out": kept, "lost": (lost,)})
+    bad = bundles[5]
+    data = (bad / METRICS.staged_name).read_bytes()
+    (bad / METRICS.staged_name).write_bytes(data[: len(data) // 2])
+
+    report = store.commit_wave(bundles, step_outputs=outputs)
+
+    assert report.committed == 5
+    (problem,) = report.problems
+    assert problem.kind is ProblemKind.CORRUPT
+    assert problem.bundle == bad
+    assert _rows(store, EXECUTIONS).height == 5
+    assert _rows(store, METRICS).height == 5
+    offered = _rows(store, STEP_OUTPUTS)
+    # The role whose only artifact was lost keeps one row with a null id, once.
+    assert offered.filter(pl.col("role") == "lost").get_column("artifact_id").to_list() == [None]
+    assert sorted(offered.filter(pl.col("role") == "out").get_column("artifact_id")) == list(kept)
+    assert store.recover() == 0
+
+
+def test_commit_chunk_rows_reads_the_environment_and_names_a_bad_value(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(CHUNK_ROWS_ENV, raising=False)
+    assert commit_chunk_rows() == 20_000
+    monkeypatch.setenv(CHUNK_ROWS_ENV, "1000")
+    assert commit_chunk_rows() == 1000
+    for bad in ("0", "-5", "lots"):
+        monkeypatch.setenv(CHUNK_ROWS_ENV, bad)
+        with pytest.raises(ValueError, match=rf"{CHUNK_ROWS_ENV}='{bad}'.*positive"):
+            commit_chunk_rows()
