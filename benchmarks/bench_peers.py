@@ -43,7 +43,14 @@ FIGURES = ("wall_s", "cpu_s", "tree_cpu_s", "peak_rss_mb", "tree_rss_mb")
 
 def _env(home: pathlib.Path) -> dict[str, str]:
     """Prefect in ephemeral mode with its state in ``home``, no telemetry, quiet logs."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API_")}
+    # Installed tools import cached bytecode (pip and `uv sync --compile-bytecode` write it):
+    # a shell with PYTHONDONTWRITEBYTECODE would compile every import from source, in every
+    # worker, for every tool alike, and the cold figures would measure the compiler.
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("PREFECT_API_") and k != "PYTHONDONTWRITEBYTECODE"
+    }
     env.update(
         PREFECT_HOME=str(home / "prefect"),
         PREFECT_SERVER_ANALYTICS_ENABLED="false",
@@ -106,8 +113,16 @@ def summarize(module: str, runs: list[dict[str, Any]], base: list[dict[str, Any]
     return rows
 
 
+def warm_bytecode(modules: list[str], timeout: float) -> None:
+    """Run every workload once at N=2, untimed, so each tool's bytecode is cached."""
+    for module in modules:
+        result = run_once(module, 2, timeout)
+        print(f"  [{load()}] bytecode warmed: {module}{' (failed)' if 'error' in result else ''}")
+
+
 def compare(group: str, modules: list[str], n: int, repeats: int, timeout: float) -> list[dict]:
     """Every module ``repeats`` times, interleaved (the order rotates each round)."""
+    warm_bytecode(modules, timeout)
     runs: dict[str, list[dict[str, Any]]] = {m: [] for m in modules}
     for round_ in range(repeats):
         order = modules[round_ % len(modules) :] + modules[: round_ % len(modules)]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Mapping, Sequence
+from itertools import pairwise
 from typing import Any, cast
 
 import polars as pl
@@ -211,9 +212,11 @@ def step_outputs_frame(outputs: StepOutputs) -> pl.DataFrame:
     roles: list[str] = []
     ids: list[str | None] = []
     for role, artifact_ids in outputs.outputs.items():
-        unique: list[str | None] = [*sorted(set(artifact_ids))] or [None]
-        roles.extend([role] * len(unique))
-        ids.extend(unique)
+        # (already sorted and unique, as StepOutputs promises; checked without a copy)
+        ordered = all(a < b for a, b in pairwise(artifact_ids))
+        unique = artifact_ids if ordered else sorted(set(artifact_ids))
+        roles.extend([role] * max(1, len(unique)))
+        ids.extend(unique or [None])
     columns = {"step_run_id": [outputs.step_run_id] * len(ids), "role": roles, "artifact_id": ids}
     return pl.DataFrame(columns, schema=STEP_OUTPUTS.polars_schema)
 

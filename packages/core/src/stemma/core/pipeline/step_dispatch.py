@@ -281,12 +281,14 @@ def _finish(
     dispatch_error: str | None = None,
 ) -> StepResult:
     tally = tally or UnitTally(expected=0)
-    outputs: dict[str, set[str]] = {role: set() for role in step.operation.outputs}
-    for role, ids in tally.outputs.items():
-        outputs.setdefault(role, set()).update(ids)
+    # (the tally's sets are sorted in place of a copy: a step of 10^6 units holds 10^6 ids)
+    roles = [
+        *step.operation.outputs,
+        *(r for r in tally.outputs if r not in step.operation.outputs),
+    ]
     step_outputs = StepOutputs(
         step_run_id=step.outputs_from or "",
-        outputs={role: tuple(sorted(ids)) for role, ids in outputs.items()},
+        outputs={role: tuple(sorted(tally.outputs.pop(role, ()))) for role in roles},
     )
     # Commit first: a bundle the wave had to leave out (a file missing past the staging
     # timeout, an unreadable one quarantined) is a failed unit, so the step is no cache hit.
