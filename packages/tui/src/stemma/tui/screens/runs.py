@@ -16,7 +16,7 @@ from textual.worker import Worker
 
 from stemma.core.cli.run_rows import RunRow
 from stemma.core.live import RunStatus
-from stemma.tui.client.first_runs import FIRST_SCREEN_RUNS
+from stemma.tui.client.first_runs import first_screen_runs
 from stemma.tui.messages import LoadFailed, RunsLoaded
 from stemma.tui.screens.showing import showing
 from stemma.tui.widgets.cells import duration_text, status_text, time_text
@@ -55,6 +55,7 @@ class RunsScreen(Screen[None]):
         self._summary = ""
         self._loading: Worker[None] | None = None
         self._first_frame_shown = False
+        self._search_text = ""
         self.status_filter = "all"
 
     @property
@@ -63,12 +64,15 @@ class RunsScreen(Screen[None]):
         return cast("StemmaApp", self.app)
 
     def compose(self) -> ComposeResult:
-        """Title line, search box (hidden until ``/``), the table, a summary and the keys."""
+        """Title line, the table and a summary; the keys and the search box come later.
+
+        The footer (~90 ms: a widget per key, each styled twice) is mounted once the first
+        frame is on screen, and the search box (~50 ms) on the first ``/``: the first frame is
+        for the runs.
+        """
         yield Static(f"stemma · {self.stemma.client.root}", id="title", classes="title")
-        yield Input(placeholder="search runs by id, name or host", id="search")
         yield new_table("runs", zebra=True)
         yield Static("loading runs…", id="summary", classes="summary")
-        yield Footer()
 
     def on_mount(self) -> None:
         """Build the columns and show the runs read before the app started, if any.
@@ -78,7 +82,6 @@ class RunsScreen(Screen[None]):
         table = table_at(self, "#runs")
         for label, width in COLUMNS:
             table.add_column(label, key=label, width=width)
-        self.query_one("#search", Input).display = False
         # At once, not at the next tick as table.focus() would: focus changes how every cell is
         # drawn, and the table drawn before it gained focus was drawn again (~0.1 s).
         self.set_focus(table)
@@ -90,11 +93,13 @@ class RunsScreen(Screen[None]):
         self.call_after_refresh(self._after_first_frame)
         self.set_interval(POLL_SECONDS, self.refresh_runs)
 
-    def _after_first_frame(self) -> None:
+    async def _after_first_frame(self) -> None:
         # The full read imports polars and delta-rs in a thread: started before the first frame
         # is drawn, it would take the interpreter lock from the drawing for a second or more.
         self._first_frame_shown = True
         self.refresh_runs()
+        await self.mount(Footer())
+        self.refresh_bindings()  # a footer shows keys only after a change of bindings
 
     def on_screen_resume(self) -> None:
         """Back on view (from a run, say): read now rather than at the next tick."""
@@ -115,7 +120,7 @@ class RunsScreen(Screen[None]):
     def _load_runs(self) -> None:
         client = self.stemma.client
         try:
-            if not self.rows and (newest := client.live_runs(FIRST_SCREEN_RUNS)):
+            if not self.rows and (newest := client.live_runs(first_screen_runs())):
                 # The newest state files first: they paint in milliseconds; the rest of the
                 # state files and the history's Delta read follow.
                 self.post_message(RunsLoaded(newest, partial=True))
@@ -138,7 +143,7 @@ class RunsScreen(Screen[None]):
 
     def visible_rows(self) -> list[RunRow]:
         """The rows that pass the filters, in the chosen order."""
-        text = self.query_one("#search", Input).value.strip().lower()
+        text = self._search_text.strip().lower()
         rows = [
             row
             for row in self.rows
@@ -233,21 +238,27 @@ class RunsScreen(Screen[None]):
         self._redraw()
 
     def action_search(self) -> None:
-        """Show the search box and type into it."""
-        search = self.query_one("#search", Input)
+        """Show the search box (made on first use) and type into it."""
+        found = self.query("#search").results(Input)
+        search = next(found, None)
+        if search is None:
+            search = Input(placeholder="search runs by id, name or host", id="search")
+            self.mount(search, before="#runs")
         search.display = True
         search.focus()
 
     def action_clear_search(self) -> None:
         """Empty and hide the search box."""
-        search = self.query_one("#search", Input)
-        search.value = ""
-        search.display = False
+        for search in self.query("#search").results(Input):
+            search.value = ""
+            search.display = False
+        self._search_text = ""
         table_at(self, "#runs").focus()
         self._redraw()
 
     @on(Input.Changed, "#search")
-    def _search_changed(self) -> None:
+    def _search_changed(self, message: Input.Changed) -> None:
+        self._search_text = message.value
         self._redraw()
 
     @on(Input.Submitted, "#search")
