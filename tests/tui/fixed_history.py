@@ -95,5 +95,5 @@ def _execution(step: StepEvent, index: int, at: dt.datetime) -> ExecutionRecord:
         worker=f"node-{'ab'[index % 2]}:{4200 + index % 4}",
         backend="slurm",
         success=not failed,
-        error=f"OSError: part_{index}.csv: disk quota exceeded\n(traceback)" if failed else None,
+        error=f"TypeError: part_{index}.csv: list[int] expected\n(traceback)" if failed else None,
     )

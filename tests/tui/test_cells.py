@@ -1,11 +1,14 @@
-"""How steps look in the run table: progress bars and the time left."""
+"""How cells look in the tables: progress bars, the time left, text kept as written."""
 
 from __future__ import annotations
 
 import datetime as dt
 
+from rich.text import Text
+
 from stemma.core.live import StepState
 from stemma.tui.widgets.cells import eta_seconds, progress_bar, time_cell
+from stemma.tui.widgets.tables import plain
 
 NOW = dt.datetime(2026, 11, 29, 12, 0, tzinfo=dt.UTC)
 
@@ -31,3 +34,9 @@ def test_progress_bar_splits_cached_ok_and_failed_cells() -> None:
     bar = progress_bar(_step(status="running", total=10, cached=2, succeeded=5, failed=1), 10)
     assert bar.plain == "████████░░"
     assert [span.style for span in bar.spans][:3] == ["dim green", "green", "red"]
+
+
+def test_plain_cells_keep_brackets_a_table_would_read_as_markup() -> None:
+    cells = plain("TypeError: list[int] expected", 3, Text("ok", style="green"))
+    assert [str(cell) for cell in cells] == ["TypeError: list[int] expected", "3", "ok"]
+    assert Text.from_markup("list[int]").plain == "list"  # what a plain string became

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar, cast
 
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -13,7 +14,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from stemma.tui.client import ArtifactView, LineageEdge
 from stemma.tui.messages import ArtifactLoaded, LoadFailed
-from stemma.tui.widgets.tables import new_table, table_at
+from stemma.tui.widgets.tables import new_table, plain, table_at
 
 if TYPE_CHECKING:
     from stemma.tui.app import StemmaApp
@@ -82,8 +83,8 @@ class ArtifactScreen(Screen[None]):
         table = table_at(self, "#preview-table")
         if view.preview_kind == "table" and view.preview_rows:
             header, *rows = view.preview_rows
-            table.add_columns(*header)
-            table.add_rows(rows)
+            table.add_columns(*(Text(label) for label in header))  # not markup: see plain()
+            table.add_rows(plain(*row) for row in rows)
             table.display = True
             text.display = False
         else:
@@ -91,7 +92,7 @@ class ArtifactScreen(Screen[None]):
         for table_id, edges in (("up", view.up), ("down", view.down)):
             lineage = table_at(self, f"#{table_id}")
             for edge in edges:
-                lineage.add_row(*_edge_cells(edge), key=edge.artifact_id)
+                lineage.add_row(*plain(*_edge_cells(edge)), key=edge.artifact_id)
         self.query_one("#up" if view.up else "#down", DataTable).focus()
 
     def action_focus_lineage(self, direction: str) -> None:

@@ -28,7 +28,7 @@ from stemma.tui.widgets.cells import (
     status_text,
     time_cell,
 )
-from stemma.tui.widgets.tables import new_table, table_at
+from stemma.tui.widgets.tables import new_table, plain, table_at
 
 if TYPE_CHECKING:
     from stemma.tui.app import StemmaApp
@@ -162,7 +162,7 @@ class RunScreen(Screen[None]):
         step = row.step
         hit = step.cache == "step"
         eta = etas.get(step.number)
-        cells: tuple[object, ...] = (
+        cells = plain(
             step.number,
             tree_label(row),
             status_text("hit" if hit and step.status == "completed" else step.status),
@@ -173,7 +173,7 @@ class RunScreen(Screen[None]):
             step.running,
             f"~{duration_text(eta)}" if eta is not None else time_cell(step, now),
         )
-        return (*cells, jobs_text(step)) if self._jobs_shown else cells
+        return (*cells, *plain(jobs_text(step))) if self._jobs_shown else cells
 
     def highlighted_step(self) -> int | None:
         """The step number under the cursor."""

@@ -20,7 +20,7 @@ from stemma.tui.client.first_runs import first_screen_runs
 from stemma.tui.messages import LoadFailed, RunsLoaded
 from stemma.tui.screens.showing import showing
 from stemma.tui.widgets.cells import duration_text, status_text, time_text
-from stemma.tui.widgets.tables import new_table, table_at
+from stemma.tui.widgets.tables import new_table, plain, table_at
 
 if TYPE_CHECKING:
     from stemma.tui.app import StemmaApp
@@ -278,7 +278,7 @@ def _sort_key(sort_by: str, now: dt.datetime) -> Callable[[RunRow], tuple[object
 
 
 def _cells(row: RunRow, now: dt.datetime) -> tuple[object, ...]:
-    return (
+    return plain(
         status_text(row.status.value),
         row.name,
         time_text(row.started),

@@ -20,7 +20,7 @@ from stemma.tui.client import ExecutionRow, StepView, params_text
 from stemma.tui.messages import LoadFailed, LogGrew, LogLoaded, StepLoaded
 from stemma.tui.screens.showing import showing
 from stemma.tui.widgets.cells import duration_text, status_text
-from stemma.tui.widgets.tables import new_table, table_at
+from stemma.tui.widgets.tables import new_table, plain, table_at
 
 if TYPE_CHECKING:
     from stemma.tui.app import StemmaApp
@@ -178,7 +178,7 @@ class StepScreen(Screen[None]):
         self.output_ids = []
         for role, ids in sorted(view.outputs.items()):
             for artifact_id in ids:
-                outputs.add_row(role, artifact_id, key=f"{role}/{artifact_id}")
+                outputs.add_row(*plain(role, artifact_id), key=f"{role}/{artifact_id}")
                 self.output_ids.append(artifact_id)
 
     def _draw_executions(self) -> None:
@@ -191,11 +191,13 @@ class StepScreen(Screen[None]):
         self.execution_ids = [e.execution_run_id for e in rows]
         for e in rows:
             table.add_row(
-                status_text("ok" if e.success else "failed"),
-                e.started_at,
-                duration_text(e.duration_s),
-                e.worker[:14],
-                e.error.splitlines()[0][:80] if e.error else "",
+                *plain(
+                    status_text("ok" if e.success else "failed"),
+                    e.started_at,
+                    duration_text(e.duration_s),
+                    e.worker[:14],
+                    e.error.splitlines()[0][:80] if e.error else "",
+                ),
                 key=e.execution_run_id,
             )
 
