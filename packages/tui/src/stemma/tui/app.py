@@ -46,10 +46,23 @@ class StemmaApp(App[None]):
         self.first_runs: list[RunRow] | None = read_first_runs(self.client)
         """The newest runs, read before the first frame (see :mod:`.client.first_runs`); the
         runs screen takes them (None after, or when they were not read in time)."""
+        self.ready = False
+        """Textual's start-up is over: frames drawn from now on reach the terminal."""
 
     def on_mount(self) -> None:
         """Start on the runs list."""
         self.push_screen(RunsScreen())
+
+    def on_ready(self) -> None:
+        """Start-up is over: the runs screen goes on with what it put off, after one more frame.
+
+        Frames drawn during Textual's start-up never reach the terminal, so work put off "until
+        after the first frame" waits for this, whether the runs screen mounted before or after.
+        """
+        self.ready = True
+        for screen in self.screen_stack:
+            if isinstance(screen, RunsScreen):
+                screen.call_after_refresh(screen.after_first_frame)
 
     def action_help(self) -> None:
         """Show the keys (or close them)."""

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, ClassVar, cast
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.containers import Container
 from textual.coordinate import Coordinate
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
@@ -67,12 +68,14 @@ class RunsScreen(Screen[None]):
         """Title line, the table and a summary; the keys and the search box come later.
 
         The footer (~90 ms: a widget per key, each styled twice) is mounted once the first
-        frame is on screen, and the search box (~50 ms) on the first ``/``: the first frame is
-        for the runs.
+        frame is on screen, into a line kept for it (had the table shrunk by a line, it would
+        have drawn every cell again), and the search box (~50 ms) on the first ``/``: the first
+        frame is for the runs.
         """
         yield Static(f"stemma · {self.stemma.client.root}", id="title", classes="title")
         yield new_table("runs", zebra=True)
         yield Static("loading runs…", id="summary", classes="summary")
+        yield Container(id="keys")
 
     def on_mount(self) -> None:
         """Build the columns and show the runs read before the app started, if any.
@@ -90,15 +93,22 @@ class RunsScreen(Screen[None]):
             self.rows = first
             self._partial = True
             self._redraw()
-        self.call_after_refresh(self._after_first_frame)
+        if self.stemma.ready:
+            self.call_after_refresh(self.after_first_frame)
         self.set_interval(POLL_SECONDS, self.refresh_runs)
 
-    async def _after_first_frame(self) -> None:
-        # The full read imports polars and delta-rs in a thread: started before the first frame
-        # is drawn, it would take the interpreter lock from the drawing for a second or more.
+    async def after_first_frame(self) -> None:
+        """Do what waited for the first frame: read every run, show the keys.
+
+        The app calls it after Textual's start-up (whose frames never reach the terminal); the
+        full read imports polars and delta-rs in a thread, which started before the first frame
+        went out would take the interpreter lock from the drawing for a second or more.
+        """
+        if self._first_frame_shown:
+            return
         self._first_frame_shown = True
         self.refresh_runs()
-        await self.mount(Footer())
+        await self.query_one("#keys").mount(Footer())
         self.refresh_bindings()  # a footer shows keys only after a change of bindings
 
     def on_screen_resume(self) -> None:
@@ -110,7 +120,7 @@ class RunsScreen(Screen[None]):
 
         Not while the last read is still going: on a slow disk, reads would pile up in threads
         that fight over the interpreter and make each other slower. Not before the first frame
-        is drawn either (see :meth:`_after_first_frame`).
+        is drawn either (see :meth:`after_first_frame`).
         """
         busy = self._loading is not None and self._loading.is_running
         if self._first_frame_shown and showing(self) and not busy:
