@@ -50,13 +50,19 @@ async def drive(root: Path, spawned_at: float, idle: float, repeats: int) -> dic
         figures["first_paint_cpu_s"] = cpu  # this process's, from its start
         figures["mount_to_paint_s"] = at - after_import
         from dashboard_store import LIVE_RUN, STEPS, commit_step_event
+        from textual.widgets import Static
 
         from stemma.tui.screens import RunScreen, RunsScreen
         from stemma.tui.widgets.tables import table_at
 
         screen = app.screen
         assert isinstance(screen, RunsScreen)
-        await settle(app, pilot)  # the first history read, after the paint
+        # The first history read, after the paint: the summary says "reading the rest…" until
+        # it is done. (Waiting for no worker to run is not enough: the read may not have
+        # started yet, and the first refresh would then time it.)
+        summary = screen.query_one("#summary", Static)
+        await until(pilot, lambda: "reading the rest" not in str(summary.render()))
+        await settle(app, pilot)
         figures["settled_s"] = time.time() - spawned_at
         figures["runs_shown"] = len(screen.rows)
         refreshes: list[float] = []
