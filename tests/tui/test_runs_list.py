@@ -42,18 +42,18 @@ def test_slash_makes_a_search_box_that_filters_and_escape_clears_it(tmp_path: Pa
         assert not app.screen.query("#search")  # not made until asked for
         await pilot.press("slash", *"b2")
         search = app.screen.query_one("#search", Input)
-        assert search.has_focus
+        await until(pilot, lambda: search.has_focus, "the search box focused")
         await until(pilot, lambda: _shown(app) == [RUN_IDS[1]], "the one match")
         await pilot.press("enter")  # back to the table, the filter stays
-        assert table_at(app.screen, "#runs").has_focus
+        await until(pilot, lambda: table_at(app.screen, "#runs").has_focus, "the table focused")
         assert _shown(app) == [RUN_IDS[1]]
         await pilot.press("escape")
         await until(pilot, lambda: len(_shown(app)) == 3, "every run again")
         assert not search.display
         assert search.value == ""
         await pilot.press("slash")  # the same box again, empty
+        await until(pilot, lambda: search.has_focus, "the search box focused again")
         assert len(app.screen.query("#search")) == 1
-        assert search.has_focus
 
     drive(tmp_path, scenario)
 

@@ -32,11 +32,11 @@ def read_first_runs(
     client: DashboardClient,
     *,
     newest: int | None = None,
-    timeout: float = FIRST_READ_SECONDS,
+    timeout: float | None = None,
 ) -> list[RunRow] | None:
     """The ``newest`` runs with a state file, newest first; None if not read within ``timeout``.
 
-    ``newest`` defaults to :func:`first_screen_runs`.
+    ``newest`` defaults to :func:`first_screen_runs`, ``timeout`` to :data:`FIRST_READ_SECONDS`.
 
     The read runs in a thread joined with a timeout, so a hung network file system delays the
     dashboard by ``timeout`` at most instead of keeping it from showing at all. A read that
@@ -53,5 +53,5 @@ def read_first_runs(
 
     reader = threading.Thread(target=read, name="stemma-first-runs", daemon=True)
     reader.start()
-    reader.join(timeout)
+    reader.join(FIRST_READ_SECONDS if timeout is None else timeout)
     return found[0] if found else None
