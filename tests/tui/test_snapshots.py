@@ -51,6 +51,20 @@ async def settled(app: StemmaApp, pilot: Pilot[None], last: str = "palette") -> 
         await pilot.pause(0.1)
 
 
+async def runs_list_done(app: StemmaApp, pilot: Pilot[None]) -> None:
+    """Wait until the runs list has read every run and shows its keys.
+
+    Both come after its first frame (the summary says ``reading the rest…`` until then): a
+    screen opened over it before that could be captured over a half-finished list.
+    """
+
+    def done() -> bool:
+        text = screen_text(app)
+        return "palette" in text and "reading the rest" not in text
+
+    await until(pilot, done, "the whole runs list and its keys")
+
+
 def check(name: str, text: str) -> None:
     """Compare with the kept snapshot (or replace it when asked to)."""
     path = SNAPSHOTS / f"{name}.txt"
@@ -157,6 +171,7 @@ def _write(root: Path, index: int, status: RunStatus) -> None:
 def test_snapshot_of_the_runs_list(store: Path, size: tuple[int, int]) -> None:
     async def scenario(app: StemmaApp, pilot: Pilot[None]) -> None:
         await until(pilot, lambda: table_at(app.screen, "#runs").row_count == 4, "the runs")
+        await runs_list_done(app, pilot)
         await settled(app, pilot)
         check(f"runs_{size[0]}x{size[1]}", screen_text(app))
 
@@ -178,6 +193,7 @@ def test_snapshot_of_a_cancelled_run_on_slurm(store: Path, size: tuple[int, int]
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_snapshot_of_the_help(store: Path, size: tuple[int, int]) -> None:
     async def scenario(app: StemmaApp, pilot: Pilot[None]) -> None:
+        await runs_list_done(app, pilot)
         await pilot.press("question_mark")
         await until(pilot, lambda: isinstance(app.screen, HelpScreen), "the help")
         await settled(app, pilot, "stemma reap RUN")
@@ -202,6 +218,7 @@ def test_snapshot_of_a_step_with_failed_executions(store: Path, size: tuple[int,
 def test_snapshot_of_the_launch_prompt(store: Path, size: tuple[int, int]) -> None:
     async def scenario(app: StemmaApp, pilot: Pilot[None]) -> None:
         await until(pilot, lambda: row_count(app, "#runs") == 4, "the runs")
+        await runs_list_done(app, pilot)
         await pilot.press("n")
         await until(pilot, lambda: isinstance(app.screen, LaunchScreen), "the prompt")
         await pilot.press(*"flows/nightly.py")
