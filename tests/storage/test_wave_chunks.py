@@ -15,6 +15,7 @@ from typing import Any
 import polars as pl
 import pytest
 
+import stemma.storage.staging as staging
 from stemma.core.execution_records import ExecutionRecord, StepOutputs
 from stemma.core.operations.drafts import FinalizedArtifact
 from stemma.storage import (
@@ -31,6 +32,8 @@ from stemma.storage.wave_chunks import CHUNK_ROWS_ENV, commit_chunk_rows
 
 RecordFactory = Callable[..., ExecutionRecord]
 MetricFactory = Callable[..., FinalizedArtifact]
+TINY = "1"
+"""Chunks of one row: every staged file (or row group) is a chunk of its own."""
 WAVE_TABLES = (METRICS, ARTIFACT_INDEX, EXECUTION_EDGES, STEP_OUTPUTS, EXECUTIONS)
 SORT_KEYS = {
     METRICS: ["artifact_id"],
@@ -102,7 +105,7 @@ def test_a_large_wave_commits_in_chunks_the_same_rows_as_a_whole_commit(
 ) -> None:
     records, outputs = _wave(make_record, make_metric)
     whole = _whole(tmp_path, records, outputs)
-    monkeypatch.setenv(CHUNK_ROWS_ENV, "3")
+    monkeypatch.setenv(CHUNK_ROWS_ENV, TINY)
     chunked = DeltaStore(tmp_path / "chunked")
     bundles = [chunked.stage_execution(r) for r in records]
 
@@ -114,14 +117,38 @@ def test_a_large_wave_commits_in_chunks_the_same_rows_as_a_whole_commit(
             .drop("worker_log", strict=False)
             .equals(_rows(whole, spec).drop("worker_log", strict=False))
         ), spec.name
-    # 14 metric rows (8 distinct) in 5 chunks of at most 3; 7 executions in 3
-    assert len(_transactions(chunked, METRICS)) == 5
-    assert len(_transactions(chunked, EXECUTIONS)) == 3
+    # Every file is larger than the budget: one chunk each (each metric file holds an artifact
+    # that no earlier chunk held, so each chunk appends).
+    assert len(_transactions(chunked, METRICS)) == 7
+    assert len(_transactions(chunked, EXECUTIONS)) == 7
     assert len(_transactions(whole, EXECUTIONS)) == 1
     assert not any(b.exists() for b in bundles)
     assert chunked.recover() == 0
     assert chunked.commit_executions(bundles, step_outputs=outputs) == 0  # once, not twice
     assert _rows(chunked, STEP_OUTPUTS).height == _rows(whole, STEP_OUTPUTS).height
+
+
+def test_a_staged_file_larger_than_a_chunk_is_committed_a_few_row_groups_at_a_time(
+    tmp_path: Path,
+    make_record: RecordFactory,
+    make_metric: MetricFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    records = [make_record([make_metric(i) for i in range(10)])]  # one unit, ten artifacts
+    ids = tuple(sorted(a.artifact_id for a in records[0].artifacts))
+    outputs = StepOutputs(step_run_id="run-1", outputs={"out": ids})
+    whole = _whole(tmp_path, records, outputs)
+    monkeypatch.setattr(staging, "STAGED_ROW_GROUP", 4)  # row groups of 4, 4 and 2 rows
+    monkeypatch.setenv(CHUNK_ROWS_ENV, TINY)
+    chunked = DeltaStore(tmp_path / "chunked")
+    bundles = [chunked.stage_execution(r) for r in records]
+
+    assert chunked.commit_executions(bundles, step_outputs=outputs) == 1
+
+    for spec in WAVE_TABLES:
+        assert _rows(chunked, spec).equals(_rows(whole, spec)), spec.name
+    assert len(_transactions(chunked, METRICS)) == 3  # one chunk per row group
+    assert len(_transactions(chunked, EXECUTIONS)) == 1
 
 
 @pytest.mark.parametrize("appends", [1, 4, 9])
@@ -148,13 +175,13 @@ def test_kill_9_between_chunks_then_recover_commits_every_row_once(
         text=True,
         timeout=120,
         check=False,
-        env={**os.environ, CHUNK_ROWS_ENV: "3"},
+        env={**os.environ, CHUNK_ROWS_ENV: TINY},
     )
     assert child.returncode == -signal.SIGKILL, child.stderr
     assert _rows(store, EXECUTIONS).height < 7
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv(CHUNK_ROWS_ENV, "3")
+        patch.setenv(CHUNK_ROWS_ENV, TINY)
         assert DeltaStore(store.layout.root).recover() == 7
     for spec in WAVE_TABLES:
         assert (
@@ -171,7 +198,7 @@ def test_a_garbled_file_in_a_large_wave_is_quarantined_before_any_row_is_appende
     make_metric: MetricFactory,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv(CHUNK_ROWS_ENV, "3")
+    monkeypatch.setenv(CHUNK_ROWS_ENV, TINY)
     store = DeltaStore(tmp_path / "root")
     records = [make_record([make_metric(i)]) for i in range(6)]
     bundles = [store.stage_execution(r) for r in records]
@@ -201,10 +228,10 @@ def test_commit_chunk_rows_reads_the_environment_and_names_a_bad_value(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv(CHUNK_ROWS_ENV, raising=False)
-    assert commit_chunk_rows() == 20_000
+    assert commit_chunk_rows() == 100_000
     monkeypatch.setenv(CHUNK_ROWS_ENV, "1000")
     assert commit_chunk_rows() == 1000
-    for bad in ("0", "-5", "lots"):
+    for bad in ("0", "-5", "lots", "1.5"):
         monkeypatch.setenv(CHUNK_ROWS_ENV, bad)
         with pytest.raises(ValueError, match=rf"{CHUNK_ROWS_ENV}='{bad}'.*positive"):
             commit_chunk_rows()

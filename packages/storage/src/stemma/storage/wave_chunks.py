@@ -4,16 +4,22 @@ A wave's rows are normally read whole and appended once per table (:mod:`stemma.
 That holds every row of the wave in memory several times over (the staged frames, their Arrow
 copies, the writer's buffers): about 1.8 KB per row, so a step of 10^6 units, or one unit
 making 10^6 artifacts, would need gigabytes in the orchestrator (DESIGN.md §9 asks for flat
-memory, 10^6 units under 1 GB). A wave of more than :func:`commit_chunk_rows` staged rows is
-therefore committed a chunk at a time:
+memory, 10^6 units under 1 GB). So when a table of a wave holds more than
+:func:`commit_chunk_rows` staged rows (100,000 unless ``$STEMMA_COMMIT_CHUNK_ROWS`` says
+otherwise), the wave is committed a chunk at a time:
 
-1. Every staged file is read through first, a row group at a time, so a garbled file is found (and
-   its bundle quarantined) before anything is appended, as with a whole read.
-2. Each table, in commit order, is read from its files in the manifest's order and appended
-   ``commit_chunk_rows()`` rows at a time. The first chunk carries the wave's Delta application
-   transaction and chunk ``k`` after it ``{wave transaction}-{k}``, so a commit interrupted
-   between chunks and run again (by ``recover()``) skips the chunks a table already holds: the
-   chunks are the same every time, because the files and their order are.
+1. Each table's files are cut into pieces of at most that many rows, from the Parquet footers
+   alone (:func:`chunk_plan`; a table small on disk is one piece, unread): runs of consecutive
+   whole files (read together, in parallel, as a whole commit reads them), or row groups of
+   one file too large for a chunk (staged files are written in row groups of 16,384 rows). A
+   truncated file fails here.
+2. Every piece is read through, so a garbled file is found (and its bundle quarantined) before
+   anything is appended, as with a whole read. Tables of one piece are kept from this read;
+   larger ones are read again, a piece at a time, as they are appended.
+3. Each table, in commit order, is appended a piece at a time. The first piece carries the
+   wave's Delta application transaction and piece ``k`` after it ``{wave transaction}-{k}``,
+   so a commit interrupted between pieces and run again (by ``recover()``) skips the pieces a
+   table already holds: the plan is the same every time, because the files and their order are.
 
 Every content and index row is committed before any edge, output or execution row, as in a
 whole commit; a reader may see part of a large step's executions before its final event, which
@@ -27,6 +33,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
@@ -38,16 +45,22 @@ from stemma.core.layout import RootLayout
 from stemma.storage.commit import commit_frames
 from stemma.storage.errors import StagedBundleError
 from stemma.storage.schemas import ARTIFACT_INDEX, EXECUTIONS, STEP_OUTPUTS, TableSpec, commit_order
+from stemma.storage.staging import read_staged_files
 from stemma.storage.tables import read_table
 from stemma.storage.worker_logs import fill_worker_logs
 
 CHUNK_ROWS_ENV = "STEMMA_COMMIT_CHUNK_ROWS"
-DEFAULT_CHUNK_ROWS = 20_000
-"""About 40 MB of the committer's memory per chunk; fewer rows mean more, smaller Delta commits."""
+DEFAULT_CHUNK_ROWS = 100_000
+"""The committer holds about 150 MB while it appends 100,000 execution rows (narrower tables'
+rows cost less); fewer rows mean more, smaller Delta commits."""
+MIN_STAGED_ROW_BYTES = 10
+"""A staged row takes at least this much on disk (18 bytes or more measured, compressed), so a
+table with less than ``rows * MIN_STAGED_ROW_BYTES`` on disk fits in one chunk: its footers are
+not read (a wave of 100 packs has 600 files)."""
 
 
 def commit_chunk_rows() -> int:
-    """The most staged rows committed at once: ``$STEMMA_COMMIT_CHUNK_ROWS``, else 20,000.
+    """The most staged rows of a table committed at once: ``$STEMMA_COMMIT_CHUNK_ROWS``.
 
     Raises:
         ValueError: the variable is set to something other than a positive whole number.
@@ -67,35 +80,95 @@ def commit_chunk_rows() -> int:
     return rows
 
 
-def staged_rows(files: Mapping[TableSpec, Sequence[Path]]) -> int:
-    """How many rows the files hold in all, from their footers (nothing else is read).
+@dataclass(frozen=True)
+class Piece:
+    """One chunk of a table's rows: whole files, or some row groups of one large file."""
+
+    files: tuple[Path, ...]
+    row_groups: tuple[int, ...] | None = None
+    """Of ``files[0]``, when that file alone holds more rows than a chunk."""
+
+
+def chunk_plan(
+    files: Mapping[TableSpec, Sequence[Path]], rows: int
+) -> dict[TableSpec, list[Piece]]:
+    """Per table, its files cut into pieces of at most ``rows`` rows.
+
+    Row counts come from the Parquet footers, read only for tables that are not small on disk.
+    A piece is as many consecutive files as fit, or, for a file larger than ``rows``, as many of
+    its row groups as fit (at least one). The plan depends only on the files, so a commit run
+    again after a crash cuts the same pieces.
 
     Raises:
-        StagedBundleError: a file's footer cannot be read.
+        StagedBundleError: a file's footer cannot be read (a truncated file).
     """
-    total = 0
-    for file in (file for found in files.values() for file in found):
-        try:
-            total += pq.read_metadata(file).num_rows  # pyright: ignore[reportUnknownMemberType]
-        except (OSError, pa.ArrowException) as err:
-            raise StagedBundleError(f"cannot read the staged file {file}: {err}") from err
-    return total
+    plan: dict[TableSpec, list[Piece]] = {}
+    for spec, found in files.items():
+        small = sum(_disk_size(file) for file in found) < rows * MIN_STAGED_ROW_BYTES
+        if small or _row_count(found) <= rows:
+            plan[spec] = [Piece(tuple(found))] if found else []
+            continue
+        pieces = plan[spec] = []
+        group: list[Path] = []
+        held = 0
+        for file in found:
+            meta = _footer(file)
+            if meta.num_rows > rows:
+                if group:
+                    pieces.append(Piece(tuple(group)))
+                    group, held = [], 0
+                pieces.extend(_split(file, meta, rows))
+                continue
+            if group and held + meta.num_rows > rows:
+                pieces.append(Piece(tuple(group)))
+                group, held = [], 0
+            group.append(file)
+            held += meta.num_rows
+        if group:
+            pieces.append(Piece(tuple(group)))
+    return plan
 
 
-def verify_readable(files: Mapping[TableSpec, Sequence[Path]]) -> None:
-    """Read every file through, a row group at a time, keeping nothing.
+def read_or_verify(plan: Mapping[TableSpec, Sequence[Piece]]) -> dict[TableSpec, pl.DataFrame]:
+    """Read every piece through: keep the tables of one piece, drop the rest once read.
+
+    A table of one piece is no larger than a chunk, so holding it is bounded; it is committed
+    from what is returned here. Larger tables are read again, a piece at a time, as they are
+    committed.
 
     Raises:
         StagedBundleError: a file cannot be read whole.
     """
-    for file in (file for found in files.values() for file in found):
-        for _ in _row_groups(file):
-            pass
+    held: dict[TableSpec, pl.DataFrame] = {}
+    for spec, pieces in plan.items():
+        for piece in pieces:
+            frame = read_piece(spec, piece)
+            if len(pieces) == 1:
+                held[spec] = frame
+    return held
+
+
+def read_piece(spec: TableSpec, piece: Piece) -> pl.DataFrame:
+    """The rows of one piece, cast to the table's schema.
+
+    Raises:
+        StagedBundleError: a file cannot be read.
+    """
+    if piece.row_groups is None:
+        return read_staged_files(spec, list(piece.files))
+    (file,) = piece.files
+    try:
+        table = pq.ParquetFile(file).read_row_groups(list(piece.row_groups))  # pyright: ignore[reportUnknownMemberType]
+    except (OSError, pa.ArrowException) as err:
+        raise StagedBundleError(f"cannot read staged {spec.name} rows from {file}: {err}") from err
+    frame = cast(pl.DataFrame, pl.from_arrow(table))  # pyright: ignore[reportUnknownMemberType]
+    return frame.cast(spec.polars_schema).select(spec.columns)
 
 
 def commit_chunked(
     layout: RootLayout,
-    files: Mapping[TableSpec, Sequence[Path]],
+    plan: Mapping[TableSpec, Sequence[Piece]],
+    held: dict[TableSpec, pl.DataFrame],
     *,
     transaction: str,
     worker_logs: Mapping[str, str],
@@ -105,20 +178,20 @@ def commit_chunked(
 
     Args:
         layout: the store root.
-        files: per table, the staged files in the wave's order (the step outputs' included).
+        plan: per table, the pieces of its staged files (:func:`chunk_plan`), in order.
+        held: the rows of tables already read whole (:func:`read_or_verify`); taken from it.
         transaction: the wave's application transaction; the first chunk commits as it, chunk
             ``k`` after it as ``{transaction}-{k}``.
         worker_logs: per execution run id, the worker log to fill in where none was recorded.
         only_committed_outputs: drop step outputs that name artifacts the store does not hold
             (bundles were left out of the wave).
     """
-    rows = commit_chunk_rows()
     wrote = False
-    for spec in commit_order(files):
+    for spec in commit_order(plan):
         outputs = _OutputRoles() if spec is STEP_OUTPUTS and only_committed_outputs else None
         number = 0
-        for number, chunk in enumerate(_chunks(spec, files[spec], rows)):
-            frame = chunk
+        for number, piece in enumerate(plan[spec]):
+            frame = held.pop(spec) if spec in held else read_piece(spec, piece)
             if spec is EXECUTIONS:
                 frame = fill_worker_logs(frame, worker_logs)
             elif outputs is not None:
@@ -180,32 +253,41 @@ def _roles(frame: pl.DataFrame) -> set[tuple[str, str]]:
     return {(str(run), str(role)) for run, role in pairs}
 
 
-def _chunks(spec: TableSpec, files: Sequence[Path], rows: int) -> Iterator[pl.DataFrame]:
-    """The rows of ``files``, in order, cast to the table's schema, ``rows`` at a time."""
-    pending: list[pl.DataFrame] = []
-    held = 0
-    for file in files:
-        for group in _row_groups(file):
-            frame = cast(pl.DataFrame, pl.from_arrow(group))  # pyright: ignore[reportUnknownMemberType]
-            pending.append(frame.cast(spec.polars_schema).select(spec.columns))
-            held += group.num_rows
-            while held >= rows:
-                whole = pl.concat(pending, how="vertical", rechunk=False)
-                yield whole.head(rows)
-                rest = whole.slice(rows)
-                pending, held = [rest], rest.height
-    if held:
-        yield pl.concat(pending, how="vertical")
-
-
-def _row_groups(file: Path) -> Iterator[pa.Table]:
-    """The file's row groups, one at a time (``iter_batches`` reads ahead, holding more)."""
+def _footer(file: Path) -> pq.FileMetaData:
     try:
-        parquet = pq.ParquetFile(file)
-        for number in range(parquet.num_row_groups):
-            yield parquet.read_row_group(number)  # pyright: ignore[reportUnknownMemberType]
+        return pq.read_metadata(file)  # pyright: ignore[reportUnknownMemberType]
     except (OSError, pa.ArrowException) as err:
         raise StagedBundleError(
             f"cannot read the staged file {file}: {err}; remove the bundle directory if the "
             "execution should be rerun"
         ) from err
+
+
+def _row_count(files: Sequence[Path]) -> int:
+    """All the files' rows, from their footers read in parallel (one file at a time is slower)."""
+    try:
+        return int(pl.scan_parquet(list(files)).select(pl.len()).collect().item())
+    except (OSError, pl.exceptions.PolarsError) as err:
+        raise StagedBundleError(f"cannot read the staged files' footers: {err}") from err
+
+
+def _disk_size(file: Path) -> int:
+    try:
+        return file.stat().st_size
+    except OSError as err:
+        raise StagedBundleError(f"cannot read the staged file {file}: {err}") from err
+
+
+def _split(file: Path, meta: pq.FileMetaData, rows: int) -> Iterator[Piece]:
+    """A large file's row groups, as many per piece as fit in ``rows`` (at least one)."""
+    numbers: list[int] = []
+    held = 0
+    for number in range(meta.num_row_groups):
+        size = meta.row_group(number).num_rows
+        if numbers and held + size > rows:
+            yield Piece((file,), tuple(numbers))
+            numbers, held = [], 0
+        numbers.append(number)
+        held += size
+    if numbers:
+        yield Piece((file,), tuple(numbers))

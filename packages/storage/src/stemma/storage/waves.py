@@ -20,9 +20,9 @@ which a crash may interrupt without duplicating or losing a row:
    and artifact rows are deduplicated by id within the wave and against the table. If the read
    fails (a truncated or garbled file), each bundle is read on its own, the unreadable ones are
    quarantined, the wave is sealed again without them, and the rest commits. When bundles were
-   left out, the step outputs keep only artifacts that are committed. A wave of more staged rows
-   than ``$STEMMA_COMMIT_CHUNK_ROWS`` is committed a chunk at a time instead, so it is never
-   held whole (:mod:`stemma.storage.wave_chunks`).
+   left out, the step outputs keep only artifacts that are committed. A wave with a table of
+   more staged rows than ``$STEMMA_COMMIT_CHUNK_ROWS`` is committed a chunk at a time instead,
+   so it is never held whole (:mod:`stemma.storage.wave_chunks`).
 3. **Retire** the wave directory (atomic rename out of staging, then removal).
 
 Recovery (:func:`recover_waves`, run by ``recover()`` before single bundles) takes each wave's
@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -48,16 +49,15 @@ import polars as pl
 from stemma.core.execution_records import StepOutputs
 from stemma.core.identity import content_id
 from stemma.core.layout import RootLayout
+from stemma.storage.bundle_reads import read_files, staged_files
 from stemma.storage.commit import commit_frames
 from stemma.storage.errors import StagedBundleError
 from stemma.storage.locks import bundle_lock
 from stemma.storage.quarantine import quarantine_bundle
 from stemma.storage.retire import retire_bundle
-from stemma.storage.schemas import ARTIFACT_INDEX, EXECUTIONS, STEP_OUTPUTS, TableSpec
+from stemma.storage.schemas import ARTIFACT_INDEX, STEP_OUTPUTS, TableSpec
 from stemma.storage.staging import (
     WAVES,
-    bundle_tables,
-    is_complete,
     matches_step,
     read_staged_files,
 )
@@ -70,13 +70,14 @@ from stemma.storage.staging_checks import (
 )
 from stemma.storage.tables import read_table
 from stemma.storage.wave_chunks import (
+    Piece,
+    chunk_plan,
     commit_chunk_rows,
     commit_chunked,
-    staged_rows,
-    verify_readable,
+    read_or_verify,
 )
 from stemma.storage.wave_claim import BUNDLES, MANIFEST, claim, unclaim, write_manifest
-from stemma.storage.worker_logs import read_worker_logs, with_worker_logs
+from stemma.storage.worker_logs import read_worker_logs
 
 
 def wave_id(bundles: Sequence[Path], step_outputs: StepOutputs | None = None) -> str:
@@ -162,7 +163,7 @@ def _commit_sealed(
     bundles = [wave / BUNDLES / str(relative) for relative in manifest["bundles"]]
     bundles = [bundle for bundle in bundles if bundle.is_dir()]
     try:
-        files, frames = _read(bundles, claimed)
+        staged = _read(bundles, claimed)
     except StagedBundleError:
         # No append has happened: a commit that got past this read found every file readable.
         unreadable = _quarantine_unreadable(layout, wave, bundles)
@@ -171,44 +172,53 @@ def _commit_sealed(
         problems.extend(unreadable)
         bundles = [b for b in bundles if b.name not in {p.bundle.name for p in unreadable}]
         write_manifest(wave, bundles, problems)
-        files, frames = _read(bundles)
+        staged = _read(bundles)
     transaction = f"stemma-wave-{wave.name.removeprefix('wave-')}"
     outputs = wave / STEP_OUTPUTS.staged_name
-    if frames is None:  # a large wave: committed in chunks, never held whole
-        if outputs.is_file():
-            files[STEP_OUTPUTS] = [outputs]
-        wrote = commit_chunked(
-            layout,
-            files,
-            transaction=transaction,
-            worker_logs=read_worker_logs(bundles),
-            only_committed_outputs=bool(problems),
-        )
-    else:
+    if isinstance(staged, dict):
+        frames = staged
         if outputs.is_file():
             frames[STEP_OUTPUTS] = read_staged_files(STEP_OUTPUTS, [outputs])
             if problems:
                 frames[STEP_OUTPUTS] = _committed_only(layout, frames)
         wrote = commit_frames(layout, frames, transaction)
+    else:  # a large wave: committed in chunks, never held whole
+        plan = staged.plan
+        if outputs.is_file():
+            plan |= chunk_plan({STEP_OUTPUTS: [outputs]}, commit_chunk_rows())
+        wrote = commit_chunked(
+            layout,
+            plan,
+            staged.held,
+            transaction=transaction,
+            worker_logs=read_worker_logs(bundles),
+            only_committed_outputs=bool(problems),
+        )
     retire_bundle(layout, wave, background=True)
     return WaveReport(committed=len(bundles) if wrote else 0, problems=tuple(problems))
 
 
+@dataclass(frozen=True)
+class _Chunked:
+    plan: dict[TableSpec, list[Piece]]
+    held: dict[TableSpec, pl.DataFrame]
+
+
 def _read(
     bundles: Sequence[Path], checked: Mapping[Path, list[TableSpec]] | None = None
-) -> tuple[dict[TableSpec, list[Path]], dict[TableSpec, pl.DataFrame] | None]:
-    """The wave's staged files, and their rows unless the wave is too large to hold whole.
+) -> dict[TableSpec, pl.DataFrame] | _Chunked:
+    """The wave's rows per table, or, when a table is too large to hold whole, its chunk plan.
 
-    Either way every file has been read through once it returns.
+    Either way every staged file has been read through once it returns.
 
     Raises:
         StagedBundleError: a bundle is incomplete, or a file cannot be read.
     """
     files = staged_files(bundles, checked)
-    if staged_rows(files) > commit_chunk_rows():
-        verify_readable(files)
-        return files, None
-    return files, read_files(files, bundles)
+    plan = chunk_plan(files, commit_chunk_rows())
+    if all(len(pieces) <= 1 for pieces in plan.values()):
+        return read_files(files, bundles)
+    return _Chunked(plan, read_or_verify(plan))
 
 
 def _quarantine_unreadable(
@@ -253,48 +263,6 @@ def _committed_only(layout: RootLayout, frames: dict[TableSpec, pl.DataFrame]) -
     )
     nulls = emptied.with_columns(pl.lit(None, dtype=pl.String).alias("artifact_id"))
     return pl.concat([kept, nulls.select(offered.columns)], how="vertical")
-
-
-def staged_files(
-    bundles: Sequence[Path], checked: Mapping[Path, list[TableSpec]] | None = None
-) -> dict[TableSpec, list[Path]]:
-    """Per table, the staged files of ``bundles``, in their order.
-
-    Raises:
-        StagedBundleError: a bundle has no sentinel, or a file it lists is missing.
-    """
-    files: dict[TableSpec, list[Path]] = {}
-    for bundle in bundles:
-        known = checked.get(bundle) if checked is not None else None
-        if known is not None:
-            for spec in known:
-                files.setdefault(spec, []).append(bundle / spec.staged_name)
-            continue
-        if not is_complete(bundle):
-            raise StagedBundleError(f"{bundle} has no sentinel; it cannot be committed")
-        for spec in bundle_tables(bundle):
-            file = bundle / spec.staged_name
-            if not file.is_file():
-                raise StagedBundleError(
-                    f"{bundle} lists {spec.name} but {file.name} is missing; remove the bundle "
-                    "directory if the execution should be rerun"
-                )
-            files.setdefault(spec, []).append(file)
-    return files
-
-
-def read_files(
-    files: Mapping[TableSpec, list[Path]], bundles: Sequence[Path]
-) -> dict[TableSpec, pl.DataFrame]:
-    """The rows of ``files`` per table, executions with the worker logs noted in ``bundles``.
-
-    Raises:
-        StagedBundleError: a file cannot be read.
-    """
-    frames = {spec: read_staged_files(spec, found) for spec, found in files.items()}
-    if EXECUTIONS in frames:
-        frames[EXECUTIONS] = with_worker_logs(frames[EXECUTIONS], bundles)
-    return frames
 
 
 def _children(path: Path) -> list[Path]:
