@@ -15,7 +15,7 @@ run's time (a 10^6 lattice takes about a minute and a few GB; a 10^6-unit step t
 worker time on 2 cores).
 
     uv run python benchmarks/bench_memory.py [--lower-sizes 1000,10000,100000,1000000]
-        [--pipeline-sizes 1000,10000]
+        [--pipeline-sizes 10000,100000]
 """
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     """Every size of both kinds; a table and ``results/memory.json``."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--lower-sizes", default="1000,10000,100000")
-    parser.add_argument("--pipeline-sizes", default="300,1000")
+    parser.add_argument("--pipeline-sizes", default="10000,100000")
     parser.add_argument("--child", nargs=2, metavar=("KIND", "N"))
     args = parser.parse_args(argv)
     if args.child:

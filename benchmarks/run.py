@@ -44,7 +44,12 @@ def main(argv: list[str] | None = None) -> None:
     bench_cached_rerun.main([])
     print("\n== orchestrator memory vs N ==")
     bench_memory.main(
-        ["--lower-sizes", "1000,10000,100000,1000000", "--pipeline-sizes", "1000,10000"]
+        [
+            "--lower-sizes",
+            "1000,10000,100000,1000000",
+            "--pipeline-sizes",
+            "10000,100000" + (",300000" if args.large else ""),
+        ]
         if args.large
         else []
     )

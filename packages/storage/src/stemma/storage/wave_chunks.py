@@ -13,9 +13,8 @@ otherwise), the wave is committed a chunk at a time:
    whole files (read together, in parallel, as a whole commit reads them), or row groups of
    one file too large for a chunk (staged files are written in row groups of 16,384 rows). A
    truncated file fails here.
-2. Every piece is read through, so a garbled file is found (and its bundle quarantined) before
-   anything is appended, as with a whole read. Tables of one piece are kept from this read;
-   larger ones are read again, a piece at a time, as they are appended.
+2. Every piece is read through, keeping nothing, so a garbled file is found (and its bundle
+   quarantined) before anything is appended, as with a whole read.
 3. Each table, in commit order, is appended a piece at a time. The first piece carries the
    wave's Delta application transaction and piece ``k`` after it ``{wave transaction}-{k}``,
    so a commit interrupted between pieces and run again (by ``recover()``) skips the pieces a
@@ -129,23 +128,18 @@ def chunk_plan(
     return plan
 
 
-def read_or_verify(plan: Mapping[TableSpec, Sequence[Piece]]) -> dict[TableSpec, pl.DataFrame]:
-    """Read every piece through: keep the tables of one piece, drop the rest once read.
+def verify_readable(plan: Mapping[TableSpec, Sequence[Piece]]) -> None:
+    """Read every piece through, keeping nothing.
 
-    A table of one piece is no larger than a chunk, so holding it is bounded; it is committed
-    from what is returned here. Larger tables are read again, a piece at a time, as they are
-    committed.
+    (Keeping the tables of one piece would save their second read, but they would all be held
+    while the large tables are appended: measured, that doubled the committer's peak.)
 
     Raises:
         StagedBundleError: a file cannot be read whole.
     """
-    held: dict[TableSpec, pl.DataFrame] = {}
     for spec, pieces in plan.items():
         for piece in pieces:
-            frame = read_piece(spec, piece)
-            if len(pieces) == 1:
-                held[spec] = frame
-    return held
+            read_piece(spec, piece)
 
 
 def read_piece(spec: TableSpec, piece: Piece) -> pl.DataFrame:
@@ -168,7 +162,6 @@ def read_piece(spec: TableSpec, piece: Piece) -> pl.DataFrame:
 def commit_chunked(
     layout: RootLayout,
     plan: Mapping[TableSpec, Sequence[Piece]],
-    held: dict[TableSpec, pl.DataFrame],
     *,
     transaction: str,
     worker_logs: Mapping[str, str],
@@ -179,7 +172,6 @@ def commit_chunked(
     Args:
         layout: the store root.
         plan: per table, the pieces of its staged files (:func:`chunk_plan`), in order.
-        held: the rows of tables already read whole (:func:`read_or_verify`); taken from it.
         transaction: the wave's application transaction; the first chunk commits as it, chunk
             ``k`` after it as ``{transaction}-{k}``.
         worker_logs: per execution run id, the worker log to fill in where none was recorded.
@@ -191,7 +183,7 @@ def commit_chunked(
         outputs = _OutputRoles() if spec is STEP_OUTPUTS and only_committed_outputs else None
         number = 0
         for number, piece in enumerate(plan[spec]):
-            frame = held.pop(spec) if spec in held else read_piece(spec, piece)
+            frame = read_piece(spec, piece)
             if spec is EXECUTIONS:
                 frame = fill_worker_logs(frame, worker_logs)
             elif outputs is not None:

@@ -74,7 +74,7 @@ from stemma.storage.wave_chunks import (
     chunk_plan,
     commit_chunk_rows,
     commit_chunked,
-    read_or_verify,
+    verify_readable,
 )
 from stemma.storage.wave_claim import BUNDLES, MANIFEST, claim, unclaim, write_manifest
 from stemma.storage.worker_logs import read_worker_logs
@@ -189,7 +189,6 @@ def _commit_sealed(
         wrote = commit_chunked(
             layout,
             plan,
-            staged.held,
             transaction=transaction,
             worker_logs=read_worker_logs(bundles),
             only_committed_outputs=bool(problems),
@@ -201,7 +200,6 @@ def _commit_sealed(
 @dataclass(frozen=True)
 class _Chunked:
     plan: dict[TableSpec, list[Piece]]
-    held: dict[TableSpec, pl.DataFrame]
 
 
 def _read(
@@ -218,7 +216,8 @@ def _read(
     plan = chunk_plan(files, commit_chunk_rows())
     if all(len(pieces) <= 1 for pieces in plan.values()):
         return read_files(files, bundles)
-    return _Chunked(plan, read_or_verify(plan))
+    verify_readable(plan)
+    return _Chunked(plan)
 
 
 def _quarantine_unreadable(
