@@ -12,6 +12,8 @@ It drives the real app with ``App.run_test()`` at 160x48 and prints its figures 
 - runs refresh: ``refresh_runs()`` after a commit to the steps table (a step event of the
   watched run, so the store keeps its 1,000 runs) until the redraw is done;
 - run refresh: the watched run's ``refresh_run()`` after such a commit, until it is redrawn;
+- runs list idle CPU: this process's CPU time over ``IDLE`` seconds with the runs list open
+  (1,000 runs, 44 on screen) and the watched run running: its duration ticks, its poll reads;
 - idle CPU: this process's CPU time over ``IDLE`` seconds with the running run's screen open.
 
 CPU times are ``time.process_time`` (every thread of this process; for the first paint, from
@@ -65,6 +67,8 @@ async def drive(root: Path, spawned_at: float, idle: float, repeats: int) -> dic
         await settle(app, pilot)
         figures["settled_s"] = time.time() - spawned_at
         figures["runs_shown"] = len(screen.rows)
+        assert any(row.run_id == LIVE_RUN and row.status.value == "running" for row in screen.rows)
+        figures["runs_idle_cpu_percent"] = await idle_cpu_percent(pilot, idle)
         refreshes: list[float] = []
         refresh_cpu: list[float] = []
         for _ in range(repeats):
@@ -95,12 +99,15 @@ async def drive(root: Path, spawned_at: float, idle: float, repeats: int) -> dic
         figures["run_refresh_cpu_s"] = run_cpu
         assert table_at(run_screen, "#steps").row_count == len(STEPS)
         await settle(app, pilot)
-        cpu, wall = time.process_time(), time.perf_counter()
-        await pilot.pause(idle)
-        figures["idle_cpu_percent"] = (
-            100 * (time.process_time() - cpu) / (time.perf_counter() - wall)
-        )
+        figures["idle_cpu_percent"] = await idle_cpu_percent(pilot, idle)
     return figures
+
+
+async def idle_cpu_percent(pilot: Any, seconds: float) -> float:
+    """This process's CPU time over ``seconds`` of the app left alone, in percent of a core."""
+    cpu, wall = time.process_time(), time.perf_counter()
+    await pilot.pause(seconds)
+    return 100 * (time.process_time() - cpu) / (time.perf_counter() - wall)
 
 
 def watch_first_frame(painted: list[tuple[float, float]]) -> None:

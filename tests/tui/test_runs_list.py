@@ -1,12 +1,15 @@
 """The runs list's keys: search (a box made on the first ``/``), status filter, sort; the footer
-of keys arrives right after the first frame."""
+of keys arrives right after the first frame; a running run's ticking time repaints its row alone."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+from textual.coordinate import Coordinate
 from textual.pilot import Pilot
-from textual.widgets import Footer, Input
+from textual.strip import Strip
+from textual.widgets import Footer, Input, Static
 
 from stemma.core.live import RunStatus
 from stemma.tui.app import StemmaApp
@@ -84,5 +87,39 @@ def test_the_footer_of_keys_is_mounted_after_the_first_frame(tmp_path: Path) -> 
         assert len(app.screen.query(Footer)) == 1
         shown = " ".join(str(key.render()) for key in app.screen.query(selector))
         assert all(word in shown for word in ("New run", "Sort", "Status filter", "Search"))
+
+    drive(tmp_path, scenario)
+
+
+def test_a_running_run_s_ticking_time_repaints_its_row_and_no_other(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _store(tmp_path)
+    running = RUN_IDS[2]
+
+    async def scenario(app: StemmaApp, pilot: Pilot[None]) -> None:
+        summary = app.screen.query_one("#summary", Static)
+        await until(pilot, lambda: "3 of 3 runs" in str(summary.render()), "the full read")
+        await until(pilot, lambda: bool(app.screen.query(Footer)), "the keys")
+        table = table_at(app.screen, "#runs")
+        row = _shown(app).index(running)
+        time_column = [column.label.plain for column in table.ordered_columns].index("time")
+        cell = Coordinate(row, time_column)
+        painted: list[int] = []
+        render_line = table.render_line
+
+        def recording(y: int) -> Strip:
+            painted.append(y)
+            return render_line(y)
+
+        monkeypatch.setattr(table, "render_line", recording)
+        for _ in range(2):  # two ticks of the running run's time
+            before = str(table.get_cell_at(cell))
+            await until(pilot, lambda b=before: str(table.get_cell_at(cell)) != b, "a new time")
+            await pilot.pause()  # drawn
+        line = table.header_height + row
+        assert painted, "the changed row was never drawn again"
+        assert set(painted) == {line}, f"lines drawn again: {sorted(set(painted))}"
+        assert str(table.get_cell_at(cell)) in render_line(line).text  # drawn as it is now
 
     drive(tmp_path, scenario)

@@ -10,7 +10,6 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Container
-from textual.coordinate import Coordinate
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 from textual.worker import Worker
@@ -178,11 +177,11 @@ class RunsScreen(Screen[None]):
             self.shown = keys
             if highlighted in keys:
                 table.move_cursor(row=keys.index(highlighted))
-        else:
+        else:  # a running run's time ticks: repaint its row alone, not all of them
             for index, key in enumerate(keys):
-                if self._drawn.get(key) != cells[key]:
-                    for column, value in enumerate(cells[key]):
-                        table.update_cell_at(Coordinate(index, column), value)
+                drawn = self._drawn.get(key)
+                if drawn is not cells[key] and drawn != cells[key]:
+                    table.update_row_at(index, cells[key])
         self._drawn = cells
         running = sum(1 for row in self.rows if row.status is RunStatus.RUNNING)
         summary = (
@@ -199,7 +198,8 @@ class RunsScreen(Screen[None]):
         if row.status is RunStatus.RUNNING:
             return _cells(row, now)
         kept = self._finished.get(row.run_id)
-        if kept is None or kept[0] != row:
+        # The client hands back the same row object for a run whose state did not change.
+        if kept is None or (kept[0] is not row and kept[0] != row):
             kept = self._finished[row.run_id] = (row, _cells(row, now))
         return kept[1]
 

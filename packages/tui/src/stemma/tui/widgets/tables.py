@@ -2,24 +2,23 @@
 
 from __future__ import annotations
 
-from typing import cast
-
 from rich.text import Text
 from textual.dom import DOMNode
-from textual.widgets import DataTable
 
-Table = DataTable[object]
+from stemma.tui.widgets.live_table import LiveTable
+
+Table = LiveTable
 """Every table in the dashboard: cells are strings, numbers or rich ``Text``."""
 
 
 def table_at(node: DOMNode, selector: str) -> Table:
     """The table matching ``selector`` under ``node``."""
-    return cast("Table", node.query_one(selector, DataTable))
+    return node.query_one(selector, LiveTable)
 
 
 def new_table(table_id: str, *, cursor: bool = True, zebra: bool = False) -> Table:
     """A row-cursor table with the dashboard's defaults."""
-    return DataTable(id=table_id, cursor_type="row", show_cursor=cursor, zebra_stripes=zebra)
+    return LiveTable(id=table_id, cursor_type="row", show_cursor=cursor, zebra_stripes=zebra)
 
 
 def plain(*values: object) -> tuple[object, ...]:
