@@ -13,9 +13,12 @@ from collections.abc import Awaitable, Callable, Generator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.pilot import Pilot
+from textual.strip import Strip
+from textual.widgets import DataTable
 
 from stemma.core.live import RunState, RunStatus, StepState, write_state
 from stemma.core.operations.examples import DataGenerator, Fail, MetricCalculator, Transform
@@ -143,3 +146,16 @@ def script_running(script: Path, root: Path) -> Generator[subprocess.Popen[bytes
         if process.poll() is None:
             process.kill()
         process.wait(timeout=60)
+
+
+def record_painted(monkeypatch: pytest.MonkeyPatch, table: DataTable[Any]) -> list[int]:
+    """The lines ``table`` draws from now on, in order (its ``render_line`` calls)."""
+    painted: list[int] = []
+    render_line = table.render_line
+
+    def recording(y: int) -> Strip:
+        painted.append(y)
+        return render_line(y)
+
+    monkeypatch.setattr(table, "render_line", recording)
+    return painted

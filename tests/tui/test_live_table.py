@@ -10,10 +10,11 @@ import asyncio
 
 import pytest
 from textual.app import App, ComposeResult
-from textual.strip import Strip
 
 from stemma.tui.widgets.live_table import LiveTable
 from stemma.tui.widgets.tables import new_table, plain
+
+from .conftest import record_painted
 
 ROWS = (("alpha", "1s"), ("beta", "2s"), ("gamma", "3s"))
 
@@ -42,19 +43,14 @@ def test_update_row_at_draws_the_new_cells_of_that_row_alone(
             table.move_cursor(row=cursor_row)
             await pilot.pause()
             before = [table.render_line(y).text for y in range(1 + len(ROWS))]
-            painted: list[int] = []
-            render_line = table.render_line
-
-            def recording(y: int) -> Strip:
-                painted.append(y)
-                return render_line(y)
-
-            monkeypatch.setattr(table, "render_line", recording)
+            painted = record_painted(monkeypatch, table)
             table.update_row_at(1, plain("beta", "10s"))
             await pilot.pause()
             assert [str(cell) for cell in table.get_row_at(1)] == ["beta", "10s"]
             assert set(painted) == {table.header_height + 1}
-            after = [render_line(y).text for y in range(1 + len(ROWS))]
+            after = [
+                LiveTable.render_line(table, y).text for y in range(1 + len(ROWS))
+            ]  # unrecorded
             assert "10s" in after[2]
             assert after[:2] + after[3:] == before[:2] + before[3:]
 

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 from textual.coordinate import Coordinate
 from textual.pilot import Pilot
-from textual.strip import Strip
 from textual.widgets import Footer, Input, Static
 
 from stemma.core.live import RunStatus
@@ -16,7 +15,7 @@ from stemma.tui.app import StemmaApp
 from stemma.tui.screens import RunsScreen
 from stemma.tui.widgets.tables import table_at
 
-from .conftest import drive, live_state, until
+from .conftest import drive, live_state, record_painted, until
 
 RUN_IDS = (
     "alpha_20261129_100000_000000a1",
@@ -105,14 +104,7 @@ def test_a_running_run_s_ticking_time_repaints_its_row_and_no_other(
         row = _shown(app).index(running)
         time_column = [column.label.plain for column in table.ordered_columns].index("time")
         cell = Coordinate(row, time_column)
-        painted: list[int] = []
-        render_line = table.render_line
-
-        def recording(y: int) -> Strip:
-            painted.append(y)
-            return render_line(y)
-
-        monkeypatch.setattr(table, "render_line", recording)
+        painted = record_painted(monkeypatch, table)
         for _ in range(2):  # two ticks of the running run's time
             before = str(table.get_cell_at(cell))
             await until(pilot, lambda b=before: str(table.get_cell_at(cell)) != b, "a new time")
@@ -120,6 +112,6 @@ def test_a_running_run_s_ticking_time_repaints_its_row_and_no_other(
         line = table.header_height + row
         assert painted, "the changed row was never drawn again"
         assert set(painted) == {line}, f"lines drawn again: {sorted(set(painted))}"
-        assert str(table.get_cell_at(cell)) in render_line(line).text  # drawn as it is now
+        assert str(table.get_cell_at(cell)) in type(table).render_line(table, line).text  # as now
 
     drive(tmp_path, scenario)
