@@ -235,3 +235,12 @@ def test_commit_chunk_rows_reads_the_environment_and_names_a_bad_value(
         monkeypatch.setenv(CHUNK_ROWS_ENV, bad)
         with pytest.raises(ValueError, match=rf"{CHUNK_ROWS_ENV}='{bad}'.*positive"):
             commit_chunk_rows()
+
+
+def test_a_bad_chunk_size_stops_the_store_before_anything_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(CHUNK_ROWS_ENV, "many")
+    with pytest.raises(ValueError, match=CHUNK_ROWS_ENV):
+        DeltaStore(tmp_path / "root")
+    assert not (tmp_path / "root").exists()

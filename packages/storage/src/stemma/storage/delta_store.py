@@ -20,6 +20,7 @@ from stemma.storage.staging import stage_execution, stage_executions, stage_outc
 from stemma.storage.staging_checks import WaveReport
 from stemma.storage.step_records import completed_records, latest_completed_by_name
 from stemma.storage.tables import append_rows
+from stemma.storage.wave_chunks import commit_chunk_rows
 from stemma.storage.waves import commit_wave_report
 from stemma.storage.worker_logs import note_worker_log
 
@@ -39,7 +40,9 @@ class DeltaStore:
             (a shared filesystem); ``$STEMMA_STAGING_TIMEOUT`` when omitted, else 30.
 
     Raises:
-        ValueError: the staging timeout is negative or not a number.
+        ValueError: the staging timeout is negative or not a number, or
+            ``$STEMMA_COMMIT_CHUNK_ROWS`` is not a positive whole number (checked here, so a bad
+            value stops the run before anything is staged, not half-way through a commit).
     """
 
     def __init__(
@@ -47,6 +50,7 @@ class DeltaStore:
     ) -> None:
         self._layout = RootLayout(Path(root).absolute())
         self._staging_timeout = staging_checks.staging_timeout(staging_timeout)
+        commit_chunk_rows()
 
     def __repr__(self) -> str:
         return f"DeltaStore({str(self._layout.root)!r})"
