@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -21,7 +22,7 @@ from stemma.core.records import (
     StepOutcome,
     StepStarted,
 )
-from stemma.storage import DeltaStore
+from stemma.storage import DeltaStore, TableSpec
 
 StartedFactory = Callable[..., StepStarted]
 OutcomeFactory = Callable[..., StepOutcome]
@@ -175,3 +176,14 @@ def make_metric() -> MetricFactory:
 @pytest.fixture
 def store(tmp_path: Path) -> DeltaStore:
     return DeltaStore(tmp_path / "root")
+
+
+def delta_transactions(store: DeltaStore, spec: TableSpec) -> list[str]:
+    """The application transaction ids in a table's Delta log, in commit order."""
+    found: list[str] = []
+    for file in sorted((spec.path(store.layout.delta) / "_delta_log").glob("*.json")):
+        for line in file.read_text().splitlines():
+            action: dict[str, Any] = json.loads(line)
+            if "txn" in action:
+                found.append(str(action["txn"]["appId"]))
+    return found

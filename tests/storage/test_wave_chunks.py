@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import pickle
 import signal
@@ -10,7 +9,6 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import polars as pl
 import pytest
@@ -29,6 +27,8 @@ from stemma.storage import (
 )
 from stemma.storage.staging_checks import ProblemKind
 from stemma.storage.wave_chunks import CHUNK_ROWS_ENV, commit_chunk_rows
+
+from .conftest import delta_transactions
 
 RecordFactory = Callable[..., ExecutionRecord]
 MetricFactory = Callable[..., FinalizedArtifact]
@@ -79,16 +79,6 @@ def _rows(store: DeltaStore, spec: TableSpec) -> pl.DataFrame:
     return pl.read_delta(str(path)).sort(SORT_KEYS[spec], nulls_last=True)
 
 
-def _transactions(store: DeltaStore, spec: TableSpec) -> list[str]:
-    found: list[str] = []
-    for file in sorted((spec.path(store.layout.delta) / "_delta_log").glob("*.json")):
-        for line in file.read_text().splitlines():
-            action: dict[str, Any] = json.loads(line)
-            if "txn" in action:
-                found.append(str(action["txn"]["appId"]))
-    return found
-
-
 def _whole(tmp_path: Path, records: list[ExecutionRecord], outputs: StepOutputs) -> DeltaStore:
     """The same wave committed whole, for comparison."""
     store = DeltaStore(tmp_path / "whole")
@@ -119,9 +109,9 @@ def test_a_large_wave_commits_in_chunks_the_same_rows_as_a_whole_commit(
         ), spec.name
     # Every file is larger than the budget: one chunk each (each metric file holds an artifact
     # that no earlier chunk held, so each chunk appends).
-    assert len(_transactions(chunked, METRICS)) == 7
-    assert len(_transactions(chunked, EXECUTIONS)) == 7
-    assert len(_transactions(whole, EXECUTIONS)) == 1
+    assert len(delta_transactions(chunked, METRICS)) == 7
+    assert len(delta_transactions(chunked, EXECUTIONS)) == 7
+    assert len(delta_transactions(whole, EXECUTIONS)) == 1
     assert not any(b.exists() for b in bundles)
     assert chunked.recover() == 0
     assert chunked.commit_executions(bundles, step_outputs=outputs) == 0  # once, not twice
@@ -147,8 +137,8 @@ def test_a_staged_file_larger_than_a_chunk_is_committed_a_few_row_groups_at_a_ti
 
     for spec in WAVE_TABLES:
         assert _rows(chunked, spec).equals(_rows(whole, spec)), spec.name
-    assert len(_transactions(chunked, METRICS)) == 3  # one chunk per row group
-    assert len(_transactions(chunked, EXECUTIONS)) == 1
+    assert len(delta_transactions(chunked, METRICS)) == 3  # one chunk per row group
+    assert len(delta_transactions(chunked, EXECUTIONS)) == 1
 
 
 @pytest.mark.parametrize("appends", [1, 4, 9])

@@ -1,13 +1,11 @@
 from __future__ import annotations
 
-import json
 import pickle
 import signal
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import polars as pl
 import pytest
@@ -24,6 +22,8 @@ from stemma.storage import (
     TableSpec,
 )
 from stemma.storage.staging import SENTINEL
+
+from .conftest import delta_transactions
 
 RecordFactory = Callable[..., ExecutionRecord]
 MetricFactory = Callable[..., FinalizedArtifact]
@@ -62,16 +62,6 @@ def _count(store: DeltaStore, spec: TableSpec) -> int:
     return pl.read_delta(str(path)).height if path.exists() else 0
 
 
-def _transactions(store: DeltaStore, spec: TableSpec) -> list[str]:
-    found: list[str] = []
-    for file in sorted((spec.path(store.layout.delta) / "_delta_log").glob("*.json")):
-        for line in file.read_text().splitlines():
-            action: dict[str, Any] = json.loads(line)
-            if "txn" in action:
-                found.append(str(action["txn"]["appId"]))
-    return found
-
-
 def _wave(
     store: DeltaStore, make_record: RecordFactory, make_metric: MetricFactory, size: int = 4
 ) -> tuple[list[Path], StepOutputs]:
@@ -99,7 +89,7 @@ def test_commit_executions_writes_each_table_once_and_dedupes_within_the_wave(
         EXECUTIONS.name: 4,
     }
     for spec in WAVE_TABLES:
-        (transaction,) = _transactions(store, spec)
+        (transaction,) = delta_transactions(store, spec)
         assert transaction.startswith("stemma-wave-")
     assert not any(b.exists() for b in bundles)
     assert store.recover() == 0
