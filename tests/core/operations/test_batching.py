@@ -1,8 +1,8 @@
 import pytest
 
 from stemma.core.errors import BatchingError
-from stemma.core.operations.batching import make_units, pack_workers
-from stemma.core.operations.pairing import GroupBy, PairedGroup, pair_inputs
+from stemma.core.operations.batching import count_units, iter_units, make_units, pack_workers
+from stemma.core.operations.pairing import GroupBy, PairedGroup, member_rows, pair_inputs
 
 
 def singles(count: int) -> list[PairedGroup]:
@@ -106,3 +106,34 @@ def test_pack_workers_below_one_raises(per_worker: int) -> None:
         BatchingError, match=f"units_per_worker must be at least 1, got {per_worker}"
     ):
         pack_workers(["u"], per_worker)
+
+
+@pytest.mark.parametrize("per_unit", [1, 2, 3, 4, 7])
+@pytest.mark.parametrize("cap", [None, 7, 8, 100])
+@pytest.mark.parametrize(
+    "inputs",
+    [
+        {"data": [f"a{i}" for i in range(11)]},
+        {"x": [f"x{i}" for i in range(5)], "y": [f"y{i}" for i in range(5)]},
+        {"x": [f"x{i}" for i in range(4)], "y": [f"y{i}" for i in range(3)]},
+    ],
+)
+def test_count_units_counts_exactly_the_units_make_units_makes(
+    inputs: dict[str, list[str]], per_unit: int, cap: int | None
+) -> None:
+    group_by = GroupBy.CROSS_PRODUCT if len(inputs) > 1 else None
+    groups = pair_inputs(inputs, group_by)
+    units = make_units(groups, per_unit, cap)
+    assert count_units(member_rows(inputs, group_by), per_unit, cap) == len(units)
+    assert list(iter_units(iter(groups), per_unit, cap)) == units
+
+
+def test_count_units_raises_the_cap_error_make_units_raises() -> None:
+    inputs = {"a": ["1"], "b": ["2"], "c": ["3"]}
+    with pytest.raises(BatchingError, match=r"has 3 artifacts \(a, b, c\).*at least 3"):
+        count_units(member_rows(inputs, GroupBy.ZIP), 1, 2)
+
+
+def test_iter_units_checks_its_settings_before_the_first_unit() -> None:
+    with pytest.raises(BatchingError, match="below artifacts_per_unit=5"):
+        iter_units(iter(singles(3)), 5, 4)

@@ -3,7 +3,15 @@ from collections.abc import Mapping, Sequence
 import pytest
 
 from stemma.core.errors import PairingError
-from stemma.core.operations.pairing import GroupBy, PairedGroup, group_id_of, pair_inputs
+from stemma.core.identity import hash_plain
+from stemma.core.operations.pairing import (
+    GroupBy,
+    PairedGroup,
+    group_id_of,
+    iter_pairs,
+    member_rows,
+    pair_inputs,
+)
 
 # Two designs, each with a structure and a score derived from it; a third structure with none.
 PARENTS = {
@@ -191,3 +199,53 @@ def test_pair_inputs_repeated_ids_give_each_group_once() -> None:
 @pytest.mark.parametrize("group_by", [GroupBy.ZIP, GroupBy.CROSS_PRODUCT, GroupBy.LINEAGE, None])
 def test_pair_inputs_empty_roles_give_no_groups(group_by: GroupBy | None) -> None:
     assert pair_inputs({"a": [], "b": []}, group_by, ancestry=ancestry) == []
+
+
+# Strings the canonical encoder escapes, or writes as they are though they are not ASCII.
+AWKWARD = ["x", "", 'a "quoted" id', "back\\slash", "line\nbreak\ttab\x01", "é", "\u2028", "😀"]
+
+
+@pytest.mark.parametrize("role", ["data", *AWKWARD[1:]])
+@pytest.mark.parametrize("artifact_id", AWKWARD)
+def test_group_id_is_the_hash_of_the_canonical_json_of_its_members(
+    role: str, artifact_id: str
+) -> None:
+    members = {role: artifact_id, "other": "y"}
+    canonical = hash_plain(["paired_group", [[r, members[r]] for r in sorted(members)]])
+    assert group_id_of(members) == canonical
+
+
+@pytest.mark.parametrize(
+    ("inputs", "group_by", "anchor"),
+    [
+        ({"a": ["x2", "x1", "x2"]}, None, None),
+        ({"a": ["x", "x", "z"], "b": ["y", "y", "w"]}, GroupBy.ZIP, None),
+        ({"a": ["x1", "x2"], "b": ["y1", "y2", "y1"]}, GroupBy.CROSS_PRODUCT, None),
+        (
+            {"structure": ["struct_1", "struct_2"], "score": ["score_1", "score_2"]},
+            GroupBy.LINEAGE,
+            None,
+        ),
+        (
+            {"structure": ["struct_1", "struct_2", "struct_3"], "score": ["score_1", "score_1b"]},
+            None,
+            "structure",
+        ),
+    ],
+)
+def test_iter_pairs_and_member_rows_give_pair_inputs_groups_one_at_a_time(
+    inputs: Mapping[str, Sequence[str]], group_by: GroupBy | None, anchor: str | None
+) -> None:
+    listed = pair_inputs(inputs, group_by, ancestry=ancestry, anchor=anchor)
+    streamed = iter_pairs(inputs, group_by, ancestry=ancestry, anchor=anchor)
+    assert not isinstance(streamed, list)
+    assert [g.group_id for g in streamed] == [g.group_id for g in listed]
+    rows = list(member_rows(inputs, group_by, ancestry=ancestry, anchor=anchor))
+    assert [PairedGroup.of(row) for row in rows] == listed
+    assert len({g.group_id for g in listed}) == len(listed)  # repeated ids: each group once
+
+
+def test_iter_pairs_raises_a_pairing_error_by_the_first_group() -> None:
+    groups = iter_pairs({"a": ["x"], "b": ["y"], "c": ["z"]}, GroupBy.LINEAGE, ancestry=ancestry)
+    with pytest.raises(PairingError, match="exactly two input roles"):
+        next(groups)

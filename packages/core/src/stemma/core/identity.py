@@ -30,6 +30,11 @@ def hash_plain(value: Any) -> str:
     return xxhash.xxh3_128_hexdigest(dumps_plain(value).encode())
 
 
+def hash_encoded(text: str) -> str:
+    """The id of text already encoded canonically (by ``dumps_plain``, or byte for byte alike)."""
+    return xxhash.xxh3_128_hexdigest(text.encode())
+
+
 def file_content_hash(path: Path) -> str:
     """Hash one file's bytes in chunks, so a large output never has to fit in memory."""
     hasher = xxhash.xxh3_128()

@@ -8,20 +8,21 @@ groups and settings always give the same units.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TypeVar
 
 from stemma.core.errors import BatchingError
-from stemma.core.operations.pairing import PairedGroup
+from stemma.core.operations.pairing import PairedGroup, group_id_of
 
 Unit = tuple[PairedGroup, ...]
 """The paired groups one execution processes."""
 
 _T = TypeVar("_T")
+_G = TypeVar("_G")
 
 
 def make_units(
-    groups: Sequence[PairedGroup],
+    groups: Iterable[PairedGroup],
     artifacts_per_unit: int,
     max_artifacts_per_unit: int | None = None,
 ) -> list[Unit]:
@@ -43,6 +44,47 @@ def make_units(
         BatchingError: a setting below 1, a cap below the target, or a group with more
             members than the cap allows.
     """
+    return list(iter_units(groups, artifacts_per_unit, max_artifacts_per_unit))
+
+
+def iter_units(
+    groups: Iterable[PairedGroup],
+    artifacts_per_unit: int,
+    max_artifacts_per_unit: int | None = None,
+) -> Iterator[Unit]:
+    """:func:`make_units` one unit at a time, holding only the unit being filled.
+
+    Raises:
+        BatchingError: a bad setting at once; a group larger than the cap when it is reached.
+    """
+    packs = _packs(groups, _members_of_group, artifacts_per_unit, max_artifacts_per_unit)
+    return map(tuple, packs)
+
+
+def count_units(
+    rows: Iterable[Mapping[str, str]],
+    artifacts_per_unit: int,
+    max_artifacts_per_unit: int | None = None,
+) -> int:
+    """How many units :func:`make_units` makes of the groups with these members, exactly.
+
+    Takes the groups' members (``pairing.member_rows``), not the groups: counting a step's units
+    costs no group id, and holds one unit at a time.
+
+    Raises:
+        BatchingError: as :func:`make_units`.
+    """
+    packs = _packs(rows, _members_of_row, artifacts_per_unit, max_artifacts_per_unit)
+    return sum(1 for _ in packs)
+
+
+def _packs(
+    items: Iterable[_G],
+    members_of: Callable[[_G], Mapping[str, str]],
+    artifacts_per_unit: int,
+    max_artifacts_per_unit: int | None,
+) -> Iterator[list[_G]]:
+    """The packing both :func:`iter_units` and :func:`count_units` do (settings checked first)."""
     _require_positive("artifacts_per_unit", artifacts_per_unit)
     cap = max_artifacts_per_unit
     if cap is not None:
@@ -52,28 +94,44 @@ def make_units(
                 f"max_artifacts_per_unit={cap} is below artifacts_per_unit="
                 f"{artifacts_per_unit}; fix: raise the cap or lower the target"
             )
-    units: list[Unit] = []
-    current: list[PairedGroup] = []
+    return _packed(items, members_of, artifacts_per_unit, cap)
+
+
+def _packed(
+    items: Iterable[_G],
+    members_of: Callable[[_G], Mapping[str, str]],
+    target: int,
+    cap: int | None,
+) -> Iterator[list[_G]]:
+    current: list[_G] = []
     count = 0
-    for group in groups:
-        size = len(group.members)
+    for item in items:
+        size = len(members_of(item))
         if cap is not None and size > cap:
+            members = members_of(item)
             raise BatchingError(
-                f"paired group {group.group_id} has {size} artifacts "
-                f"({', '.join(sorted(group.members))}) but max_artifacts_per_unit={cap}, and a "
-                f"group is never split; fix: set max_artifacts_per_unit to at least {size}"
+                f"paired group {group_id_of(members)} has {size} artifacts "
+                f"({', '.join(sorted(members))}) but max_artifacts_per_unit={cap}, "
+                f"and a group is never split; fix: set max_artifacts_per_unit to at least {size}"
             )
         if current and cap is not None and count + size > cap:
-            units.append(tuple(current))
+            yield current
             current, count = [], 0
-        current.append(group)
+        current.append(item)
         count += size
-        if count >= artifacts_per_unit:
-            units.append(tuple(current))
+        if count >= target:
+            yield current
             current, count = [], 0
     if current:
-        units.append(tuple(current))
-    return units
+        yield current
+
+
+def _members_of_group(group: PairedGroup) -> Mapping[str, str]:
+    return group.members
+
+
+def _members_of_row(row: Mapping[str, str]) -> Mapping[str, str]:
+    return row
 
 
 def pack_workers(units: Sequence[_T], units_per_worker: int) -> list[list[_T]]:

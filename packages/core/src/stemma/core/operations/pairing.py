@@ -8,13 +8,14 @@ whatever the batching. Everything here is pure; ancestry comes in through a call
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
 
+from stemma.core.canonical import json_string
 from stemma.core.errors import PairingError
-from stemma.core.identity import hash_plain
+from stemma.core.identity import hash_encoded
 
 Ancestry = Callable[[str], frozenset[str]]
 """Given an artifact id, the ids of its ancestors, the artifact itself included."""
@@ -58,8 +59,16 @@ class PairedGroup:
 
 
 def group_id_of(members: Mapping[str, str]) -> str:
-    """Return the id of a paired group: a tagged xxh3_128 over its sorted (role, id) members."""
-    return hash_plain([_GROUP_KIND, [[role, members[role]] for role in sorted(members)]])
+    """Return the id of a paired group: a tagged xxh3_128 over its sorted (role, id) members.
+
+    The text hashed is, byte for byte, the canonical JSON of ``["paired_group", [[role, id],
+    ...]]``, written by hand: a step makes one group per artifact, and json's encoder costs
+    more than the hash for a value this small.
+    """
+    pairs = ",".join(
+        f"[{json_string(role)},{json_string(members[role])}]" for role in sorted(members)
+    )
+    return hash_encoded(f'["{_GROUP_KIND}",[{pairs}]]')
 
 
 def pair_inputs(
@@ -93,27 +102,60 @@ def pair_inputs(
             LINEAGE or anchor matching without ``ancestry``; an anchor that is not an input
             role, or combined with ZIP or CROSS_PRODUCT.
     """
+    return list(iter_pairs(inputs, group_by, ancestry=ancestry, anchor=anchor))
+
+
+def iter_pairs(
+    inputs: Mapping[str, Sequence[str]],
+    group_by: GroupBy | None,
+    *,
+    ancestry: Ancestry | None = None,
+    anchor: str | None = None,
+) -> Iterator[PairedGroup]:
+    """:func:`pair_inputs` one group at a time: a step never holds all of its groups.
+
+    Raises:
+        PairingError: as :func:`pair_inputs`, at the latest when the first group is asked for.
+    """
+    return map(PairedGroup.of, member_rows(inputs, group_by, ancestry=ancestry, anchor=anchor))
+
+
+def member_rows(
+    inputs: Mapping[str, Sequence[str]],
+    group_by: GroupBy | None,
+    *,
+    ancestry: Ancestry | None = None,
+    anchor: str | None = None,
+) -> Iterator[dict[str, str]]:
+    """The members (``{role: artifact id}``) of each group :func:`iter_pairs` makes, in order.
+
+    Without the group ids, which cost a hash each: counting a step's groups is cheap.
+
+    Raises:
+        PairingError: as :func:`pair_inputs`, at the latest when the first row is asked for.
+    """
     roles = sorted(inputs)
+    rows: Iterator[dict[str, str]]
     if anchor is not None:
-        return _dedupe(_by_anchor(inputs, roles, group_by, anchor, ancestry))
-    if group_by is None or len(roles) <= 1:
-        return _dedupe(
-            PairedGroup.of({role: artifact_id})
-            for role in roles
-            for artifact_id in sorted(inputs[role])
-        )
-    if group_by is GroupBy.ZIP:
-        return _dedupe(_zip(inputs, roles))
-    if group_by is GroupBy.CROSS_PRODUCT:
+        rows = _by_anchor(inputs, roles, group_by, anchor, ancestry)
+    elif group_by is None or len(roles) <= 1:
+        rows = ({role: artifact_id} for role in roles for artifact_id in sorted(inputs[role]))
+    elif group_by is GroupBy.ZIP:
+        rows = _zip(inputs, roles)
+    elif group_by is GroupBy.CROSS_PRODUCT:
         columns = [sorted(inputs[role]) for role in roles]
-        return _dedupe(
-            PairedGroup.of(dict(zip(roles, combination, strict=True)))
+        rows = (
+            dict(zip(roles, combination, strict=True))
             for combination in itertools.product(*columns)
         )
-    return _dedupe(_lineage(inputs, roles, _require(ancestry, "LINEAGE pairing")))
+    else:
+        rows = _lineage(inputs, roles, _require(ancestry, "LINEAGE pairing"))
+    # Only a repeated id can repeat a group: without one, no set of every group is kept.
+    repeats = any(len(set(ids)) < len(ids) for ids in inputs.values())
+    return _dedupe(rows) if repeats else rows
 
 
-def _zip(inputs: Mapping[str, Sequence[str]], roles: list[str]) -> Iterable[PairedGroup]:
+def _zip(inputs: Mapping[str, Sequence[str]], roles: list[str]) -> Iterator[dict[str, str]]:
     lengths = {role: len(inputs[role]) for role in roles}
     if len(set(lengths.values())) > 1:
         listed = ", ".join(f"{role!r} has {count}" for role, count in lengths.items())
@@ -123,14 +165,12 @@ def _zip(inputs: Mapping[str, Sequence[str]], roles: list[str]) -> Iterable[Pair
             "group_by=CROSS_PRODUCT (every combination) or LINEAGE (by shared ancestry)"
         )
     columns = [inputs[role] for role in roles]
-    return (
-        PairedGroup.of(dict(zip(roles, row, strict=True))) for row in zip(*columns, strict=True)
-    )
+    return (dict(zip(roles, row, strict=True)) for row in zip(*columns, strict=True))
 
 
 def _lineage(
     inputs: Mapping[str, Sequence[str]], roles: list[str], ancestry: Ancestry
-) -> Iterable[PairedGroup]:
+) -> Iterator[dict[str, str]]:
     if len(roles) != 2:
         raise PairingError(
             f"LINEAGE pairing needs exactly two input roles, got {len(roles)}: {roles}; "
@@ -141,7 +181,7 @@ def _lineage(
     lookup = _AncestorIndex(_memoized(ancestry), inputs[second])
     for artifact_id in sorted(set(inputs[first])):
         for partner in lookup.sharing(artifact_id):
-            yield PairedGroup.of({first: artifact_id, second: partner})
+            yield {first: artifact_id, second: partner}
 
 
 def _by_anchor(
@@ -150,7 +190,7 @@ def _by_anchor(
     group_by: GroupBy | None,
     anchor: str,
     ancestry: Ancestry | None,
-) -> Iterable[PairedGroup]:
+) -> Iterator[dict[str, str]]:
     if anchor not in inputs:
         raise PairingError(
             f"anchor role {anchor!r} is not an input role; the input roles are {roles}"
@@ -166,9 +206,7 @@ def _by_anchor(
     for artifact_id in sorted(set(inputs[anchor])):
         matches = [lookups[role].sharing(artifact_id) for role in others]
         for combination in itertools.product(*matches):
-            yield PairedGroup.of(
-                {anchor: artifact_id, **dict(zip(others, combination, strict=True))}
-            )
+            yield {anchor: artifact_id, **dict(zip(others, combination, strict=True))}
 
 
 class _AncestorIndex:
@@ -211,5 +249,11 @@ def _memoized(ancestry: Ancestry) -> Ancestry:
     return lookup
 
 
-def _dedupe(groups: Iterable[PairedGroup]) -> list[PairedGroup]:
-    return list({group.group_id: group for group in groups}.values())
+def _dedupe(rows: Iterable[dict[str, str]]) -> Iterator[dict[str, str]]:
+    """Each row once, where it first comes (rows of one pairing list their roles alike)."""
+    seen: set[tuple[tuple[str, str], ...]] = set()
+    for row in rows:
+        members = tuple(row.items())
+        if members not in seen:
+            seen.add(members)
+            yield row

@@ -1,27 +1,22 @@
 """Dispatch → execute → commit for one Pipeline step (DESIGN.md §4).
 
 Runs on one of the orchestrator's step threads once every step it reads from has finished:
-step-level cache (one lookup), input resolution, pairing, batching, execution-level cache (one
-batched lookup), units to the backend, one commit of the whole step, and the final event.
+step-level cache (one lookup), input resolution, the unit plan (pairing and batching, counted
+first: ``unit_plan``), execution-level cache (one batched lookup per chunk of units), units to
+the backend a window at a time, one commit of the whole step, and the final event.
 """
 
 from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from itertools import islice
 from typing import TypeVar
 
 from stemma.core.errors import BatchingError, PairingError
 from stemma.core.execution_records import StepOutputs
-from stemma.core.operations.batching import make_units
-from stemma.core.operations.pairing import GroupBy, PairedGroup, pair_inputs
-from stemma.core.pipeline.associations import (
-    associated_ids,
-    keyed_associations,
-    reads_associations,
-)
+from stemma.core.pipeline.associations import reads_associations
 from stemma.core.pipeline.planned_step import FailurePolicy, FileInputs, PlannedStep
 from stemma.core.pipeline.references import OutputReference, StepResult
 from stemma.core.pipeline.run_context import PipelineContext
@@ -31,9 +26,10 @@ from stemma.core.pipeline.step_events import (
     event_factory,
     step_result,
 )
-from stemma.core.pipeline.step_keys import execution_key, step_fingerprint
+from stemma.core.pipeline.step_keys import step_fingerprint
 from stemma.core.pipeline.unit_dispatch import execute_units, promote_files
-from stemma.core.pipeline.units import ExecutionUnit, UnitGroup, UnitTally
+from stemma.core.pipeline.unit_plan import LOOKUP_UNITS, Groups, UnitPlan, plan_units
+from stemma.core.pipeline.units import ExecutionUnit, UnitTally
 from stemma.core.records import StepStatus
 from stemma.core.run_ids import new_attempt_id
 
@@ -78,7 +74,6 @@ def _execute(
     ctx: PipelineContext, step: PlannedStep, upstream: Mapping[int, StepResult], started: float
 ) -> StepResult:
     """Dispatch, execute and commit the step (no step-level hit)."""
-    op = step.operation
     step_run_id = new_attempt_id()
     step.outputs_from = step_run_id
     event = event_factory(ctx, step, step_run_id)
@@ -88,29 +83,14 @@ def _execute(
     if inputs and all(not ids for ids in inputs.values()):
         return _finish(ctx, step, event, started, skip_reason="empty_inputs")
     try:
-        unit_groups = _unit_groups(ctx, step, inputs)
+        plan = plan_units(ctx, step, inputs)
     except (PairingError, BatchingError) as err:  # the inputs cannot form units: nothing runs
         return _finish(ctx, step, event, started, dispatch_error=str(err))
-    associated = associated_ids(ctx.store, op, inputs)
-    keys = [
-        execution_key(op, _group_inputs(groups) | keyed_associations(associated, groups))
-        for groups in unit_groups
-    ]
-    hits = {} if step.skip_cache else ctx.store.executions_by_key(keys)
-    tally = UnitTally(expected=len(keys))
-    for key in keys:
-        if key in hits:
-            tally.add_cached(hits[key].outputs)
-    hit_keys = set(hits)
-    del hits
-    ctx.monitor.units_planned(step.number, total=len(keys), cached=tally.cached)
-    # Units are made, sent and let go a window at a time: the orchestrator holds a step's
-    # groups and keys (released as they are sent), never every unit and every outcome at once.
-    misses = (
-        (key, groups)
-        for key, groups in zip(_drained(keys), _drained(unit_groups), strict=True)
-        if key not in hit_keys
-    )
+    tally = UnitTally(expected=plan.total)
+    ctx.monitor.units_planned(step.number, total=plan.total, cached=0)
+    # Units are made, keyed, looked up, sent and let go a chunk and a window at a time: the
+    # orchestrator never holds every unit, key and outcome of a step at once.
+    misses = _misses(ctx, step, plan, tally)
     window = _window(ctx, step)
     while not _stopped(ctx, step, tally):
         units = [_unit(ctx, step, step_run_id, k, groups) for k, groups in islice(misses, window)]
@@ -138,6 +118,24 @@ def _stopped(ctx: PipelineContext, step: PlannedStep, tally: UnitTally) -> bool:
     if ctx.cancelled.is_set():
         return True
     return step.failure_policy is FailurePolicy.FAIL_FAST and tally.failed_any
+
+
+def _misses(
+    ctx: PipelineContext, step: PlannedStep, plan: UnitPlan, tally: UnitTally
+) -> Iterator[tuple[str, Groups]]:
+    """The units the execution cache cannot answer, with their keys; hits go into ``tally``.
+
+    One lookup per chunk of units. A backend that queues whole waves gets the step as one chunk.
+    A step stopped early never looks up its later chunks: their units count as cancelled.
+    """
+    size = sys.maxsize if ctx.backend.queues_whole_waves else LOOKUP_UNITS
+    for chunk in plan.keyed_chunks(size):
+        hits = {} if step.skip_cache else ctx.store.executions_by_key([k for k, _ in chunk])
+        for key, _ in chunk:
+            if key in hits:
+                tally.add_cached(hits[key].outputs)
+        ctx.monitor.units_planned(step.number, total=plan.total, cached=tally.cached)
+        yield from ((key, groups) for key, groups in _drained(chunk) if key not in hits)
 
 
 def _drained(items: list[_T]) -> Iterator[_T]:
@@ -192,67 +190,12 @@ def _resolve_inputs(
     return resolved
 
 
-def _pair(
-    ctx: PipelineContext, step: PlannedStep, inputs: Mapping[str, tuple[str, ...]]
-) -> list[PairedGroup]:
-    group_by = step.operation.group_by
-    present = {role: ids for role, ids in inputs.items() if ids}
-    if not step.inputs:  # a generator: one unit, made from nothing
-        return [PairedGroup.of({})]
-    if group_by is not GroupBy.LINEAGE:
-        return pair_inputs(present, group_by)
-    known = ctx.store.ancestry([i for ids in inputs.values() for i in ids])
-
-    def ancestry(artifact_id: str) -> frozenset[str]:
-        return known.get(artifact_id, frozenset({artifact_id}))
-
-    return pair_inputs(present, group_by, ancestry=ancestry)
-
-
-def _unit_groups(
-    ctx: PipelineContext, step: PlannedStep, inputs: Mapping[str, tuple[str, ...]]
-) -> list[tuple[UnitGroup, ...]]:
-    """The units of a step, each as its groups of inputs.
-
-    A curator sees all of its inputs at once, as one unit (it works on whole frames: a merge,
-    a filter, a pick). A creator's inputs are paired, then batched into units.
-    """
-    op = step.operation
-    if op.is_curator():
-        present = {role: ids for role, ids in inputs.items() if ids}
-        return [(UnitGroup(group_id=None, inputs=present),)]
-    paired = len(op.inputs) > 1 and op.group_by is not None
-    units = make_units(
-        _pair(ctx, step, inputs),
-        op.execution.artifacts_per_unit,
-        op.execution.max_artifacts_per_unit,
-    )
-    return [
-        tuple(
-            UnitGroup(
-                group_id=group.group_id if paired else None,
-                inputs={role: (artifact_id,) for role, artifact_id in group.members.items()},
-            )
-            for group in unit
-        )
-        for unit in units
-    ]
-
-
-def _group_inputs(groups: Sequence[UnitGroup]) -> dict[str, list[str]]:
-    merged: dict[str, list[str]] = {}
-    for group in groups:
-        for role, ids in group.inputs.items():
-            merged.setdefault(role, []).extend(ids)
-    return merged
-
-
 def _unit(
     ctx: PipelineContext,
     step: PlannedStep,
     step_run_id: str,
     key: str,
-    groups: tuple[UnitGroup, ...],
+    groups: Groups,
 ) -> ExecutionUnit:
     return ExecutionUnit(
         operation=step.operation,
