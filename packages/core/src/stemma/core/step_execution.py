@@ -141,9 +141,11 @@ def execute_step(
     """
     lock = FileLock(store.layout.locks / spec.fingerprint[:2] / f"{spec.fingerprint}.lock")
     with lock:
-        if not spec.mutable:
-            # Another runner may have built it while we waited for the lock, or died after
-            # staging it: commit what it staged first, so the work is never done twice.
+        # Another runner may have built it while we waited for the lock, or died after staging
+        # it: commit what it staged first, so the work is never done twice. Either way its
+        # output was published before its outcome was staged: without an output in place no
+        # build is done, and the store need not be asked (a query and a staging scan per step).
+        if not spec.mutable and store.layout.output_dir(spec.output_relpath).exists():
             store.recover(spec.name)
             done = store.completed([spec.fingerprint]).get(spec.fingerprint)
             if done is not None and store.layout.output_dir(done.output_path or "").exists():

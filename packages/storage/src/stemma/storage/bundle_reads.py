@@ -15,9 +15,8 @@ from pathlib import Path
 
 import polars as pl
 
-from stemma.storage.errors import StagedBundleError
 from stemma.storage.schemas import EXECUTIONS, TableSpec
-from stemma.storage.staging import bundle_tables, is_complete, read_staged_files
+from stemma.storage.staging import bundle_files, read_staged_files
 from stemma.storage.worker_logs import with_worker_logs
 
 
@@ -36,15 +35,7 @@ def staged_files(
             for spec in known:
                 files.setdefault(spec, []).append(bundle / spec.staged_name)
             continue
-        if not is_complete(bundle):
-            raise StagedBundleError(f"{bundle} has no sentinel; it cannot be committed")
-        for spec in bundle_tables(bundle):
-            file = bundle / spec.staged_name
-            if not file.is_file():
-                raise StagedBundleError(
-                    f"{bundle} lists {spec.name} but {file.name} is missing; remove the bundle "
-                    "directory if the execution should be rerun"
-                )
+        for spec, file in bundle_files(bundle).items():
             files.setdefault(spec, []).append(file)
     return files
 

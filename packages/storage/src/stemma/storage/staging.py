@@ -157,22 +157,31 @@ def read_bundle(bundle: Path) -> dict[TableSpec, pl.DataFrame]:
         StagedBundleError: the bundle has no sentinel, a table the sentinel lists is missing, or
             a staged file cannot be read.
     """
+    frames = {spec: _read_staged(spec, file) for spec, file in bundle_files(bundle).items()}
+    frames[EXECUTIONS] = with_worker_logs(frames[EXECUTIONS], [bundle])
+    return frames
+
+
+def bundle_files(bundle: Path) -> dict[TableSpec, Path]:
+    """The staged file of each table a complete bundle lists, every one checked to be there.
+
+    Raises:
+        StagedBundleError: the bundle has no sentinel, or a table its sentinel lists is missing.
+    """
     if not is_complete(bundle):
         raise StagedBundleError(
             f"{bundle} has no {SENTINEL}: its writer has not finished (or died); "
             "it cannot be committed"
         )
-    frames: dict[TableSpec, pl.DataFrame] = {}
+    files: dict[TableSpec, Path] = {}
     for spec in bundle_tables(bundle):
-        file = bundle / spec.staged_name
+        file = files[spec] = bundle / spec.staged_name
         if not file.is_file():
             raise StagedBundleError(
                 f"{bundle} lists {spec.name} in its {SENTINEL} but {file.name} is missing; "
                 "remove the bundle directory if the execution should be rerun"
             )
-        frames[spec] = _read_staged(spec, file)
-    frames[EXECUTIONS] = with_worker_logs(frames[EXECUTIONS], [bundle])
-    return frames
+    return files
 
 
 def staged_bundles(layout: RootLayout, step_name: str | None = None) -> list[Path]:

@@ -11,7 +11,6 @@ waiting does not fix it, so it is reported at once.
 
 from __future__ import annotations
 
-import os
 import random
 import time
 from collections.abc import Callable, Mapping
@@ -22,6 +21,7 @@ from typing import Any
 
 import polars as pl
 
+from stemma.storage.env_numbers import env_number
 from stemma.storage.errors import StagedBundleError
 from stemma.storage.schemas import TableSpec
 from stemma.storage.staging import SENTINEL, bundle_tables
@@ -102,15 +102,12 @@ def staging_timeout(explicit: float | None = None) -> float:
         ValueError: the timeout (given or from the environment) is negative or not a number.
     """
     if explicit is None:
-        text = os.environ.get(STAGING_TIMEOUT_ENV)
-        if not text:
-            return DEFAULT_STAGING_TIMEOUT
-        try:
-            explicit = float(text)
-        except ValueError:
-            raise ValueError(
-                f"{STAGING_TIMEOUT_ENV}={text!r} is not a number of seconds; set it to e.g. 30"
-            ) from None
+        return env_number(
+            STAGING_TIMEOUT_ENV,
+            DEFAULT_STAGING_TIMEOUT,
+            minimum=0.0,
+            expected="a number of seconds >= 0",
+        )
     if not explicit >= 0:
         raise ValueError(f"the staging timeout must be a number of seconds >= 0, got {explicit}")
     return float(explicit)

@@ -30,7 +30,6 @@ is what says whether the step completed.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +41,7 @@ import pyarrow.parquet as pq
 
 from stemma.core.layout import RootLayout
 from stemma.storage.commit import commit_frames
+from stemma.storage.env_numbers import env_number
 from stemma.storage.errors import StagedBundleError
 from stemma.storage.schemas import ARTIFACT_INDEX, EXECUTIONS, STEP_OUTPUTS, TableSpec, commit_order
 from stemma.storage.staging import read_staged_files
@@ -64,19 +64,9 @@ def commit_chunk_rows() -> int:
     Raises:
         ValueError: the variable is set to something other than a positive whole number.
     """
-    text = os.environ.get(CHUNK_ROWS_ENV)
-    if not text:
-        return DEFAULT_CHUNK_ROWS
-    try:
-        rows = int(text)
-    except ValueError:
-        rows = 0
-    if rows < 1:
-        raise ValueError(
-            f"{CHUNK_ROWS_ENV}={text!r} is not a positive number of rows; set it to e.g. "
-            f"{DEFAULT_CHUNK_ROWS} (or unset it)"
-        )
-    return rows
+    return env_number(
+        CHUNK_ROWS_ENV, DEFAULT_CHUNK_ROWS, minimum=1, expected="a positive number of rows"
+    )
 
 
 @dataclass(frozen=True)
