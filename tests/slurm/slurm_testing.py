@@ -1,6 +1,9 @@
 """Test doubles and helpers shared by the SLURM tests (imported by name, like slurm_tasks)."""
 
 import pathlib
+import subprocess
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from stemma.core.backends.base import WaveRequest
@@ -49,3 +52,20 @@ class CommandLog:
             return []
         lines = self.path.read_text().splitlines()
         return [line.split(" ")[1:] for line in lines if line.split(" ")[0] == command]
+
+
+def queued(tag: str, *states: str) -> list[str]:
+    """The run's array elements in squeue (in one of ``states`` if given), as ``id|name``."""
+    filters = ["-t", ",".join(states)] if states else []
+    out = subprocess.run(
+        ["squeue", "-h", "-r", *filters, "-o", "%i|%j"], capture_output=True, text=True, check=True
+    ).stdout
+    return [line for line in out.splitlines() if f"|{tag}-" in line]
+
+
+def wait_until(condition: Callable[[], object], seconds: float, what: str) -> None:
+    """Poll ``condition`` until it holds; fail naming ``what`` after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out after {seconds}s waiting for {what}"
+        time.sleep(0.2)

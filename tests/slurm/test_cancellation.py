@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import slurm_tasks
-from slurm_testing import Run
+from slurm_testing import Run, queued, wait_until
 
 from stemma.core.backends.base import WorkerCrashedError
 from stemma.core.cancel_levels import CancelLevel
@@ -20,20 +20,6 @@ from stemma.slurm import SlurmBackend, reap
 pytestmark = pytest.mark.slurm
 
 HERE = pathlib.Path(__file__).parent
-
-
-def _until(condition: Any, seconds: float, what: str) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out after {seconds}s waiting for {what}"
-        time.sleep(0.2)
-
-
-def _queued(tag: str) -> list[str]:
-    out = subprocess.run(
-        ["squeue", "-h", "-o", "%i|%j"], capture_output=True, text=True, check=True
-    ).stdout
-    return [line for line in out.splitlines() if f"|{tag}-" in line]
 
 
 def _processes_under(directory: pathlib.Path) -> list[int]:
@@ -59,10 +45,10 @@ def test_slurm_cancel_leaves_no_job_and_no_process_of_the_run(
 ) -> None:
     flag = tmp_path / "release"  # never created: the units wait until cancelled
     futures = backend.submit_wave(slurm_tasks.wait_for_file, [str(flag)] * 4, run.request())
-    _until(lambda: len(_started(flag)) == 2, 90, "two elements to start")
+    wait_until(lambda: len(_started(flag)) == 2, 90, "two elements to start")
     started = time.monotonic()
     backend.cancel(level)
-    _until(lambda: not _queued(run.tag), 30, f"squeue to hold no job of {run.tag}")
+    wait_until(lambda: not queued(run.tag), 30, f"squeue to hold no job of {run.tag}")
     print(f"{level.name}: squeue empty {time.monotonic() - started:.1f}s after cancel")
     for future in futures:
         if not future.cancelled():
@@ -71,7 +57,7 @@ def test_slurm_cancel_leaves_no_job_and_no_process_of_the_run(
             assert "the run was cancelled" in str(error)
     assert sum(future.cancelled() for future in futures) == 2
     log_dir = run.root / "logs" / "slurm" / run.run_id
-    _until(lambda: not _processes_under(log_dir), 10, "the jobs' processes to exit")
+    wait_until(lambda: not _processes_under(log_dir), 10, "the jobs' processes to exit")
     assert len(_started(flag)) == 2
 
 
@@ -82,12 +68,12 @@ def test_slurm_graceful_cancel_drops_waiting_elements_and_lets_running_ones_fini
     futures: list[Future[Any]] = backend.submit_wave(
         slurm_tasks.wait_for_file, [str(flag)] * 3, run.request(max_parallel=1)
     )
-    _until(lambda: futures[0].running(), 90, "the first element to be seen running")
+    wait_until(lambda: futures[0].running(), 90, "the first element to be seen running")
     backend.cancel(CancelLevel.GRACEFUL)
     assert [future.cancel() for future in futures] == [False, True, True]
     flag.touch()
     assert futures[0].result(timeout=60) == "released"
-    _until(lambda: not _queued(run.tag), 30, f"squeue to hold no job of {run.tag}")
+    wait_until(lambda: not queued(run.tag), 30, f"squeue to hold no job of {run.tag}")
     assert [path.name.rsplit(".", 1)[-1] for path in _started(flag)] == ["0"]
 
 
@@ -120,11 +106,11 @@ def test_slurm_reap_cancels_the_jobs_of_a_killed_orchestrator(
             assert orchestrator.stdout.readline().strip() == "submitted"
         finally:
             os.kill(orchestrator.pid, signal.SIGKILL)
-    assert _queued(run.tag), "the dead orchestrator's jobs should still be queued"
+    assert queued(run.tag), "the dead orchestrator's jobs should still be queued"
     assert run.ledger.exists()
     cancelled = reap(run.run_id, root=run.root)
     assert len(cancelled) == 1
-    assert not _queued(run.tag)
+    assert not queued(run.tag)
     assert reap(run.tag) == []
 
 
@@ -133,11 +119,11 @@ def test_slurm_requeued_element_runs_again_and_settles_once(
 ) -> None:
     flag = tmp_path / "release"
     [future] = backend.submit_wave(slurm_tasks.wait_for_file, [str(flag)], run.request())
-    _until(lambda: len(_started(flag)) == 1, 90, "the element to start")
+    wait_until(lambda: len(_started(flag)) == 1, 90, "the element to start")
     job_id = backend.poller.unsettled()[0].files.job_id
     subprocess.run(["scontrol", "requeue", job_id], check=True, capture_output=True)
     [started] = _started(flag)
-    _until(lambda: len(started.read_text().splitlines()) == 2, 90, "the element to start again")
+    wait_until(lambda: len(started.read_text().splitlines()) == 2, 90, "the element to start again")
     flag.touch()
     assert future.result(timeout=60) == "released"
     assert started.read_text().splitlines() == ["0", "1"]
@@ -165,7 +151,7 @@ def test_slurm_stemma_reap_cancels_the_jobs_of_a_killed_pipeline(
             assert orchestrator.stdout is not None
             run_id = orchestrator.stdout.readline().strip()
             tag = f"stemma-{run_id[-8:]}"
-            _until(lambda: any("-s1-" in line for line in _queued(tag)), 90, "the wait step")
+            wait_until(lambda: any("-s1-" in line for line in queued(tag)), 90, "the wait step")
         finally:
             os.kill(orchestrator.pid, signal.SIGKILL)
     stemma = pathlib.Path(sys.executable).parent / "stemma"
@@ -178,4 +164,4 @@ def test_slurm_stemma_reap_cancels_the_jobs_of_a_killed_pipeline(
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "slurm: cancelled 1 jobs" in done.stdout
-    assert not _queued(tag)
+    assert not queued(tag)

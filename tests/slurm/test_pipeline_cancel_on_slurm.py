@@ -15,6 +15,7 @@ from typing import Any
 
 import polars as pl
 import pytest
+from slurm_testing import queued, wait_until
 
 from stemma.core.live import RunStatus, read_state
 from stemma.core.store import open_pipeline_store
@@ -23,20 +24,6 @@ from stemma.storage import executions
 pytestmark = pytest.mark.slurm
 
 SCRIPT = pathlib.Path(__file__).with_name("cancellable_on_slurm.py")
-
-
-def _until(condition: Any, seconds: float, what: str) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out after {seconds}s waiting for {what}"
-        time.sleep(0.2)
-
-
-def _queued(tag: str, state: str = "") -> list[str]:
-    out = subprocess.run(
-        ["squeue", "-h", "-r", "-o", "%i|%j|%T"], capture_output=True, text=True, check=True
-    ).stdout
-    return [line for line in out.splitlines() if f"|{tag}-" in line and state in line]
 
 
 def _start(root: pathlib.Path, seconds: float) -> tuple[subprocess.Popen[str], str]:
@@ -51,7 +38,7 @@ def _start(root: pathlib.Path, seconds: float) -> tuple[subprocess.Popen[str], s
     run_id = process.stdout.readline().strip()
     assert run_id, process.stderr.read() if process.stderr else "no run id"
     tag = f"stemma-{run_id[-8:]}"
-    _until(lambda: _queued(f"{tag}-s1", "RUNNING"), 120, "the slow step's elements to run")
+    wait_until(lambda: queued(f"{tag}-s1", "RUNNING"), 120, "the slow step's elements to run")
     return process, run_id
 
 
@@ -92,10 +79,10 @@ def test_slurm_pipeline_force_and_hard_presses_leave_no_job_and_no_process(
     _press(process, presses)
     _, err = process.communicate(timeout=90)
     tag = f"stemma-{run_id[-8:]}"
-    _until(lambda: not _queued(tag), 30, f"squeue to hold no job of {tag}")
+    wait_until(lambda: not queued(tag), 30, f"squeue to hold no job of {tag}")
     assert time.monotonic() - started < 60  # the 120 s units were not waited for
     log_dir = root / "logs" / "slurm" / run_id
-    _until(lambda: not _processes_under(log_dir), 15, "the jobs' processes to exit")
+    wait_until(lambda: not _processes_under(log_dir), 15, "the jobs' processes to exit")
     state = read_state(root, run_id)
     assert state.cancel_level == presses
     assert state.status is RunStatus.CANCELLED
@@ -110,7 +97,7 @@ def test_slurm_pipeline_rerun_after_graceful_cancel_redoes_only_the_cancelled_un
     _press(process, 1)
     _, err = process.communicate(timeout=120)
     assert process.returncode == 0, err
-    assert not _queued(f"stemma-{run_id[-8:]}")  # the backend's shutdown waited for that
+    assert not queued(f"stemma-{run_id[-8:]}")  # the backend's shutdown waited for that
     events = _final_events(root, run_id)
     assert events["example.slow_copy"][0] == "cancelled"
     copies = executions(root).filter(pl.col("step_name") == "example.slow_copy")

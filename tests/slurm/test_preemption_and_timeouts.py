@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from slurm_tasks import MarkThenSleep, StallOnSecondUnit
+from slurm_testing import queued
 
 from stemma.core.operations.examples import DataGenerator
 from stemma.core.pipeline.pipeline import Pipeline
@@ -27,16 +28,8 @@ def _lines(*argv: str) -> list[str]:
     return [line for line in out.splitlines() if line.strip()]
 
 
-def _queued(tag: str, *states: str) -> list[str]:
-    """The run's elements in squeue (in one of ``states`` if given), as ``id|name``."""
-    filters = ["-t", ",".join(states)] if states else []
-    return [
-        line for line in _lines("squeue", "-h", "-r", *filters, "-o", "%i|%j") if f"|{tag}-" in line
-    ]
-
-
 def _running_elements(tag: str) -> list[str]:
-    return [line.split("|")[0] for line in _queued(tag, "RUNNING") if f"|{tag}-s1-" in line]
+    return [line.split("|")[0] for line in queued(tag, "RUNNING") if f"|{tag}-s1-" in line]
 
 
 def _preempt_once_started(
@@ -168,7 +161,7 @@ def test_the_time_limit_warning_commits_finished_units_and_fails_the_rest_clearl
     logs = sorted((root / "logs" / "failures").rglob("*.log"))
     assert len(logs) == 2
     assert all("--- worker log" in log.read_text() for log in logs)
-    assert _queued(run_tag(pipeline.run_id)) == []  # the element ended by itself
+    assert queued(run_tag(pipeline.run_id)) == []  # the element ended by itself
     assert len(pipeline.artifact_ids(stalled.output("dataset"))) == 1
 
 
@@ -187,4 +180,4 @@ def test_a_real_time_limit_loses_no_unit_and_says_why_each_failed(
     assert "not started" in rows[2]["error"]
     for row in rows:
         assert "_log.out <==" in row["worker_log"]
-    assert _queued(run_tag(pipeline.run_id)) == []
+    assert queued(run_tag(pipeline.run_id)) == []
