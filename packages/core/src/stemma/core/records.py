@@ -145,6 +145,8 @@ class StepOutcome:
     """Per input role (argument name), the artifact ids of the deps' outputs it received."""
     provenance: Provenance
     """Captured when the graph was lowered."""
+    carries_start: bool = False
+    """The staged bundle also holds the attempt's ``running`` event (not recorded when it began)."""
 
     @property
     def success(self) -> bool:

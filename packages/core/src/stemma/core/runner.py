@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 
 from stemma.core.artifact import Artifact
 from stemma.core.errors import StepFailedError
+from stemma.core.outcome_queue import OutcomeQueue, StagingStore
 from stemma.core.records import StepSkipped
 from stemma.core.run_ids import new_attempt_id, new_run_id
-from stemma.core.step_execution import OutcomeQueue, StagingStore, StepCodeError, execute_step
+from stemma.core.step_execution import StepCodeError, execute_step
 from stemma.core.step_graph import expand, needed
 from stemma.core.step_planner import StepPlanner
 from stemma.core.step_spec import StepSpec
@@ -31,6 +32,9 @@ from stemma.core.store import Store
 log = logging.getLogger("stemma.core.runner")
 
 DEFAULT_MAX_CONCURRENT = 8
+OPEN_STEPS_RECORDED_AFTER = 1.0
+"""Seconds a step runs before its ``running`` event is appended on its own (a quicker step's
+goes in its staged bundle, with its final event: see :mod:`stemma.core.outcome_queue`)."""
 
 
 @dataclass
@@ -98,6 +102,8 @@ class StepRunner:
                     self._collect(state, pool, block=True)
         finally:  # what steps staged is committed, also when the run itself fails
             self._commit(state)
+            if state.outcomes is not None:  # attempts that never staged an outcome
+                state.outcomes.record_open(older_than=0)
         if state.failed:
             self.store.record_skipped(self._skipped_events(state))
             raise _failure(state)
@@ -181,9 +187,16 @@ class StepRunner:
     def _collect(self, state: _RunState, pool: cf.ThreadPoolExecutor, *, block: bool) -> None:
         if not state.running:
             return
-        finished, _ = cf.wait(
-            list(state.running), timeout=None if block else 0, return_when=cf.FIRST_COMPLETED
-        )
+        while True:
+            finished, _ = cf.wait(
+                list(state.running),
+                timeout=OPEN_STEPS_RECORDED_AFTER if block else 0,
+                return_when=cf.FIRST_COMPLETED,
+            )
+            if state.outcomes is not None:  # steps running a while show in the history
+                state.outcomes.record_open(older_than=OPEN_STEPS_RECORDED_AFTER)
+            if finished or not block:
+                break
         self._commit(state)  # every finished step's outcome, before its dependents run
         for future in finished:
             fingerprint = state.running.pop(future)

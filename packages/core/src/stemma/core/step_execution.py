@@ -5,10 +5,10 @@ after ``fn`` returned, so a crash or a failure never leaves a half-written outpu
 dependent or a later run would take it for a finished one.
 
 The outcome is staged before it is committed. Given an :class:`OutcomeQueue`, the step only
-stages it and returns; the runner's thread commits everything staged meanwhile together
-(:meth:`OutcomeQueue.commit`: one Delta append per table for many steps, not one per step) before
-it releases the steps' dependents. A crash between the two loses nothing: ``recover()`` (at the
-next start, or by a runner waiting on the step's lock) commits what is staged, once.
+opens its attempt there, stages its outcome and returns; the runner's thread commits what was
+staged (see :mod:`stemma.core.outcome_queue`). A crash between the two loses nothing:
+``recover()`` (at the next start, or by a runner waiting on the step's lock) commits what is
+staged, once.
 """
 
 from __future__ import annotations
@@ -18,89 +18,29 @@ import json
 import os
 import shutil
 import socket
-import threading
 import traceback
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol, runtime_checkable
 
 from stemma.core.artifact import Artifact
 from stemma.core.canonical import canonical_json
 from stemma.core.context import StepContext, running_under
 from stemma.core.errors import InputsChangedError
-from stemma.core.execution_records import StepOutputs
 from stemma.core.file_lock import FileLock
 from stemma.core.identity import content_id, digest_tree, file_ref_artifact_id, hash_plain
+from stemma.core.outcome_queue import OutcomeQueue
 from stemma.core.records import OutputRecord, StepOutcome, StepRecord, StepStarted
 from stemma.core.run_ids import new_attempt_id
 from stemma.core.step import encode_inputs, handles_in
 from stemma.core.step_spec import StepSpec
-from stemma.core.store import Store, WaveOutcome
+from stemma.core.store import Store
 
 LOCAL_THREAD_BACKEND = "local-thread"
 
 
 class StepCodeError(Exception):
     """The step's own code (or its return value) failed; ``__cause__`` is the original error."""
-
-
-@runtime_checkable
-class StagingStore(Protocol):
-    """A store that stages outcomes and commits staged bundles together (``DeltaStore``)."""
-
-    def stage_outcome(self, outcome: StepOutcome) -> Path:
-        """Write the outcome's staged bundle and return it."""
-        ...
-
-    def commit_staged(self, bundle: Path) -> bool:
-        """Commit one staged bundle idempotently and delete it."""
-        ...
-
-    def commit_wave(
-        self, bundles: Sequence[Path], *, step_outputs: StepOutputs | None = None
-    ) -> WaveOutcome:
-        """Commit staged bundles together, one append per table, idempotently."""
-        ...
-
-
-class OutcomeQueue:
-    """Outcomes staged by step threads, to be committed together by the run's thread."""
-
-    def __init__(self, store: StagingStore) -> None:
-        self._store = store
-        self._lock = threading.Lock()
-        self._staged: list[tuple[str, Path]] = []
-
-    def stage(self, fingerprint: str, outcome: StepOutcome) -> None:
-        """Stage the outcome of step ``fingerprint``; :meth:`commit` commits it later."""
-        bundle = self._store.stage_outcome(outcome)
-        with self._lock:
-            self._staged.append((fingerprint, bundle))
-
-    def commit(self) -> dict[str, Exception | None]:
-        """Commit every outcome staged since the last call, together.
-
-        Returns:
-            Per step fingerprint committed (or not), None or the error that kept it staged (it
-            stays for ``recover()``).
-        """
-        with self._lock:
-            staged, self._staged = self._staged, []
-        if not staged:
-            return {}
-        try:
-            if len(staged) == 1:  # a wave's claim costs more than it saves for one bundle
-                self._store.commit_staged(staged[0][1])
-                return {staged[0][0]: None}
-            report = self._store.commit_wave([bundle for _, bundle in staged])
-        except Exception as err:
-            return dict.fromkeys((fingerprint for fingerprint, _ in staged), err)
-        left_out = {problem.bundle: problem.error for problem in report.problems}
-        return {
-            fingerprint: RuntimeError(left_out[bundle]) if bundle in left_out else None
-            for fingerprint, bundle in staged
-        }
 
 
 def artifact_from_record(store: Store, record: StepRecord) -> Artifact:
@@ -158,7 +98,10 @@ def execute_step(
             backend=LOCAL_THREAD_BACKEND,
             timestamp=dt.datetime.now(dt.UTC),
         )
-        store.record_started(started)
+        if outcomes is None:
+            store.record_started(started)
+        else:
+            outcomes.begin(started)
         return _run_and_record(spec, store, deps, started, outcomes)
 
 

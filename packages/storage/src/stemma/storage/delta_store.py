@@ -84,6 +84,11 @@ class DeltaStore:
         """Append the ``running`` event of a step attempt to the steps log."""
         append_rows(self._layout, STEPS, STEPS.frame([started_row(event)]))
 
+    def record_started_events(self, events: Sequence[StepStarted]) -> None:
+        """Append the ``running`` events of several step attempts in one commit."""
+        if events:
+            append_rows(self._layout, STEPS, STEPS.frame([started_row(e) for e in events]))
+
     def record_outcome(self, outcome: StepOutcome) -> None:
         """Stage a finished attempt, then commit it: artifacts, edges, final event, execution.
 

@@ -58,13 +58,15 @@ def skipped_row(event: StepSkipped) -> dict[str, Any]:
 
 def outcome_frames(outcome: StepOutcome) -> dict[TableSpec, pl.DataFrame]:
     """Every row one finished execution adds, per table (tables with no rows are left out)."""
+    # (an outcome staged before its attempt's running event was recorded carries that too)
+    steps = [started_row(outcome.started)] if outcome.carries_start else []
     rows: dict[TableSpec, list[dict[str, Any]]] = {
         METRICS: [],
         FILE_REFS: [],
         ARTIFACT_INDEX: [],
         ARTIFACT_EDGES: [],
         EXECUTION_EDGES: [],
-        STEPS: [_final_step_row(outcome)],
+        STEPS: [*steps, _final_step_row(outcome)],
         EXECUTIONS: [_execution_row(outcome)],
     }
     name = outcome.started.step.name
