@@ -38,13 +38,13 @@ class UnitPlan:
     """The number of units (cached ones included)."""
     make: Callable[[], Iterator[Groups]]
     """A fresh iterator over the units' groups, in batching order."""
-    keys: Callable[[Groups], str]
+    key_of: Callable[[Groups], str]
     """The execution key of a unit."""
 
     def keyed_chunks(self, size: int) -> Iterator[Keyed]:
         """The units with their keys, ``size`` at a time (the last chunk may be smaller)."""
         units = self.make()
-        while chunk := [(self.keys(groups), groups) for groups in islice(units, size)]:
+        while chunk := [(self.key_of(groups), groups) for groups in islice(units, size)]:
             yield chunk
 
 
@@ -73,7 +73,7 @@ def plan_units(
     if op.is_curator():
         present = {role: ids for role, ids in inputs.items() if ids}
         whole: Groups = (UnitGroup(group_id=None, inputs=present),)
-        return UnitPlan(total=1, make=lambda: iter((whole,)), keys=key)
+        return UnitPlan(total=1, make=lambda: iter((whole,)), key_of=key)
     target = op.execution.artifacts_per_unit
     cap = op.execution.max_artifacts_per_unit
     present = {role: ids for role, ids in inputs.items() if ids}
@@ -96,7 +96,7 @@ def plan_units(
                 for group in unit
             )
 
-    return UnitPlan(total=count_units(rows(), target, cap), make=make, keys=key)
+    return UnitPlan(total=count_units(rows(), target, cap), make=make, key_of=key)
 
 
 def _ancestry(ctx: PipelineContext, inputs: Mapping[str, Sequence[str]]) -> Ancestry:
