@@ -11,8 +11,8 @@ imports (the baseline), and the peak RSS after the work:
 
 The marginal memory per node or unit between two sizes is the figure to watch (flat in N means
 about 0); the 1,000,000 budget is projected from it where 10^6 does not fit in the default
-run's time (a 10^6 lattice takes about a minute and a few GB; a 10^6-unit step takes hours of
-worker time on 2 cores).
+run's time (a 10^6 lattice takes about a minute and a few GB; a 10^6-unit step about 20
+minutes on 2 cores: ``run.py --large`` measures it).
 
     uv run python benchmarks/bench_memory.py [--lower-sizes 1000,10000,100000,1000000]
         [--pipeline-sizes 10000,100000]

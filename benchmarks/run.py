@@ -2,7 +2,8 @@
 ``uv run python benchmarks/run.py [--large] [--peers]``.
 
 The default run takes a few minutes on 2 cores. ``--large`` adds the big sizes (a 10^6-node
-lower, a 10,000-unit dispatch step, their memory): tens of minutes more. ``--peers`` adds the
+lower, a 10,000-unit dispatch step, the orchestrator's memory on a 10^6-unit step): about 45
+minutes more. ``--peers`` adds the
 comparison with Prefect, Dask, Snakemake and redun (``bench_peers.py``; it needs the
 ``bench-peers`` group: ``uv run --group bench-peers python benchmarks/run.py --peers``).
 Every benchmark prints its table and writes ``benchmarks/results/<name>.json``.
@@ -29,7 +30,7 @@ import bench_peers
 def main(argv: list[str] | None = None) -> None:
     """Each benchmark prints its own table and writes its own JSON."""
     parser = argparse.ArgumentParser()
-    parser.add_argument("--large", action="store_true", help="add the 10^6 and 10^4-unit sizes")
+    parser.add_argument("--large", action="store_true", help="add the 10^6 sizes")
     parser.add_argument("--peers", action="store_true", help="add the peer comparison")
     args = parser.parse_args(argv)
     print("== lower(): graph size vs time ==")
@@ -48,7 +49,7 @@ def main(argv: list[str] | None = None) -> None:
             "--lower-sizes",
             "1000,10000,100000,1000000",
             "--pipeline-sizes",
-            "10000,100000" + (",300000" if args.large else ""),
+            "10000,100000" + (",1000000" if args.large else ""),
         ]
         if args.large
         else []
