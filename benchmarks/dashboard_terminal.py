@@ -61,6 +61,12 @@ def time_first_row(
         env: the process's environment (default: this one's).
         timeout: give up (and kill the process) after this many seconds.
     """
+    if not STEMMA.exists():
+        raise SystemExit(
+            f"{STEMMA} is missing: the stemma command is not installed in this environment; "
+            "sync it with every package (uv sync --all-packages, with UV_PROJECT_ENVIRONMENT "
+            "pointing at it)"
+        )
     master, slave = os.openpty()
     columns, lines = size
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", lines, columns, 0, 0))
