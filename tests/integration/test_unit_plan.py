@@ -70,3 +70,34 @@ def test_a_batching_error_found_while_counting_stops_the_step_before_any_unit_ru
     assert combined.metadata["status"] == "failed"
     assert "max_artifacts_per_unit=1" in str(combined.metadata["error"])
     assert executions(tmp_path).height == before  # counted first: nothing was sent
+
+
+def test_a_lookup_failing_after_units_ran_fails_the_step_and_keeps_what_ran(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Windows of 4 units (one worker, one unit a pack), lookups of 5: the second lookup comes
+    # after the first window ran.
+    monkeypatch.setattr(step_dispatch, "LOOKUP_UNITS", 5)
+    monkeypatch.setattr(step_dispatch, "MIN_WINDOW_UNITS", 1)
+    lookups: list[int] = []
+    looked_up = DeltaStore.executions_by_key
+
+    def failing_third(self: DeltaStore, keys: Collection[str]) -> dict[str, Any]:
+        lookups.append(len(keys))
+        if len(lookups) == 3:  # the generator's, the step's first chunk, then this one
+            raise OSError("the executions table went away")
+        return looked_up(self, keys)
+
+    monkeypatch.setattr(DeltaStore, "executions_by_key", failing_third)
+    pipeline = Pipeline.create("lost-lookup", root=tmp_path, max_workers=1)
+    made = pipeline.run(DataGenerator, params={"count": 10, "rows": 3})
+    before = executions(tmp_path).height
+    step = pipeline.run(
+        Transform, inputs={"dataset": made.output("datasets")}, execution={"units_per_worker": 1}
+    )
+    pipeline.finalize()
+    assert step.metadata["status"] == "failed"
+    assert "after 4 ran" in str(step.metadata["error"])
+    assert "went away" in str(step.metadata["error"])
+    assert step.succeeded_count == 4
+    assert executions(tmp_path).height == before + 4  # the window that ran is committed

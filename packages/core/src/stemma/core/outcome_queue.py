@@ -72,10 +72,14 @@ class OutcomeQueue:
         The bundle carries the attempt's ``running`` event too, unless it was recorded already.
         """
         with self._lock:
-            unrecorded = self._open.pop(outcome.started.step_run_id, None) is not None
-        if unrecorded:
+            started = self._open.pop(outcome.started.step_run_id, None)
+        if started is not None:
             outcome = dataclasses.replace(outcome, carries_start=True)
-        bundle = self._store.stage_outcome(outcome)
+        try:
+            bundle = self._store.stage_outcome(outcome)
+        except BaseException:
+            self._reopen([started] if started is not None else [])  # still to be recorded
+            raise
         with self._lock:
             self._staged.append((fingerprint, bundle))
 
@@ -83,8 +87,9 @@ class OutcomeQueue:
         """Append, together, the ``running`` events of attempts open ``older_than`` seconds.
 
         Returns:
-            How many events were appended. A failed append is logged and not retried: the
-            events are the run's history, not its results, and the run goes on.
+            How many events were appended. A failed append is logged, and its events wait for
+            their bundles or the next call: they are the run's history, not its results, and
+            the run goes on.
         """
         cutoff = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=older_than)
         with self._lock:
@@ -97,8 +102,15 @@ class OutcomeQueue:
             self._store.record_started_events(due)
         except Exception:
             log.exception("could not record %d running step event(s)", len(due))
+            self._reopen(due)
             return 0
         return len(due)
+
+    def _reopen(self, events: list[StepStarted]) -> None:
+        """Open again events taken out but not recorded (nothing else holds them meanwhile)."""
+        with self._lock:
+            for event in events:
+                self._open.setdefault(event.step_run_id, event)
 
     def commit(self) -> dict[str, Exception | None]:
         """Commit every outcome staged since the last call, together.

@@ -93,9 +93,15 @@ def _execute(
     misses = _misses(ctx, step, plan, tally)
     window = _window(ctx, step)
     while not _stopped(ctx, step, tally):
-        units = [_unit(ctx, step, step_run_id, k, groups) for k, groups in islice(misses, window)]
-        if not units:
+        try:
+            planned = list(islice(misses, window))
+        except Exception as err:  # a later chunk's lookup failed: keep what already came back
+            error = f"planning the step's units failed after {tally.returned} ran: {err}"
+            return _finish(ctx, step, event, started, tally, dispatch_error=error)
+        if not planned:
             break
+        units = [_unit(ctx, step, step_run_id, k, groups) for k, groups in planned]
+        del planned
         tally.add(execute_units(ctx, step, units))
     return _finish(ctx, step, event, started, tally)
 

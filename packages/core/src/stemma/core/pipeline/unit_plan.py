@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import islice
+from itertools import chain, islice
 
 from stemma.core.operations.batching import count_units, iter_units
 from stemma.core.operations.pairing import Ancestry, GroupBy, PairedGroup, member_rows
@@ -96,7 +96,13 @@ def plan_units(
                 for group in unit
             )
 
-    return UnitPlan(total=count_units(rows(), target, cap), make=make, key_of=key)
+    return UnitPlan(total=count_units(_paired_first(rows()), target, cap), make=make, key_of=key)
+
+
+def _paired_first(rows: Iterator[dict[str, str]]) -> Iterator[dict[str, str]]:
+    """``rows``, its first one taken now: a pairing error comes before any batching error."""
+    first = next(rows, None)
+    return rows if first is None else chain((first,), rows)
 
 
 def _ancestry(ctx: PipelineContext, inputs: Mapping[str, Sequence[str]]) -> Ancestry:
