@@ -6,6 +6,7 @@ import datetime as dt
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from stemma.core.outcome_queue import OutcomeQueue
@@ -42,8 +43,16 @@ def _now() -> dt.datetime:
 
 
 def _statuses(root: Path, step_run_id: str) -> list[str]:
-    rows = steps(root).filter(steps(root)["step_run_id"] == step_run_id).sort("timestamp")
+    rows = steps(root).filter(pl.col("step_run_id") == step_run_id).sort("timestamp")
     return rows["status"].to_list()
+
+
+def _opened(store: DeltaStore, make_started: StartedFactory) -> tuple[OutcomeQueue, StepStarted]:
+    """A queue on ``store`` with one attempt begun just now."""
+    queue = OutcomeQueue(store)
+    started = make_started(at=_now())
+    queue.begin(started)
+    return queue, started
 
 
 def _staged_statuses(queue: OutcomeQueue) -> list[str]:
@@ -54,10 +63,7 @@ def _staged_statuses(queue: OutcomeQueue) -> list[str]:
 def test_a_quick_attempt_stages_its_running_event_with_its_final_one(
     tmp_path: Path, make_started: StartedFactory, make_outcome: OutcomeFactory
 ) -> None:
-    store = DeltaStore(tmp_path)
-    queue = OutcomeQueue(store)
-    started = make_started(at=_now())
-    queue.begin(started)
+    queue, started = _opened(DeltaStore(tmp_path), make_started)
     assert queue.record_open(older_than=60) == 0  # not open long enough to be appended alone
     queue.stage(started.step.fingerprint, make_outcome(started))
     assert _staged_statuses(queue) == ["running", "completed"]
@@ -68,10 +74,7 @@ def test_a_quick_attempt_stages_its_running_event_with_its_final_one(
 def test_a_long_attempt_is_appended_alone_and_its_bundle_does_not_repeat_it(
     tmp_path: Path, make_started: StartedFactory, make_outcome: OutcomeFactory
 ) -> None:
-    store = DeltaStore(tmp_path)
-    queue = OutcomeQueue(store)
-    started = make_started(at=_now())
-    queue.begin(started)
+    queue, started = _opened(DeltaStore(tmp_path), make_started)
     assert queue.record_open(older_than=0) == 1
     assert _statuses(tmp_path, started.step_run_id) == ["running"]
     queue.stage(started.step.fingerprint, make_outcome(started))
@@ -85,9 +88,7 @@ def test_an_attempt_whose_staging_fails_stays_open_for_the_next_append(
 ) -> None:
     store = FaultyStore(tmp_path)
     store.fail_staging = True
-    queue = OutcomeQueue(store)
-    started = make_started(at=_now())
-    queue.begin(started)
+    queue, started = _opened(store, make_started)
     with pytest.raises(OSError, match="no space"):
         queue.stage(started.step.fingerprint, make_outcome(started))
     assert queue.record_open(older_than=0) == 1
@@ -99,9 +100,7 @@ def test_events_whose_append_fails_go_with_their_bundles_instead(
 ) -> None:
     store = FaultyStore(tmp_path)
     store.fail_append = True
-    queue = OutcomeQueue(store)
-    started = make_started(at=_now())
-    queue.begin(started)
+    queue, started = _opened(store, make_started)
     assert queue.record_open(older_than=0) == 0  # logged; the event is open again
     queue.stage(started.step.fingerprint, make_outcome(started))
     assert _staged_statuses(queue) == ["running", "completed"]

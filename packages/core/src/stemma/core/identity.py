@@ -27,7 +27,7 @@ def hash_canonical(value: Any) -> str:
 
 def hash_plain(value: Any) -> str:
     """Like :func:`hash_canonical` for values already made canonical (skips the type checks)."""
-    return xxhash.xxh3_128_hexdigest(dumps_plain(value).encode())
+    return hash_encoded(dumps_plain(value))
 
 
 def hash_encoded(text: str) -> str:

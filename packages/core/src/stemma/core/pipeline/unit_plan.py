@@ -70,13 +70,12 @@ def plan_units(
             return encoder.key(merged)
         return encoder.key({**merged, **keyed_associations(associated, groups)})
 
+    present = {role: ids for role, ids in inputs.items() if ids}
     if op.is_curator():
-        present = {role: ids for role, ids in inputs.items() if ids}
         whole: Groups = (UnitGroup(group_id=None, inputs=present),)
         return UnitPlan(total=1, make=lambda: iter((whole,)), key_of=key)
     target = op.execution.artifacts_per_unit
     cap = op.execution.max_artifacts_per_unit
-    present = {role: ids for role, ids in inputs.items() if ids}
     group_by = op.group_by
     ancestry = _ancestry(ctx, inputs) if step.inputs and group_by is GroupBy.LINEAGE else None
     paired = len(op.inputs) > 1 and group_by is not None
