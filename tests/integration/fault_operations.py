@@ -20,6 +20,10 @@ class DieOnMatch(CopyUnlessRefused):
     class Params(BaseModel):
         match: str
         megabytes: int = 0
+        pause: float = 0.5
+        """Seconds each other unit takes (0: quick units, which share packs)."""
+        deaths: str = ""
+        """A file to append a line to each time the matching unit kills its worker."""
 
     name = "test.die_on_match"
     params: Params
@@ -28,9 +32,13 @@ class DieOnMatch(CopyUnlessRefused):
         if self.params.match in path.name:
             ballast = bytearray(self.params.megabytes * 1024 * 1024)
             ballast[::4096] = b"x" * len(ballast[::4096])  # touch every page: resident
-            time.sleep(1.5)  # long enough for the orchestrator to sample the peak
+            if self.params.megabytes:
+                time.sleep(1.5)  # long enough for the orchestrator to sample the peak
+            if self.params.deaths:
+                with open(self.params.deaths, "a") as deaths:
+                    deaths.write(f"{os.getpid()}\n")
             os.kill(os.getpid(), signal.SIGKILL)
-        time.sleep(0.5)  # the other units are still running when one worker dies
+        time.sleep(self.params.pause)  # the other units are still running when one worker dies
         return None
 
 

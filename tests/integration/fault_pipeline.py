@@ -51,7 +51,8 @@ def run_pipeline(
         Transform,
         inputs={"dataset": generated.output("datasets")},
         params={"scale": scale},
-        execution={"artifacts_per_unit": 1},
+        # one bundle per unit: each staging fault the tests inject hits exactly one unit
+        execution={"artifacts_per_unit": 1, "units_per_worker": 1},
     )
     scored = pipeline.run(MetricCalculator, inputs={"dataset": transformed.output("dataset")})
     summary = pipeline.finalize()

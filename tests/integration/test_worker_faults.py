@@ -49,3 +49,24 @@ def test_a_worker_killed_for_memory_reports_its_peak(tmp_path: pathlib.Path) -> 
     peak = int(log.split("peak worker memory ")[1].split(" MiB")[0])
     assert peak >= 300
     assert "give the operation more memory" in log
+
+
+def test_a_worker_dying_in_a_pack_of_quick_units_fails_only_its_own_unit(
+    tmp_path: pathlib.Path,
+) -> None:
+    # Quick units share packs (units_per_worker left unset); a pack whose worker dies is sent
+    # again one unit per pack, so the neighbours succeed and only the killer fails.
+    pipeline = Pipeline.create("pack-dies", root=tmp_path / "root", max_workers=2)
+    generated = pipeline.run(DataGenerator, params={"count": 40, "rows": 3})
+    deaths = tmp_path / "deaths"
+    dying = pipeline.run(
+        DieOnMatch,
+        inputs={"dataset": generated.output("datasets")},
+        params={"match": "_29.", "pause": 0, "deaths": str(deaths)},
+    )
+    pipeline.finalize()
+    assert (dying.succeeded_count, dying.failed_count) == (39, 1)
+    assert dying.metadata["status"] == "completed"
+    # It died twice: in a pack with others, then alone (a pack of one is not sent again).
+    assert len(deaths.read_text().splitlines()) == 2
+    assert len(_failure_logs(tmp_path / "root")) == 1

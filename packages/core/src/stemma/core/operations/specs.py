@@ -265,8 +265,11 @@ class Execution(BaseModel, frozen=True, extra="forbid"):
     groups are never split, so a unit grows to the end of its last group)."""
     max_artifacts_per_unit: int | None = Field(default=None, ge=1)
     """Hard cap on one unit's artifacts; None for no cap."""
-    units_per_worker: int = Field(default=1, ge=1)
-    """Level 2 batching: how many units one worker (one SLURM array element) runs in turn."""
+    units_per_worker: int | None = Field(default=None, ge=1)
+    """Level 2 batching: how many units one worker (one SLURM array element) runs in turn and
+    stages as one bundle. None (the default): the local backend sizes packs as they come back,
+    about half a second of work each, so many tiny units cost few bundles; a backend that queues
+    whole waves (SLURM arrays) runs one unit per element (``stemma.core.pipeline.pack_sizing``)."""
     max_workers: int | None = Field(default=None, ge=1)
     """At most this many workers at once for the step; None for the backend's default."""
     job_name: str | None = None

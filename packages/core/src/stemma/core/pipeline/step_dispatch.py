@@ -17,6 +17,7 @@ from typing import TypeVar
 from stemma.core.errors import BatchingError, PairingError
 from stemma.core.execution_records import StepOutputs
 from stemma.core.pipeline.associations import reads_associations
+from stemma.core.pipeline.pack_sizing import PackSizer
 from stemma.core.pipeline.planned_step import FailurePolicy, FileInputs, PlannedStep
 from stemma.core.pipeline.references import OutputReference, StepResult
 from stemma.core.pipeline.run_context import PipelineContext
@@ -91,10 +92,10 @@ def _execute(
     # Units are made, keyed, looked up, sent and let go a chunk and a window at a time: the
     # orchestrator never holds every unit, key and outcome of a step at once.
     misses = _misses(ctx, step, plan, tally)
-    window = _window(ctx, step)
+    sizer = _pack_sizer(ctx, step)
     while not _stopped(ctx, step, tally):
         try:
-            planned = list(islice(misses, window))
+            planned = list(islice(misses, _window(ctx, sizer)))
         except Exception as err:  # a later chunk's lookup failed: keep what already came back
             error = f"planning the step's units failed after {tally.returned} ran: {err}"
             return _finish(ctx, step, event, started, tally, dispatch_error=error)
@@ -102,21 +103,35 @@ def _execute(
             break
         units = [_unit(ctx, step, step_run_id, k, groups) for k, groups in planned]
         del planned
-        tally.add(execute_units(ctx, step, units))
+        tally.add(execute_units(ctx, step, units, sizer))
     return _finish(ctx, step, event, started, tally)
 
 
-def _window(ctx: PipelineContext, step: PlannedStep) -> int:
+def _pack_sizer(ctx: PipelineContext, step: PlannedStep) -> PackSizer:
+    """The step's packs: ``units_per_worker`` units each, or sized as they come back.
+
+    A backend that queues whole waves learns nothing before it has submitted everything: one
+    unit per pack unless the operation says otherwise.
+    """
+    execution = step.operation.execution
+    fixed = execution.units_per_worker
+    if fixed is None and ctx.backend.queues_whole_waves:
+        fixed = 1
+    workers = int(execution.max_workers or getattr(ctx.backend, "max_workers", 1))
+    return PackSizer(fixed=fixed, workers=workers)
+
+
+def _window(ctx: PipelineContext, sizer: PackSizer) -> int:
     """How many units are planned and held at once: a few rounds of packs for every worker.
 
     A backend that queues whole waves (SLURM) gets the whole step at once: one submission.
+    Sized packs grow as they go, so the window is worked out again for each.
     """
     if ctx.backend.queues_whole_waves:
         return sys.maxsize
-    execution = step.operation.execution
-    workers = int(execution.max_workers or getattr(ctx.backend, "max_workers", 1))
-    per_round = execution.units_per_worker * workers  # whole packs: the same packs as one wave
-    return per_round * max(WINDOW_ROUNDS, -(-MIN_WINDOW_UNITS // per_round))
+    per_round = sizer.per_pack * sizer.workers  # whole packs: the same packs as one wave
+    window = per_round * max(WINDOW_ROUNDS, -(-MIN_WINDOW_UNITS // per_round))
+    return window if not sizer.sized else min(window, LOOKUP_UNITS)
 
 
 def _stopped(ctx: PipelineContext, step: PlannedStep, tally: UnitTally) -> bool:

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import datetime as dt
+import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, wait
+from dataclasses import dataclass
 from typing import Any
 
 from stemma.core.backends.base import WaveRequest
 from stemma.core.cancel_levels import CancelLevel
 from stemma.core.execution_records import ExecutionRecord
-from stemma.core.operations.batching import pack_workers
+from stemma.core.pipeline.pack_sizing import PackQueue, PackSizer
 from stemma.core.pipeline.planned_step import FailurePolicy, FileInputs, PlannedStep
 from stemma.core.pipeline.run_context import PipelineContext
 from stemma.core.pipeline.scheduler_logs import keep_worker_log, worker_log_of
@@ -53,32 +55,35 @@ def promote_files(ctx: PipelineContext, step: PlannedStep, step_run_id: str) -> 
 
 
 def execute_units(
-    ctx: PipelineContext, step: PlannedStep, units: list[ExecutionUnit]
+    ctx: PipelineContext, step: PlannedStep, units: list[ExecutionUnit], sizer: PackSizer
 ) -> list[UnitOutcome]:
     """Run the units: at most ``max_workers`` packs at once, and GPU operations one at a time.
 
-    Packs are submitted as slots free up, so a stop (cancel, or ``fail_fast`` after a failure)
-    drops everything not yet dispatched. While waiting, the backend samples its workers' memory
-    so a worker the OOM killer takes is reported with its peak.
+    Packs are cut and submitted as slots free up (their size from ``sizer``, which learns from
+    each pack that comes back), so a stop (cancel, or ``fail_fast`` after a failure) drops
+    everything not yet dispatched. While waiting, the backend samples its workers' memory so a
+    worker the OOM killer takes is reported with its peak.
     """
     op = step.operation
-    queue = pack_workers(units, op.execution.units_per_worker) if units else []
-    limit = 1 if op.resources.gpus > 0 else (op.execution.max_workers or len(queue) or 1)
+    queue = PackQueue[ExecutionUnit](units, sizer)
+    limit = 1 if op.resources.gpus > 0 else (op.execution.max_workers or len(units) or 1)
     if not ctx.backend.queues_whole_waves:  # no more in the pool than it has workers: a stop
         limit = min(limit, int(getattr(ctx.backend, "max_workers", limit)))  # drops the rest
     request = _wave_request(ctx, step, limit)
-    pending: dict[Future[Any], list[ExecutionUnit]] = {}
+    pending: dict[Future[Any], _Sent] = {}
     outcomes: list[UnitOutcome] = []
     sample = getattr(ctx.backend, "sample_memory", None)
     job_states: Callable[[int], Mapping[str, int]] | None = getattr(ctx.backend, "job_states", None)
     while queue or pending:
         if not _stopping(ctx, step, outcomes):
-            free = len(queue) if ctx.backend.queues_whole_waves else limit - len(pending)
-            wave, queue = queue[:free], queue[free:]
+            whole = ctx.backend.queues_whole_waves
+            wave = queue.take(None if whole else limit - len(pending))
             if wave:
                 futures = ctx.backend.submit_wave(run_units, wave, request)
-                pending.update(zip(futures, wave, strict=True))
-                ctx.monitor.units_sent(step.number, sum(len(pack) for pack in wave))
+                sent = time.monotonic()
+                pending.update((f, _Sent(p, sent)) for f, p in zip(futures, wave, strict=True))
+                fresh = sum(len(pack) for pack in wave) - queue.taken_again  # counted once
+                ctx.monitor.units_sent(step.number, fresh)
         else:
             queue.clear()
             pending = {f: p for f, p in pending.items() if not f.cancel()}  # drop the unstarted
@@ -90,7 +95,12 @@ def execute_units(
         if job_states is not None:  # a scheduler's element states, from its own last poll
             ctx.monitor.step_jobs(step.number, dict(job_states(step.number)))
         for future in done:
-            back = _outcomes(ctx, pending.pop(future), future)
+            sent = pending.pop(future)
+            if _died_sized(ctx, sizer, sent.pack, future):
+                queue.send_alone(sent.pack)  # so that only the unit that kills a worker fails
+                continue
+            sizer.observe(len(sent.pack), time.monotonic() - sent.at)
+            back = _outcomes(ctx, sent.pack, future)
             outcomes.extend(back)
             ctx.monitor.units_back(
                 step.number,
@@ -99,6 +109,22 @@ def execute_units(
                 cancelled=sum(o.cancelled for o in back),
             )
     return outcomes
+
+
+@dataclass(frozen=True)
+class _Sent:
+    pack: list[ExecutionUnit]
+    at: float
+    """When it was submitted (``time.monotonic``)."""
+
+
+def _died_sized(
+    ctx: PipelineContext, sizer: PackSizer, pack: list[ExecutionUnit], future: Future[Any]
+) -> bool:
+    """Whether a sized pack of several units lost its worker (not to a cancellation)."""
+    if not sizer.sized or len(pack) < 2 or future.cancelled() or ctx.cancel_level:
+        return False
+    return future.exception() is not None
 
 
 def _outcomes(
