@@ -79,3 +79,34 @@ class NoOpUnit(OperationDefinition):
 
     def execute(self, inp: ExecuteInput) -> Any:
         return None
+
+
+class MetricsPerItem(OperationDefinition):
+    """A creator making ``count`` tiny metric artifacts per unit: a step's commit at scale."""
+
+    class Params(BaseModel):
+        count: int = 100
+
+    name = "bench.metrics_per_item"
+    inputs: ClassVar = {"items": InputSpec(artifact_type="any", hydrate=False)}
+    outputs: ClassVar = {
+        "metrics": OutputSpec(artifact_type="metric", infer_lineage_from={"inputs": []})
+    }
+    params: Params = Params()
+
+    def preprocess(self, inp: PreprocessInput) -> dict[str, Any]:
+        (item,) = inp.input_artifacts["items"]
+        return {"item": item.artifact_id}
+
+    def execute(self, inp: ExecuteInput) -> Any:
+        return inp.prepared["item"]
+
+    def postprocess(self, inp: PostprocessInput) -> ArtifactResult:
+        item = str(inp.execute_result)
+        drafts = [
+            MetricDraft.draft(
+                {"item": item, "i": i}, f"{item}_{i}.json", step_number=inp.step_number
+            )
+            for i in range(self.params.count)
+        ]
+        return ArtifactResult(artifacts={"metrics": drafts})

@@ -25,6 +25,7 @@ import bench_dispatch
 import bench_lower
 import bench_memory
 import bench_peers
+import bench_step_commit
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -39,6 +40,8 @@ def main(argv: list[str] | None = None) -> None:
     bench_content_id.main()
     print("\n== commit throughput ==")
     bench_commit.main()
+    print("\n== a step's commit, end to end (sized packs against one unit per pack) ==")
+    bench_step_commit.main([])
     print("\n== local dispatch: orchestrator time per unit ==")
     bench_dispatch.main(["--sizes", "1000,10000" if args.large else "1000"])
     print("\n== fully cached rerun ==")
