@@ -19,7 +19,8 @@ from stemma.core.records import StepOutcome
 from stemma.storage import EXECUTION_EDGES, EXECUTIONS, STEPS, DeltaStore, StagedBundleError
 from stemma.storage.locks import bundle_lock_path
 from stemma.storage.retire import retire_bundle, retired_dir
-from stemma.storage.staging import SENTINEL, TABLES_KEY, read_bundle, staged_bundles
+from stemma.storage.sentinel import SENTINEL, TABLES_KEY
+from stemma.storage.staging import read_bundle, staged_bundles
 
 OutcomeFactory = Callable[..., StepOutcome]
 

@@ -18,7 +18,7 @@ import stemma.storage.waves as waves
 from stemma.core.execution_records import ExecutionRecord, StepOutputs
 from stemma.core.operations.drafts import FinalizedArtifact
 from stemma.storage import EXECUTIONS, METRICS, STEP_OUTPUTS, DeltaStore, TableSpec
-from stemma.storage.staging import SENTINEL
+from stemma.storage.sentinel import SENTINEL
 from stemma.storage.staging_checks import (
     STAGING_TIMEOUT_ENV,
     Backoff,

@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import os
 import pickle
+import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
 
+import stemma.storage.chunked_commit as chunked_commit
 import stemma.storage.staging as staging
+import stemma.storage.wave_chunks as wave_chunks
+import stemma.storage.waves as waves
 from stemma.core.execution_records import ExecutionRecord, StepOutputs
 from stemma.core.operations.drafts import FinalizedArtifact
 from stemma.storage import (
@@ -26,7 +31,7 @@ from stemma.storage import (
     TableSpec,
 )
 from stemma.storage.staging_checks import ProblemKind
-from stemma.storage.wave_chunks import CHUNK_ROWS_ENV, commit_chunk_rows
+from stemma.storage.wave_chunks import CHUNK_ROWS_ENV, Piece, commit_chunk_rows
 
 from .conftest import delta_transactions
 
@@ -234,3 +239,95 @@ def test_a_bad_chunk_size_stops_the_store_before_anything_is_written(
     with pytest.raises(ValueError, match=CHUNK_ROWS_ENV):
         DeltaStore(tmp_path / "root")
     assert not (tmp_path / "root").exists()
+
+
+def _counting_reads(monkeypatch: pytest.MonkeyPatch) -> list[Piece]:
+    """Every piece read from its staged files, in order."""
+    read: list[Piece] = []
+    original = wave_chunks.read_piece
+
+    def counting(spec: TableSpec, piece: Piece) -> pl.DataFrame:
+        read.append(piece)
+        return original(spec, piece)
+
+    monkeypatch.setattr(chunked_commit, "read_piece", counting)
+    return read
+
+
+def _chunked_with_spill(
+    tmp_path: Path,
+    make_record: RecordFactory,
+    make_metric: MetricFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> tuple[DeltaStore, list[Path], StepOutputs, DeltaStore]:
+    """A wave staged for chunks of 4 rows, spilled from pieces of 2 files; and it whole."""
+    records, outputs = _wave(make_record, make_metric)
+    whole = _whole(tmp_path, records, outputs)
+    monkeypatch.setenv(CHUNK_ROWS_ENV, "4")
+    monkeypatch.setattr(chunked_commit, "SPILL_FILES", 2)
+    store = DeltaStore(tmp_path / "chunked")
+    return store, [store.stage_execution(r) for r in records], outputs, whole
+
+
+def _same_rows(store: DeltaStore, whole: DeltaStore) -> None:
+    for spec in WAVE_TABLES:
+        assert (
+            _rows(store, spec)
+            .drop("worker_log", strict=False)
+            .equals(_rows(whole, spec).drop("worker_log", strict=False))
+        ), spec.name
+
+
+def test_a_piece_of_many_files_is_appended_from_its_spill_not_read_again_from_staging(
+    tmp_path: Path,
+    make_record: RecordFactory,
+    make_metric: MetricFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    store, bundles, outputs, whole = _chunked_with_spill(
+        tmp_path, make_record, make_metric, monkeypatch
+    )
+    read = _counting_reads(monkeypatch)
+
+    assert store.commit_executions(bundles, step_outputs=outputs) == 7
+
+    _same_rows(store, whole)
+    # Executions: 7 one-row files in pieces of 4 and 3 files, each read once (then spilled).
+    assert [len(p.files) for p in read if p.files[0].name == EXECUTIONS.staged_name] == [4, 3]
+    assert len(delta_transactions(store, EXECUTIONS)) == 2
+    spilled = [piece for piece in read if len(piece.files) >= 2]
+    assert len(spilled) == len(set(spilled))  # no piece of many files read twice
+    assert not list((store.layout.staging / ".waves").glob("*"))  # the spill went with the wave
+
+
+@pytest.mark.parametrize("failure", ["cannot-be-written", "gone-before-read-back"])
+def test_a_spill_that_fails_only_costs_a_second_read_of_the_staged_files(
+    tmp_path: Path,
+    make_record: RecordFactory,
+    make_metric: MetricFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    failure: str,
+) -> None:
+    store, bundles, outputs, whole = _chunked_with_spill(
+        tmp_path, make_record, make_metric, monkeypatch
+    )
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("")
+    original = chunked_commit.read_through
+
+    def failing(plan: Mapping[TableSpec, Sequence[Piece]], spill: Path) -> dict[Any, Path]:
+        if failure == "cannot-be-written":
+            return original(plan, blocker / "chunks")
+        spilled = original(plan, spill)
+        assert spilled
+        shutil.rmtree(spill)
+        return spilled
+
+    monkeypatch.setattr(waves, "read_through", failing)
+    read = _counting_reads(monkeypatch)
+
+    assert store.commit_executions(bundles, step_outputs=outputs) == 7
+
+    _same_rows(store, whole)
+    executions = [p for p in read if p.files[0].name == EXECUTIONS.staged_name]
+    assert [len(p.files) for p in executions] == [4, 3, 4, 3]  # read through, then again

@@ -21,7 +21,7 @@ from stemma.storage import (
     DeltaStore,
     TableSpec,
 )
-from stemma.storage.staging import SENTINEL
+from stemma.storage.sentinel import SENTINEL
 
 from .conftest import delta_transactions
 

@@ -2,7 +2,8 @@
 
 A wave's commit reads its bundles table by table: one parallel read of every bundle's file of
 a table (:func:`read_files`), or, for a large wave, the same files cut into chunks
-(:mod:`stemma.storage.wave_chunks`). Both start from :func:`staged_files`.
+(:mod:`stemma.storage.wave_chunks`). Both start from :func:`staged_files`, which takes the
+files and their row counts from the bundles' sentinels, as the wave's claim read them.
 """
 
 # (polars' signatures name numpy types and numpy is not installed, so every polars method reads
@@ -11,33 +12,51 @@ a table (:func:`read_files`), or, for a large wave, the same files cut into chun
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
 
 from stemma.storage.schemas import EXECUTIONS, TableSpec
-from stemma.storage.staging import bundle_files, read_staged_files
+from stemma.storage.sentinel import Listing
+from stemma.storage.staging import bundle_listing, read_staged_files
 from stemma.storage.worker_logs import with_worker_logs
 
 
+@dataclass(frozen=True)
+class StagedFiles:
+    """The staged files of a wave's bundles, per table, with the rows their sentinels record."""
+
+    files: dict[TableSpec, list[Path]] = field(default_factory=dict[TableSpec, list[Path]])
+    """Per table, its files in the bundles' order."""
+    rows: dict[Path, int] = field(default_factory=dict[Path, int])
+    """Each file's rows, as its bundle's sentinel records them; a file of a bundle staged
+    before they were recorded is not here (its footer says)."""
+
+
 def staged_files(
-    bundles: Sequence[Path], checked: Mapping[Path, list[TableSpec]] | None = None
-) -> dict[TableSpec, list[Path]]:
-    """Per table, the staged files of ``bundles``, in their order.
+    bundles: Sequence[Path], checked: Mapping[Path, Listing] | None = None
+) -> StagedFiles:
+    """Per table, the staged files of ``bundles``, in their order, and their recorded rows.
+
+    Args:
+        bundles: the bundle directories.
+        checked: what each bundle's sentinel lists, when the caller read it already (a wave's
+            claim); the other bundles' sentinels are read here.
 
     Raises:
         StagedBundleError: a bundle has no sentinel, or a file it lists is missing.
     """
-    files: dict[TableSpec, list[Path]] = {}
+    staged = StagedFiles()
     for bundle in bundles:
         known = checked.get(bundle) if checked is not None else None
-        if known is not None:
-            for spec in known:
-                files.setdefault(spec, []).append(bundle / spec.staged_name)
-            continue
-        for spec, file in bundle_files(bundle).items():
-            files.setdefault(spec, []).append(file)
-    return files
+        listing = known if known is not None else bundle_listing(bundle)
+        for spec in listing.tables:
+            file = bundle / spec.staged_name
+            staged.files.setdefault(spec, []).append(file)
+            if listing.rows is not None:
+                staged.rows[file] = listing.rows[spec]
+    return staged
 
 
 def read_files(

@@ -11,6 +11,7 @@ waiting does not fix it, so it is reported at once.
 
 from __future__ import annotations
 
+import os
 import random
 import time
 from collections.abc import Callable, Mapping
@@ -23,8 +24,7 @@ import polars as pl
 
 from stemma.storage.env_numbers import env_number
 from stemma.storage.errors import StagedBundleError
-from stemma.storage.schemas import TableSpec
-from stemma.storage.staging import SENTINEL, bundle_tables
+from stemma.storage.sentinel import SENTINEL, Listing, read_listing
 
 STAGING_TIMEOUT_ENV = "STEMMA_STAGING_TIMEOUT"
 """The environment variable giving the staging timeout in seconds."""
@@ -141,29 +141,33 @@ class Backoff:
         return True
 
 
-def check_bundle(bundle: Path) -> list[TableSpec] | StagingProblem:
+def check_bundle(bundle: Path) -> Listing | StagingProblem:
     """Look once whether a bundle is whole: its directory, its sentinel, every listed file.
 
-    Only the sentinel's Parquet footer is read (to list the tables); the other files are
-    checked for presence.
+    Only the sentinel's Parquet footer is read (to list the tables and their rows); the other
+    files are checked for presence, all from one listing of the directory (a wave checks a
+    thousand bundles: a ``stat`` per file was a third of its claim).
 
     Returns:
-        The bundle's tables in commit order when it can be committed, else what is wrong.
+        What the sentinel lists, when the bundle can be committed, else what is wrong.
     """
-    if not bundle.is_dir():
+    try:
+        with os.scandir(bundle) as entries:
+            present = {entry.name for entry in entries if entry.is_file()}
+    except (FileNotFoundError, NotADirectoryError):
         return _missing(bundle, (), f"the staged bundle {bundle} is not there")
-    if not (bundle / SENTINEL).is_file():
+    if SENTINEL not in present:
         return _missing(bundle, (SENTINEL,), f"{bundle} has no {SENTINEL} (its sentinel)")
     try:
-        specs = bundle_tables(bundle)
+        listing = read_listing(bundle)
     except StagedBundleError as err:
         return _corrupt(bundle, (SENTINEL,), str(err))
-    absent = tuple(s.staged_name for s in specs if not (bundle / s.staged_name).is_file())
+    absent = tuple(s.staged_name for s in listing.tables if s.staged_name not in present)
     if absent:
         return _missing(
             bundle, absent, f"{bundle} lists {', '.join(absent)} in its {SENTINEL}, not there"
         )
-    return specs
+    return listing
 
 
 def check_readable(bundle: Path) -> StagingProblem | None:
@@ -171,7 +175,7 @@ def check_readable(bundle: Path) -> StagingProblem | None:
     checked = check_bundle(bundle)
     if isinstance(checked, StagingProblem):
         return checked
-    for spec in checked:
+    for spec in checked.tables:
         file = bundle / spec.staged_name
         try:
             pl.read_parquet(file)

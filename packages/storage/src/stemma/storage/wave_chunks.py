@@ -8,17 +8,22 @@ memory, 10^6 units under 1 GB). So when a table of a wave holds more than
 :func:`commit_chunk_rows` staged rows (100,000 unless ``$STEMMA_COMMIT_CHUNK_ROWS`` says
 otherwise), the wave is committed a chunk at a time:
 
-1. Each table's files are cut into pieces of at most that many rows, from the Parquet footers
-   alone (:func:`chunk_plan`; a table small on disk is one piece, unread): runs of consecutive
-   whole files (read together, in parallel, as a whole commit reads them), or row groups of
-   one file too large for a chunk (staged files are written in row groups of 16,384 rows). A
-   truncated file fails here.
-2. Every piece is read through, keeping nothing, so a garbled file is found (and its bundle
-   quarantined) before anything is appended, as with a whole read.
+1. Each table's files are cut into pieces of at most that many rows (:func:`chunk_plan`), from
+   the row counts the bundles' sentinels record (:mod:`stemma.storage.sentinel`, read by the
+   wave's claim), else from the Parquet footers (a table small on disk is one piece, unread):
+   runs of consecutive whole files (read together, in parallel, as a whole commit reads them),
+   or row groups of one file too large for a chunk (staged files are written in row groups of
+   16,384 rows).
+2. Every piece is read through, one at a time, so a garbled file is found (and its bundle
+   quarantined) before anything is appended, as with a whole read; the rows of a piece of many
+   files are kept on disk in the wave, not in memory (:mod:`stemma.storage.chunked_commit`).
 3. Each table, in commit order, is appended a piece at a time. The first piece carries the
    wave's Delta application transaction and piece ``k`` after it ``{wave transaction}-{k}``,
    so a commit interrupted between pieces and run again (by ``recover()``) skips the pieces a
-   table already holds: the plan is the same every time, because the files and their order are.
+   table already holds: the plan is the same every time, because the files and their order are
+   (and a file's rows are the same whether its sentinel records them or its footer says).
+
+This module makes the plan and reads a piece; :mod:`stemma.storage.chunked_commit` does 2 and 3.
 
 Every content and index row is committed before any edge, output or execution row, as in a
 whole commit; a reader may see part of a large step's executions before its final event, which
@@ -39,14 +44,10 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from stemma.core.layout import RootLayout
-from stemma.storage.commit import commit_frames
 from stemma.storage.env_numbers import env_number
 from stemma.storage.errors import StagedBundleError
-from stemma.storage.schemas import ARTIFACT_INDEX, EXECUTIONS, STEP_OUTPUTS, TableSpec, commit_order
+from stemma.storage.schemas import TableSpec
 from stemma.storage.staging import read_staged_files
-from stemma.storage.tables import read_table
-from stemma.storage.worker_logs import fill_worker_logs
 
 CHUNK_ROWS_ENV = "STEMMA_COMMIT_CHUNK_ROWS"
 DEFAULT_CHUNK_ROWS = 100_000
@@ -79,57 +80,58 @@ class Piece:
 
 
 def chunk_plan(
-    files: Mapping[TableSpec, Sequence[Path]], rows: int
+    files: Mapping[TableSpec, Sequence[Path]],
+    rows: int,
+    counts: Mapping[Path, int] | None = None,
 ) -> dict[TableSpec, list[Piece]]:
     """Per table, its files cut into pieces of at most ``rows`` rows.
 
-    Row counts come from the Parquet footers, read only for tables that are not small on disk.
-    A piece is as many consecutive files as fit, or, for a file larger than ``rows``, as many of
-    its row groups as fit (at least one). The plan depends only on the files, so a commit run
-    again after a crash cuts the same pieces.
+    A file's rows are taken from ``counts`` (what its bundle's sentinel records), else from its
+    Parquet footer; the footers of a table with a file missing from ``counts`` are read only if
+    the table is not small on disk. A piece is as many consecutive files as fit, or, for a file
+    larger than ``rows``, as many of its row groups as fit (at least one; the footer of such a
+    file is always read). The plan depends only on the files, so a commit run again after a
+    crash cuts the same pieces.
 
     Raises:
-        StagedBundleError: a file's footer cannot be read (a truncated file).
+        StagedBundleError: a footer that had to be read cannot be (a truncated file).
     """
+    known: Mapping[Path, int] = counts if counts is not None else {}
     plan: dict[TableSpec, list[Piece]] = {}
     for spec, found in files.items():
-        small = sum(_disk_size(file) for file in found) < rows * MIN_STAGED_ROW_BYTES
-        if small or _row_count(found) <= rows:
+        if _fits(found, known, rows):
             plan[spec] = [Piece(tuple(found))] if found else []
             continue
         pieces = plan[spec] = []
         group: list[Path] = []
         held = 0
         for file in found:
-            meta = _footer(file)
-            if meta.num_rows > rows:
+            size = known.get(file)
+            if size is None:
+                size = _footer(file).num_rows
+            if size > rows:
                 if group:
                     pieces.append(Piece(tuple(group)))
                     group, held = [], 0
-                pieces.extend(_split(file, meta, rows))
+                pieces.extend(_split(file, _footer(file), rows))
                 continue
-            if group and held + meta.num_rows > rows:
+            if group and held + size > rows:
                 pieces.append(Piece(tuple(group)))
                 group, held = [], 0
             group.append(file)
-            held += meta.num_rows
+            held += size
         if group:
             pieces.append(Piece(tuple(group)))
     return plan
 
 
-def verify_readable(plan: Mapping[TableSpec, Sequence[Piece]]) -> None:
-    """Read every piece through, keeping nothing.
-
-    (Keeping the tables of one piece would save their second read, but they would all be held
-    while the large tables are appended: measured, that doubled the committer's peak.)
-
-    Raises:
-        StagedBundleError: a file cannot be read whole.
-    """
-    for spec, pieces in plan.items():
-        for piece in pieces:
-            read_piece(spec, piece)
+def _fits(files: Sequence[Path], counts: Mapping[Path, int], rows: int) -> bool:
+    """Whether ``files`` hold at most ``rows`` rows, reading no footer if it can be helped."""
+    if all(file in counts for file in files):
+        return sum(counts[file] for file in files) <= rows
+    if sum(_disk_size(file) for file in files) < rows * MIN_STAGED_ROW_BYTES:
+        return True
+    return _row_count(files) <= rows
 
 
 def read_piece(spec: TableSpec, piece: Piece) -> pl.DataFrame:
@@ -147,92 +149,6 @@ def read_piece(spec: TableSpec, piece: Piece) -> pl.DataFrame:
         raise StagedBundleError(f"cannot read staged {spec.name} rows from {file}: {err}") from err
     frame = cast(pl.DataFrame, pl.from_arrow(table))  # pyright: ignore[reportUnknownMemberType]
     return frame.cast(spec.polars_schema).select(spec.columns)
-
-
-def commit_chunked(
-    layout: RootLayout,
-    plan: Mapping[TableSpec, Sequence[Piece]],
-    *,
-    transaction: str,
-    worker_logs: Mapping[str, str],
-    only_committed_outputs: bool,
-) -> bool:
-    """Append every table's staged rows in chunks, in commit order; return whether any landed.
-
-    Args:
-        layout: the store root.
-        plan: per table, the pieces of its staged files (:func:`chunk_plan`), in order.
-        transaction: the wave's application transaction; the first chunk commits as it, chunk
-            ``k`` after it as ``{transaction}-{k}``.
-        worker_logs: per execution run id, the worker log to fill in where none was recorded.
-        only_committed_outputs: drop step outputs that name artifacts the store does not hold
-            (bundles were left out of the wave).
-    """
-    wrote = False
-    for spec in commit_order(plan):
-        outputs = _OutputRoles() if spec is STEP_OUTPUTS and only_committed_outputs else None
-        number = 0
-        for number, piece in enumerate(plan[spec]):
-            frame = read_piece(spec, piece)
-            if spec is EXECUTIONS:
-                frame = fill_worker_logs(frame, worker_logs)
-            elif outputs is not None:
-                frame = outputs.committed_only(layout, frame)
-            name = _chunk_transaction(transaction, number)
-            wrote = commit_frames(layout, {spec: frame}, name) or wrote
-        if outputs is not None:
-            emptied = outputs.emptied()
-            if not emptied.is_empty():
-                last = _chunk_transaction(transaction, number + 1)
-                wrote = commit_frames(layout, {spec: emptied}, last) or wrote
-    return wrote
-
-
-def _chunk_transaction(transaction: str, number: int) -> str:
-    # The first chunk is the wave's own transaction: a table that a whole commit of the same
-    # wave wrote (the same bundles staged again by a rerun) is then known as written.
-    return transaction if number == 0 else f"{transaction}-{number}"
-
-
-class _OutputRoles:
-    """Step outputs filtered chunk by chunk; a role left with no artifact at all gets a null row.
-
-    (The whole-wave version is ``waves._committed_only``; here a role's artifacts may be spread
-    over several chunks, so emptiness is known only after the last.)
-    """
-
-    def __init__(self) -> None:
-        self._offered: set[tuple[str, str]] = set()
-        self._kept: set[tuple[str, str]] = set()
-
-    def committed_only(self, layout: RootLayout, offered: pl.DataFrame) -> pl.DataFrame:
-        wanted = sorted(set(offered.get_column("artifact_id").drop_nulls()))
-        known = read_table(
-            layout, ARTIFACT_INDEX, pl.col("artifact_id").is_in(wanted), ["artifact_id"]
-        )
-        kept = offered.filter(
-            pl.col("artifact_id").is_null()
-            | pl.col("artifact_id").is_in(known.get_column("artifact_id").implode())
-        )
-        self._offered.update(_roles(offered))
-        self._kept.update(_roles(kept))
-        return kept
-
-    def emptied(self) -> pl.DataFrame:
-        missing = sorted(self._offered - self._kept)
-        return pl.DataFrame(
-            {
-                "step_run_id": [run for run, _ in missing],
-                "role": [role for _, role in missing],
-                "artifact_id": [None] * len(missing),
-            },
-            schema=STEP_OUTPUTS.polars_schema,
-        ).select(STEP_OUTPUTS.columns)
-
-
-def _roles(frame: pl.DataFrame) -> set[tuple[str, str]]:
-    pairs = frame.select("step_run_id", "role").unique().iter_rows()
-    return {(str(run), str(role)) for run, role in pairs}
 
 
 def _footer(file: Path) -> pq.FileMetaData:

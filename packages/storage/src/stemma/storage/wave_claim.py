@@ -1,10 +1,12 @@
 """Claiming a wave's bundles: each verified, moved into the wave under its lock, then sealed.
 
 The first stage of a wave commit (see :mod:`stemma.storage.waves`). Each bundle is checked
-(:func:`~stemma.storage.staging_checks.check_bundle`) before it is moved: one whose files have
-not all appeared yet is looked at again with exponential backoff, its lock released while
-waiting so its writer can finish, up to a deadline shared by the whole wave, so a wave waits
-at most the staging timeout however many bundles are late. Then:
+(:func:`~stemma.storage.staging_checks.check_bundle`: one listing of its directory and its
+sentinel's footer, whose tables and row counts the claim hands on, so the commit plans its
+reads without opening another file) before it is moved: one whose files have not all appeared
+yet is looked at again with exponential backoff, its lock released while waiting so its writer
+can finish, up to a deadline shared by the whole wave, so a wave waits at most the staging
+timeout however many bundles are late. Then:
 
 - a whole bundle is moved into the wave by one atomic rename;
 - a bundle with an unreadable sentinel is quarantined (``quarantine.py``);
@@ -32,7 +34,8 @@ from stemma.storage.execution_rows import step_outputs_frame
 from stemma.storage.locks import bundle_lock
 from stemma.storage.quarantine import quarantine_bundle, quarantine_dir, write_staging_note
 from stemma.storage.retire import retire_bundle
-from stemma.storage.schemas import EXECUTIONS, STEP_OUTPUTS, TableSpec
+from stemma.storage.schemas import EXECUTIONS, STEP_OUTPUTS
+from stemma.storage.sentinel import Listing
 from stemma.storage.staging import WAVES, write_durably
 from stemma.storage.staging_checks import Backoff, ProblemKind, StagingProblem, check_bundle
 from stemma.storage.tables import read_table
@@ -50,22 +53,24 @@ def claim(
     bundles: Sequence[Path],
     step_outputs: StepOutputs | None,
     timeout: float,
-) -> dict[Path, list[TableSpec]] | None:
+) -> dict[Path, Listing] | None:
     """Claim and seal a wave (the caller holds the wave's lock); ``None`` if it is empty.
 
     Returns:
-        Each claimed bundle's place in the wave, with the tables its sentinel lists (so the
-        commit does not read every sentinel again).
+        Each claimed bundle's place in the wave, with what its sentinel lists: its tables and
+        their rows (so the commit reads no sentinel or footer again to plan its reads).
 
     Raises:
         StagedBundleError: a bundle is not under ``staging/{step}/{ab}/{cd}/``.
     """
-    claimed: dict[Path, list[TableSpec]] = {}
+    claimed: dict[Path, Listing] = {}
     problems: list[StagingProblem] = []
     backoff = Backoff.for_timeout(timeout)
+    targets: set[Path] = set()  # the wave's step directories made so far: one mkdir each
     try:
         for bundle in sorted({path.absolute() for path in bundles}):
-            outcome = _claim_one(layout, wave, bundle, step_dir_name(layout, bundle), backoff)
+            step_dir = wave / BUNDLES / step_dir_name(layout, bundle)
+            outcome = _claim_one(layout, bundle, step_dir, targets, backoff)
             if isinstance(outcome, StagingProblem):
                 problems.append(outcome)
             elif outcome is not None:
@@ -94,23 +99,29 @@ def write_manifest(wave: Path, claimed: Sequence[Path], problems: Sequence[Stagi
 
 
 def _claim_one(
-    layout: RootLayout, wave: Path, bundle: Path, step_dir: str, backoff: Backoff
-) -> tuple[Path, list[TableSpec]] | StagingProblem | None:
-    """The bundle's place in the wave and tables, the problem keeping it out, or None."""
+    layout: RootLayout, bundle: Path, step_dir: Path, targets: set[Path], backoff: Backoff
+) -> tuple[Path, Listing] | StagingProblem | None:
+    """The bundle's place in the wave and listing, the problem keeping it out, or None.
+
+    ``step_dir`` is where the bundle goes in the wave; ``targets`` the step directories of the
+    wave already made (this one is added once it is).
+    """
     while True:
         with bundle_lock(layout, bundle):
             problem = check_bundle(bundle)
             if not isinstance(problem, StagingProblem):
-                target = wave / BUNDLES / step_dir / bundle.name
-                target.parent.mkdir(parents=True, exist_ok=True)
+                if step_dir not in targets:
+                    step_dir.mkdir(parents=True, exist_ok=True)
+                    targets.add(step_dir)
+                target = step_dir / bundle.name
                 os.rename(bundle, target)
                 return target, problem
             if problem.kind is ProblemKind.CORRUPT:
-                return quarantine_bundle(layout, bundle, problem, step_dir)
-        if not bundle.is_dir() and _taken_elsewhere(layout, bundle, step_dir):
+                return quarantine_bundle(layout, bundle, problem, step_dir.name)
+        if not bundle.is_dir() and _taken_elsewhere(layout, bundle, step_dir.name):
             return None
         if not backoff.wait():
-            write_staging_note(layout, problem, step_dir)
+            write_staging_note(layout, problem, step_dir.name)
             return problem
 
 
@@ -143,10 +154,11 @@ def step_dir_name(layout: RootLayout, bundle: Path) -> str:
     Raises:
         StagedBundleError: ``bundle`` is not a path of that shape under staging.
     """
-    try:
-        parts = bundle.relative_to(layout.staging).parts
-    except ValueError:
-        parts = ()
-    if len(parts) != 4 or parts[1:3] != (bundle.name[0:2], bundle.name[2:4]):
+    # On strings, not ``relative_to``: a wave checks every one of its thousands of bundles.
+    staging = f"{layout.staging}{os.sep}"
+    text = str(bundle)
+    parts = text.removeprefix(staging).split(os.sep) if text.startswith(staging) else []
+    name = bundle.name
+    if len(parts) != 4 or parts[1:] != [name[0:2], name[2:4], name] or "" in parts:
         raise StagedBundleError(f"{bundle} is not a bundle staged under {layout.staging}")
     return parts[0]

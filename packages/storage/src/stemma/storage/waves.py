@@ -14,15 +14,19 @@ which a crash may interrupt without duplicating or losing a row:
    ``commit_staged`` look, so no one commits it on its own. Bundles already gone were taken by
    someone else; a bundle still incomplete at the timeout stays in staging; one with an
    unreadable sentinel is quarantined.
-2. **Commit** the sealed wave: all its bundles read per table (one parallel read per table),
-   concatenated, and appended once per table in commit order, each append carrying the wave's
+2. **Commit** the sealed wave: all its bundles read per table (one parallel read per table,
+   planned from the tables and row counts the claim read in each bundle's sentinel, so no other
+   footer is opened to plan it), concatenated, and appended once per table in commit order,
+   each append carrying the wave's
    Delta application transaction ``stemma-wave-{id}``: a table that already holds it is skipped,
    and artifact rows are deduplicated by id within the wave and against the table. If the read
    fails (a truncated or garbled file), each bundle is read on its own, the unreadable ones are
    quarantined, the wave is sealed again without them, and the rest commits. When bundles were
    left out, the step outputs keep only artifacts that are committed. A wave with a table of
    more staged rows than ``$STEMMA_COMMIT_CHUNK_ROWS`` is committed a chunk at a time instead,
-   so it is never held whole (:mod:`stemma.storage.wave_chunks`).
+   so it is never held whole (:mod:`stemma.storage.wave_chunks`); its staged files are still
+   read once, the rows of a chunk of many files kept on disk in the wave's ``chunks/`` until
+   appended (:mod:`stemma.storage.chunked_commit`).
 3. **Retire** the wave directory (atomic rename out of staging, then removal).
 
 Recovery (:func:`recover_waves`, run by ``recover()`` before single bundles) takes each wave's
@@ -50,12 +54,14 @@ from stemma.core.execution_records import StepOutputs
 from stemma.core.identity import content_id
 from stemma.core.layout import RootLayout
 from stemma.storage.bundle_reads import read_files, staged_files
+from stemma.storage.chunked_commit import SPILL, commit_chunked, read_through
 from stemma.storage.commit import commit_frames
 from stemma.storage.errors import StagedBundleError
 from stemma.storage.locks import bundle_lock
 from stemma.storage.quarantine import quarantine_bundle
 from stemma.storage.retire import retire_bundle
 from stemma.storage.schemas import ARTIFACT_INDEX, STEP_OUTPUTS, TableSpec
+from stemma.storage.sentinel import Listing
 from stemma.storage.staging import (
     WAVES,
     matches_step,
@@ -69,13 +75,7 @@ from stemma.storage.staging_checks import (
     staging_timeout,
 )
 from stemma.storage.tables import read_table
-from stemma.storage.wave_chunks import (
-    Piece,
-    chunk_plan,
-    commit_chunk_rows,
-    commit_chunked,
-    verify_readable,
-)
+from stemma.storage.wave_chunks import Piece, chunk_plan, commit_chunk_rows
 from stemma.storage.wave_claim import BUNDLES, MANIFEST, claim, unclaim, write_manifest
 from stemma.storage.worker_logs import read_worker_logs
 
@@ -154,7 +154,7 @@ def recover_waves(layout: RootLayout, step_name: str | None = None) -> int:
 
 
 def _commit_sealed(
-    layout: RootLayout, wave: Path, claimed: Mapping[Path, list[TableSpec]] | None = None
+    layout: RootLayout, wave: Path, claimed: Mapping[Path, Listing] | None = None
 ) -> WaveReport:
     manifest = cast(dict[str, Any], json.loads((wave / MANIFEST).read_text()))
     problems = [StagingProblem.from_dict(p) for p in manifest.get("problems", [])]
@@ -163,7 +163,7 @@ def _commit_sealed(
     bundles = [wave / BUNDLES / str(relative) for relative in manifest["bundles"]]
     bundles = [bundle for bundle in bundles if bundle.is_dir()]
     try:
-        staged = _read(bundles, claimed)
+        staged = _read(wave, bundles, claimed)
     except StagedBundleError:
         # No append has happened: a commit that got past this read found every file readable.
         unreadable = _quarantine_unreadable(layout, wave, bundles)
@@ -172,7 +172,7 @@ def _commit_sealed(
         problems.extend(unreadable)
         bundles = [b for b in bundles if b.name not in {p.bundle.name for p in unreadable}]
         write_manifest(wave, bundles, problems)
-        staged = _read(bundles)
+        staged = _read(wave, bundles)
     transaction = f"stemma-wave-{wave.name.removeprefix('wave-')}"
     outputs = wave / STEP_OUTPUTS.staged_name
     if isinstance(staged, dict):
@@ -192,6 +192,7 @@ def _commit_sealed(
             transaction=transaction,
             worker_logs=read_worker_logs(bundles),
             only_committed_outputs=bool(problems),
+            spilled=staged.spilled,
         )
     retire_bundle(layout, wave, background=True)
     return WaveReport(committed=len(bundles) if wrote else 0, problems=tuple(problems))
@@ -200,10 +201,12 @@ def _commit_sealed(
 @dataclass(frozen=True)
 class _Chunked:
     plan: dict[TableSpec, list[Piece]]
+    spilled: dict[tuple[TableSpec, int], Path]
+    """The pieces whose rows the read-through kept in the wave (``chunked_commit.py``)."""
 
 
 def _read(
-    bundles: Sequence[Path], checked: Mapping[Path, list[TableSpec]] | None = None
+    wave: Path, bundles: Sequence[Path], checked: Mapping[Path, Listing] | None = None
 ) -> dict[TableSpec, pl.DataFrame] | _Chunked:
     """The wave's rows per table, or, when a table is too large to hold whole, its chunk plan.
 
@@ -212,12 +215,11 @@ def _read(
     Raises:
         StagedBundleError: a bundle is incomplete, or a file cannot be read.
     """
-    files = staged_files(bundles, checked)
-    plan = chunk_plan(files, commit_chunk_rows())
+    staged = staged_files(bundles, checked)
+    plan = chunk_plan(staged.files, commit_chunk_rows(), staged.rows)
     if all(len(pieces) <= 1 for pieces in plan.values()):
-        return read_files(files, bundles)
-    verify_readable(plan)
-    return _Chunked(plan)
+        return read_files(staged.files, bundles)
+    return _Chunked(plan, read_through(plan, wave / SPILL))
 
 
 def _quarantine_unreadable(
