@@ -145,8 +145,8 @@ def check_bundle(bundle: Path) -> Listing | StagingProblem:
     """Look once whether a bundle is whole: its directory, its sentinel, every listed file.
 
     Only the sentinel's Parquet footer is read (to list the tables and their rows); the other
-    files are checked for presence, all from one listing of the directory (a wave checks a
-    thousand bundles: a ``stat`` per file was a third of its claim).
+    files are checked for presence, all from one listing of the directory (a wave checks
+    thousands of bundles, and a ``stat`` per file would cost a third of their claim).
 
     Returns:
         What the sentinel lists, when the bundle can be committed, else what is wrong.

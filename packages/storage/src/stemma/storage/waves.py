@@ -17,16 +17,16 @@ which a crash may interrupt without duplicating or losing a row:
 2. **Commit** the sealed wave: all its bundles read per table (one parallel read per table,
    planned from the tables and row counts the claim read in each bundle's sentinel, so no other
    footer is opened to plan it), concatenated, and appended once per table in commit order,
-   each append carrying the wave's
-   Delta application transaction ``stemma-wave-{id}``: a table that already holds it is skipped,
-   and artifact rows are deduplicated by id within the wave and against the table. If the read
-   fails (a truncated or garbled file), each bundle is read on its own, the unreadable ones are
-   quarantined, the wave is sealed again without them, and the rest commits. When bundles were
-   left out, the step outputs keep only artifacts that are committed. A wave with a table of
-   more staged rows than ``$STEMMA_COMMIT_CHUNK_ROWS`` is committed a chunk at a time instead,
-   so it is never held whole (:mod:`stemma.storage.wave_chunks`); its staged files are still
-   read once, the rows of a chunk of many files kept on disk in the wave's ``chunks/`` until
-   appended (:mod:`stemma.storage.chunked_commit`).
+   each append carrying the wave's Delta application transaction ``stemma-wave-{id}``: a table
+   that already holds it is skipped, and artifact rows are deduplicated by id within the wave
+   and against the table. If the read fails (a truncated or garbled file), each bundle is read
+   on its own, the unreadable ones are quarantined, the wave is sealed again without them, and
+   the rest commits. When bundles were left out, the step outputs keep only artifacts that are
+   committed. A wave with a table of more staged rows than ``$STEMMA_COMMIT_CHUNK_ROWS`` is
+   committed a chunk at a time instead, so it is never held whole
+   (:mod:`stemma.storage.wave_chunks`); its staged files are still read once, the rows of a
+   chunk of many files kept on disk in the wave's ``chunks/`` until appended
+   (:mod:`stemma.storage.chunked_commit`).
 3. **Retire** the wave directory (atomic rename out of staging, then removal).
 
 Recovery (:func:`recover_waves`, run by ``recover()`` before single bundles) takes each wave's
