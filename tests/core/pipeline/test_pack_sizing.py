@@ -36,11 +36,12 @@ def test_slow_units_shrink_packs_at_once_down_to_one() -> None:
     assert sizer.size == 1
 
 
-def test_a_pack_takes_no_more_than_its_share_of_what_waits() -> None:
+def test_a_pack_takes_its_share_of_what_waits_but_not_less_than_an_eighth_of_the_size() -> None:
     sizer = PackSizer(fixed=None, workers=4, size=100)
     assert sizer.next_size(waiting=1_000) == 100
-    assert sizer.next_size(waiting=10) == 3  # the last units spread over every worker
-    assert sizer.next_size(waiting=1) == 1
+    assert sizer.next_size(waiting=200) == 50  # the last units spread over every worker
+    assert sizer.next_size(waiting=40) == 12  # but do not dwindle into tiny packs
+    assert PackSizer(fixed=None, workers=4, size=4).next_size(waiting=1) == 1
 
 
 def test_a_fixed_units_per_worker_is_never_resized() -> None:

@@ -9,10 +9,11 @@ does:
 
 - the first packs hold one unit each, so a step of slow units runs exactly as it always did;
 - after each pack comes back, the next holds ``TARGET_PACK_SECONDS`` of work at the speed seen
-  so far: at most ``GROWTH`` times the last size and at most ``MAX_PACK_UNITS``; slower units
-  shrink it at once;
+  so far (the pack's wall time from submission, so its own cost counts): at most ``GROWTH``
+  times the last size and at most ``MAX_PACK_UNITS``; slower units shrink it at once;
 - a pack never takes more than its share of what is waiting (waiting ÷ workers), so the last
-  units of a window still spread over every worker;
+  units of a window still spread over every worker, nor, for that, less than an eighth of the
+  size (about 60 ms of work): the window's last packs do not dwindle to one unit each;
 - a pack of several units whose worker died is sent again one unit per pack
   (:meth:`PackQueue.send_alone`), so only the unit that kills its worker fails, as if every
   unit had its own worker (nothing of the dead pack was staged; the others run once more).
@@ -31,11 +32,13 @@ from typing import Generic, TypeVar
 _T = TypeVar("_T")
 
 TARGET_PACK_SECONDS = 0.5
-"""Work per pack that sized packs aim at: the per-pack cost (milliseconds) is then a few
+"""Work per pack that sized packs aim at: the per-pack cost (tens of milliseconds) is then a few
 percent, and a graceful cancel or a progress update still comes within about that long."""
 GROWTH = 8
 """A pack holds at most this many times the units of the last size: one quick pack (a unit
 that failed at once) does not make the next pack huge."""
+TAIL_DIVISOR = 8
+"""A window's last packs keep at least the size divided by this (:meth:`PackSizer.next_size`)."""
 MAX_PACK_UNITS = 512
 """The most units a sized pack holds: a worker that dies takes at most this many units' work
 with it (they run again), and a pack's bundle stays small."""
@@ -67,7 +70,9 @@ class PackSizer:
         if self.fixed is not None:
             return self.fixed
         share = -(-waiting // max(1, self.workers))
-        return max(1, min(self.size, share))
+        # (never below an eighth of the size: halving down to one unit would end every window
+        # with a string of tiny packs, each paying the whole per-pack cost)
+        return max(1, min(self.size, max(share, self.size // TAIL_DIVISOR)))
 
     def observe(self, units: int, seconds: float) -> None:
         """A pack of ``units`` units came back ``seconds`` after it was sent."""
