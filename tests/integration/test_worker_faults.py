@@ -67,6 +67,7 @@ def test_a_worker_dying_in_a_pack_of_quick_units_fails_only_its_own_unit(
     pipeline.finalize()
     assert (dying.succeeded_count, dying.failed_count) == (39, 1)
     assert dying.metadata["status"] == "completed"
-    # It died twice: in a pack with others, then alone (a pack of one is not sent again).
-    assert len(deaths.read_text().splitlines()) == 2
+    # It died in a pack with others, then alone (a pack of one is not sent again; the pool may
+    # also rerun a pack it could not yet blame, so "at least").
+    assert len(deaths.read_text().splitlines()) >= 2
     assert len(_failure_logs(tmp_path / "root")) == 1

@@ -44,9 +44,27 @@ def test_a_pack_takes_its_share_of_what_waits_but_not_less_than_an_eighth_of_the
     assert PackSizer(fixed=None, workers=4, size=4).next_size(waiting=1) == 1
 
 
+def test_a_pack_out_too_long_shrinks_the_next_ones_but_never_grows_them() -> None:
+    sizer = PackSizer(fixed=None, workers=2, size=400)
+    sizer.overdue(units=400, seconds=400 * TARGET_PACK_SECONDS / 50)  # at least this slow
+    assert sizer.size == 50
+    sizer.overdue(units=10, seconds=1e-3)  # a lower bound that says "fast" says nothing
+    assert sizer.size == 50
+
+
+def test_a_pack_whose_worker_died_makes_the_next_ones_much_smaller() -> None:
+    sizer = PackSizer(fixed=None, workers=2, size=512)
+    sizer.died(units=512)
+    assert sizer.size == 512 // GROWTH
+    sizer.died(units=3)
+    assert sizer.size == 1
+
+
 def test_a_fixed_units_per_worker_is_never_resized() -> None:
     sizer = PackSizer(fixed=7, workers=2)
     sizer.observe(units=7, seconds=0.0001)
+    sizer.overdue(units=7, seconds=100.0)
+    sizer.died(units=7)
     assert not sizer.sized
     assert sizer.next_size(waiting=3) == 7
     assert sizer.per_pack == 7
@@ -67,5 +85,5 @@ def test_units_sent_alone_go_first_one_per_pack_and_are_counted_as_sent_again() 
     assert queue.take(3) == [[0], [1], [2, 3]]
     assert queue.taken_again == 2
     queue.send_alone([9])
-    queue.clear()
+    assert queue.clear() == 1  # one unit dropped had been sent before
     assert not queue

@@ -78,12 +78,29 @@ class PackSizer:
         """A pack of ``units`` units came back ``seconds`` after it was sent."""
         if self.fixed is not None or units < 1:
             return
-        per_unit = max(seconds, 1e-6) / units
-        ideal = int(TARGET_PACK_SECONDS / per_unit)
+        ideal = int(TARGET_PACK_SECONDS * units / max(seconds, 1e-6))
         if ideal > self.size:
             self.size = min(ideal, self.size * GROWTH, MAX_PACK_UNITS)
         else:
             self.size = max(1, ideal)
+
+    def overdue(self, units: int, seconds: float) -> None:
+        """A pack of ``units`` units sent ``seconds`` ago has not come back: shrink, never grow.
+
+        Its units are slower than the size assumed; the packs sent meanwhile should not be
+        as large (the late pack itself runs on).
+        """
+        if self.fixed is None and units > 0:
+            self.size = max(1, min(self.size, int(TARGET_PACK_SECONDS * units / seconds)))
+
+    def died(self, units: int) -> None:
+        """A pack of ``units`` units lost its worker: the next packs are much smaller.
+
+        (A pack's records and artifacts are held until it is staged, so a pack too large for
+        the worker's memory would otherwise be tried again and again at the same size.)
+        """
+        if self.fixed is None:
+            self.size = max(1, min(self.size, units // GROWTH))
 
 
 class PackQueue(Generic[_T]):
@@ -116,7 +133,9 @@ class PackQueue(Generic[_T]):
         """Send these units again, each in a pack of its own, before any other."""
         self._alone.extend(units)
 
-    def clear(self) -> None:
-        """Drop every waiting unit (a stop)."""
+    def clear(self) -> int:
+        """Drop every waiting unit (a stop); return how many of them had been sent before."""
+        again = len(self._alone)
         self._units.clear()
         self._alone.clear()
+        return again

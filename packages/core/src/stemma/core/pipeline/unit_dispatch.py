@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
 from typing import Any
@@ -12,7 +12,7 @@ from typing import Any
 from stemma.core.backends.base import WaveRequest
 from stemma.core.cancel_levels import CancelLevel
 from stemma.core.execution_records import ExecutionRecord
-from stemma.core.pipeline.pack_sizing import PackQueue, PackSizer
+from stemma.core.pipeline.pack_sizing import TARGET_PACK_SECONDS, PackQueue, PackSizer
 from stemma.core.pipeline.planned_step import FailurePolicy, FileInputs, PlannedStep
 from stemma.core.pipeline.run_context import PipelineContext
 from stemma.core.pipeline.scheduler_logs import keep_worker_log, worker_log_of
@@ -22,6 +22,8 @@ from stemma.core.run_ids import job_name, new_attempt_id, run_tag
 
 _SAMPLE_SECONDS = 0.5
 """How often the backend samples its workers' memory while a step waits for units."""
+_OVERDUE = 2
+"""A sized pack out for this many times its target has slower units than assumed."""
 
 
 def promote_files(ctx: PipelineContext, step: PlannedStep, step_run_id: str) -> None:
@@ -85,7 +87,9 @@ def execute_units(
                 fresh = sum(len(pack) for pack in wave) - queue.taken_again  # counted once
                 ctx.monitor.units_sent(step.number, fresh)
         else:
-            queue.clear()
+            dropped = queue.clear()  # units sent once already count as sent: close them
+            if dropped:
+                ctx.monitor.units_back(step.number, succeeded=0, failed=0, cancelled=dropped)
             pending = {f: p for f, p in pending.items() if not f.cancel()}  # drop the unstarted
         if not pending:
             break
@@ -94,9 +98,11 @@ def execute_units(
             sample()
         if job_states is not None:  # a scheduler's element states, from its own last poll
             ctx.monitor.step_jobs(step.number, dict(job_states(step.number)))
+        _shrink_for_late(sizer, pending.values())
         for future in done:
             sent = pending.pop(future)
             if _died_sized(ctx, sizer, sent.pack, future):
+                sizer.died(len(sent.pack))
                 queue.send_alone(sent.pack)  # so that only the unit that kills a worker fails
                 continue
             sizer.observe(len(sent.pack), time.monotonic() - sent.at)
@@ -116,6 +122,14 @@ class _Sent:
     pack: list[ExecutionUnit]
     at: float
     """When it was submitted (``time.monotonic``)."""
+
+
+def _shrink_for_late(sizer: PackSizer, pending: Iterable[_Sent]) -> None:
+    """Packs out well past their target hold slower units than assumed: send smaller ones."""
+    now = time.monotonic()
+    for sent in pending:
+        if now - sent.at > _OVERDUE * TARGET_PACK_SECONDS:
+            sizer.overdue(len(sent.pack), now - sent.at)
 
 
 def _died_sized(
