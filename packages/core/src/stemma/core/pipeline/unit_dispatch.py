@@ -117,19 +117,26 @@ def execute_units(
     return outcomes
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Sent:
     pack: list[ExecutionUnit]
     at: float
     """When it was submitted (``time.monotonic``)."""
+    late: bool = False
+    """It was found out past its target once (and shrank the packs sent after it)."""
 
 
 def _shrink_for_late(sizer: PackSizer, pending: Iterable[_Sent]) -> None:
-    """Packs out well past their target hold slower units than assumed: send smaller ones."""
+    """A pack of several units out well past its target holds slower units than assumed.
+
+    Packs sent after it are made smaller, once per late pack: a pack's own units cannot be
+    split, and a long straggler must not pin every later pack at one unit while it runs.
+    """
     now = time.monotonic()
     for sent in pending:
-        if now - sent.at > _OVERDUE * TARGET_PACK_SECONDS:
+        if not sent.late and len(sent.pack) > 1 and now - sent.at > _OVERDUE * TARGET_PACK_SECONDS:
             sizer.overdue(len(sent.pack), now - sent.at)
+            sent.late = True
 
 
 def _died_sized(
