@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
@@ -12,7 +11,6 @@ import pytest
 import stemma.storage.wave_chunks as wave_chunks
 from stemma.core.execution_records import ExecutionRecord, StepOutputs
 from stemma.core.layout import RootLayout
-from stemma.core.operations.drafts import FinalizedArtifact
 from stemma.storage import (
     ARTIFACT_INDEX,
     EXECUTION_EDGES,
@@ -29,10 +27,7 @@ from stemma.storage.staging_checks import check_bundle
 from stemma.storage.wave_chunks import CHUNK_ROWS_ENV, Piece, chunk_plan
 from stemma.storage.wave_claim import step_dir_name
 
-from .conftest import delta_transactions
-
-RecordFactory = Callable[..., ExecutionRecord]
-MetricFactory = Callable[..., FinalizedArtifact]
+from .conftest import MetricFactory, RecordFactory, delta_transactions
 
 
 def _records(make_record: RecordFactory, make_metric: MetricFactory) -> list[ExecutionRecord]:

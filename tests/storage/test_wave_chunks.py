@@ -8,7 +8,7 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,6 @@ import stemma.storage.staging as staging
 import stemma.storage.wave_chunks as wave_chunks
 import stemma.storage.waves as waves
 from stemma.core.execution_records import ExecutionRecord, StepOutputs
-from stemma.core.operations.drafts import FinalizedArtifact
 from stemma.storage import (
     ARTIFACT_INDEX,
     EXECUTION_EDGES,
@@ -33,10 +32,8 @@ from stemma.storage import (
 from stemma.storage.staging_checks import ProblemKind
 from stemma.storage.wave_chunks import CHUNK_ROWS_ENV, Piece, commit_chunk_rows
 
-from .conftest import delta_transactions
+from .conftest import MetricFactory, RecordFactory, delta_transactions
 
-RecordFactory = Callable[..., ExecutionRecord]
-MetricFactory = Callable[..., FinalizedArtifact]
 TINY = "1"
 """Chunks of one row: every staged file (or row group) is a chunk of its own."""
 WAVE_TABLES = (METRICS, ARTIFACT_INDEX, EXECUTION_EDGES, STEP_OUTPUTS, EXECUTIONS)
@@ -84,6 +81,15 @@ def _rows(store: DeltaStore, spec: TableSpec) -> pl.DataFrame:
     return pl.read_delta(str(path)).sort(SORT_KEYS[spec], nulls_last=True)
 
 
+def _same_rows(store: DeltaStore, whole: DeltaStore) -> None:
+    for spec in WAVE_TABLES:
+        assert (
+            _rows(store, spec)
+            .drop("worker_log", strict=False)
+            .equals(_rows(whole, spec).drop("worker_log", strict=False))
+        ), spec.name
+
+
 def _whole(tmp_path: Path, records: list[ExecutionRecord], outputs: StepOutputs) -> DeltaStore:
     """The same wave committed whole, for comparison."""
     store = DeltaStore(tmp_path / "whole")
@@ -106,12 +112,7 @@ def test_a_large_wave_commits_in_chunks_the_same_rows_as_a_whole_commit(
 
     assert chunked.commit_executions(bundles, step_outputs=outputs) == 7
 
-    for spec in WAVE_TABLES:
-        assert (
-            _rows(chunked, spec)
-            .drop("worker_log", strict=False)
-            .equals(_rows(whole, spec).drop("worker_log", strict=False))
-        ), spec.name
+    _same_rows(chunked, whole)
     # Every file is larger than the budget: one chunk each (each metric file holds an artifact
     # that no earlier chunk held, so each chunk appends).
     assert len(delta_transactions(chunked, METRICS)) == 7
@@ -178,12 +179,7 @@ def test_kill_9_between_chunks_then_recover_commits_every_row_once(
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(CHUNK_ROWS_ENV, TINY)
         assert DeltaStore(store.layout.root).recover() == 7
-    for spec in WAVE_TABLES:
-        assert (
-            _rows(store, spec)
-            .drop("worker_log", strict=False)
-            .equals(_rows(whole, spec).drop("worker_log", strict=False))
-        ), spec.name
+    _same_rows(store, whole)
     assert store.recover() == 0
 
 
@@ -267,15 +263,6 @@ def _chunked_with_spill(
     monkeypatch.setattr(chunked_commit, "SPILL_FILES", 2)
     store = DeltaStore(tmp_path / "chunked")
     return store, [store.stage_execution(r) for r in records], outputs, whole
-
-
-def _same_rows(store: DeltaStore, whole: DeltaStore) -> None:
-    for spec in WAVE_TABLES:
-        assert (
-            _rows(store, spec)
-            .drop("worker_log", strict=False)
-            .equals(_rows(whole, spec).drop("worker_log", strict=False))
-        ), spec.name
 
 
 def test_a_piece_of_many_files_is_appended_from_its_spill_not_read_again_from_staging(
