@@ -40,9 +40,15 @@ class FileLock:
         Without a timeout the wait blocks in the kernel (no polling latency); with one, it
         polls with backoff.
         """
-        if self.create_parents:
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except FileNotFoundError:
+            if not self.create_parents:
+                raise
+            # (made only when missing: a wave commit takes thousands of locks in a row, and a
+            # mkdir before each cost a fifth of each)
             self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             acquired = self._wait(fd, timeout)
         except BaseException:  # interrupted (KeyboardInterrupt included): never leak the fd

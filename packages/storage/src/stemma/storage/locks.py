@@ -42,7 +42,8 @@ def bundle_lock(layout: RootLayout, bundle: Path) -> Generator[None, None, None]
     """
     path = bundle_lock_path(layout, bundle)
     while True:
-        lock = _acquired(path)
+        lock = FileLock(path)
+        lock.acquire()
         if path.exists():
             break
         lock.release()  # its holder deleted it under us: queue on the current file instead
@@ -54,18 +55,3 @@ def bundle_lock(layout: RootLayout, bundle: Path) -> Generator[None, None, None]
                 path.unlink(missing_ok=True)
         finally:
             lock.release()
-
-
-def _acquired(path: Path) -> FileLock:
-    """The lock on ``path``, held; its directory is made only when it is not there yet.
-
-    (A wave takes thousands of bundle locks in a row; a ``mkdir`` before each would cost a
-    fifth of the time each lock takes.)
-    """
-    try:
-        lock = FileLock(path, create_parents=False)
-        lock.acquire()
-    except FileNotFoundError:
-        lock = FileLock(path)
-        lock.acquire()
-    return lock
