@@ -26,6 +26,7 @@ class StemmaUnits:
     def __init__(self, n: int, workdir: pathlib.Path, workers: int) -> None:
         self.n, self.root, self.workers = n, workdir / "stemma-root", workers
         self.pipeline: Any = None
+        # (None, as ``stemma_defaults`` sets it: packs sized as they come back, the default)
         self.units_per_worker: int | None = max(1, min(UNITS_PER_WORKER, -(-n // (2 * workers))))
 
     def _step(self, pipeline: Any, tag: int) -> Any:
@@ -35,7 +36,6 @@ class StemmaUnits:
             params={"tag": tag},
             inputs={"items": made.output("metrics")},
             execution={"artifacts_per_unit": 1, "units_per_worker": self.units_per_worker},
-            # (None: packs sized as they come back, the default)
         )
         assert result.success, result
         assert result.total_count == self.n, result
