@@ -52,7 +52,7 @@ def read_table(
     if not table_exists(path):
         frame = spec.empty()
     else:
-        scan = pl.scan_delta(open_table(path))
+        scan = scan_table(open_table(path))
         if predicate is not None:
             scan = scan.filter(predicate)
         frame = scan.collect()
@@ -125,6 +125,17 @@ def open_table(path: Path) -> DeltaTable:
     return table
 
 
+def scan_table(table: DeltaTable) -> pl.LazyFrame:
+    """A lazy scan of ``table`` that also works under a root whose path needs escaping.
+
+    delta-rs hands out file URIs with a space escaped (``%20``), which polars' Delta scan then
+    looks for verbatim; such a root is read through a pyarrow dataset instead.
+    """
+    if "%" in table.table_uri:
+        return pl.scan_pyarrow_dataset(table.to_pyarrow_dataset())
+    return pl.scan_delta(table)
+
+
 def _open_or_create(path: Path, spec: TableSpec) -> DeltaTable:
     if table_exists(path):
         return open_table(path)
@@ -138,7 +149,7 @@ def _new_rows(table: DeltaTable, spec: TableSpec, frame: pl.DataFrame) -> pl.Dat
     unique = frame.unique(subset=spec.key, keep="first", maintain_order=True)
     keys = unique.get_column(spec.key)
     present = (
-        pl.scan_delta(table)
+        scan_table(table)
         .select(spec.key)
         .filter(pl.col(spec.key).is_in(keys.implode()))
         .collect()
