@@ -58,6 +58,8 @@ class OperationKind(StrEnum):
     """In a subprocess over DataFrames of its inputs: ``execute_curator``."""
     COMPOSITE = "composite"
     """Other operations wired in ``compose(ctx)``: collapsed in one worker, or expanded."""
+    FUNCTION = "function"
+    """A lazy function step: one unit that calls a plain function and publishes its ``OUT``."""
 
 
 class NoParams(BaseModel, frozen=True, extra="forbid"):
@@ -94,6 +96,8 @@ class OperationDefinition(BaseModel):
     """The params model; subclasses replace it with a nested class."""
     kind: ClassVar[OperationKind] = OperationKind.CREATOR
     """Set when the class is defined: curator when ``execute_curator`` is overridden."""
+    loads_inputs: ClassVar[bool] = True
+    """Whether a worker reads the unit's input artifacts from the store before it runs."""
 
     if not TYPE_CHECKING:  # declared per subclass, with its own Params type
         params: BaseModel = Field(default_factory=NoParams)
@@ -184,6 +188,18 @@ class OperationDefinition(BaseModel):
     def is_curator(cls) -> bool:
         """Whether the class overrides ``execute_curator``."""
         return cls.kind is OperationKind.CURATOR
+
+    def label(self) -> str:
+        """What records name the operation by: its registered name."""
+        return self.name or type(self).__name__
+
+    def version_label(self) -> str:
+        """The version records carry and both keys hold: the class's ``version``."""
+        return type(self).version
+
+    def event_params(self) -> dict[str, Any]:
+        """What a step's events record as its params (``stemma explain`` diffs them)."""
+        return {"params": self.key_params(), "overrides": self.overrides()}
 
     def params_model(self) -> BaseModel:
         """The validated params, typed as their base class (subclasses use ``self.params``)."""

@@ -53,6 +53,9 @@ class LifecycleOutcome:
     """One line saying what went wrong."""
     tool_output: str | None = None
     """The last lines the lifecycle printed."""
+    reply: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    """What the orchestrator is told beyond the record and never committed (a function
+    step's return value, which its caller gets back without reading the store)."""
 
 
 def failure_outcome(

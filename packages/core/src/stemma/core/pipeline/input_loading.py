@@ -53,6 +53,8 @@ def load_inputs(
     Raises:
         LookupError: input artifacts missing from the store (the message lists some).
     """
+    if not unit.operation.loads_inputs:
+        return {}, {}
     roles = unit.inputs()
     specs = type(unit.operation).inputs
     wanted = {artifact_id for ids in roles.values() for artifact_id in ids}
@@ -98,7 +100,13 @@ def _read_window(
     """The inputs of a window's units, with content; None if the read failed (read per unit)."""
     if len(window) == 1:
         return None
-    wanted = {i for unit in window for ids in unit.inputs().values() for i in ids}
+    wanted = {
+        i
+        for unit in window
+        if unit.operation.loads_inputs
+        for ids in unit.inputs().values()
+        for i in ids
+    }
     if not wanted:
         return {}
     try:

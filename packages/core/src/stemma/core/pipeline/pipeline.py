@@ -7,26 +7,23 @@ DAG-parallel (bounded), units go to the backend, commits are serialized.
 
 from __future__ import annotations
 
-import atexit
-import contextlib
 import os
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import polars as pl
 
 from stemma.core.cancel_levels import CancelLevel
 from stemma.core.execution_records import StepEvent
-from stemma.core.live.channel import LiveChannel
 from stemma.core.operations.definition import OperationDefinition
-from stemma.core.pipeline.cancellation import Canceller, print_cancel_summary
+from stemma.core.pipeline.cancellation import print_cancel_summary
 from stemma.core.pipeline.composite_expansion import (
     ExpandedComposite,
     expand_composite,
     with_intermediates,
 )
+from stemma.core.pipeline.engine_run import DEFAULT_PARALLEL_STEPS, EngineRun
 from stemma.core.pipeline.input_validation import build_operation, normalize_inputs
 from stemma.core.pipeline.planned_step import (
     CachePolicy,
@@ -43,11 +40,8 @@ from stemma.core.pipeline.run_history import (
     summarize,
 )
 from stemma.core.pipeline.run_setup import open_context
-from stemma.core.pipeline.step_dispatch import run_step
 from stemma.core.run_ids import new_run_id
 from stemma.core.store import PipelineStore, open_pipeline_store
-
-DEFAULT_PARALLEL_STEPS = 4
 
 
 class Pipeline:
@@ -70,17 +64,9 @@ class Pipeline:
         self._failure_policy = failure_policy
         self._first_step = first_step
         self._earlier = {event.step_name: event for event in earlier}
-        self._threads = ThreadPoolExecutor(parallel_steps, thread_name_prefix="stemma-pipeline")
         self._lock = threading.Lock()
         self._finalized = False
-        self._canceller = Canceller(context)
-        self._live = LiveChannel(
-            context.store.layout.root, context.monitor, self._canceller.request
-        )
-        self._live.start()
-        # Cache-hit events wait for the next commit; never lose them to a script that ends
-        # without finalize().
-        atexit.register(self._flush_events)
+        self._engine = EngineRun(context, parallel_steps=parallel_steps)
 
     # ------------------------------------------------------------------ construction
 
@@ -253,12 +239,7 @@ class Pipeline:
                 else self._failure_policy,
                 skip_cache=skip_cache or self._skip_cache,
             )
-            self._ctx.steps[number] = step
-            self._ctx.monitor.step_submitted(
-                number, step.name, op.name or "", upstream=tuple(step.upstream_steps())
-            )
-            self._canceller.install_signal_handlers()  # from the main thread only
-            self._threads.submit(self._run, step)
+            self._engine.submit(step)
         return StepFuture(
             step_name=step.name,
             step_number=number,
@@ -295,19 +276,6 @@ class Pipeline:
         )
         given = normalize_inputs(op, inputs, self._step_numbers())
         return expand_composite(op, given, self.submit, prefix=prefix, intermediates=intermediates)
-
-    def _run(self, step: PlannedStep) -> None:
-        try:
-            step.future.set_result(run_step(self._ctx, step))
-        except BaseException as error:  # an orchestration fault: the caller sees it on result()
-            self._ctx.monitor.step_finished(step.number, "failed")
-            step.future.set_exception(error)
-
-    def _flush_events(self) -> None:
-        with contextlib.suppress(Exception):  # at exit: best effort, never a traceback
-            self._ctx.record([])
-        with contextlib.suppress(Exception):
-            self._live.stop()
 
     def _step_numbers(self) -> dict[int, PlannedStep]:
         return dict(self._ctx.steps)
@@ -364,18 +332,13 @@ class Pipeline:
         Raises:
             ValueError: an unknown level.
         """
-        self._canceller.request(level)
+        self._engine.cancel(level)
 
     def finalize(self) -> dict[str, Any]:
         """Wait for every step, stop the backend, and summarize the run."""
         with self._lock:
             self._finalized = True
-        self._threads.shutdown(wait=True)
-        self._ctx.record([])  # the events of cache hits not yet written
-        atexit.unregister(self._flush_events)
-        self._ctx.backend.shutdown()
-        self._live.stop()
-        self._canceller.close()
+        self._engine.end()
         steps = [self._ctx.steps[n] for n in sorted(self._ctx.steps)]
         summary = summarize(self.name, self.run_id, steps)
         if self._ctx.cancel_level:

@@ -7,6 +7,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
+from stemma.core.artifact import Artifact
+
 
 @dataclass(frozen=True)
 class OutputReference:
@@ -39,6 +41,9 @@ class StepResult:
     """This attempt's id; a step-level cache hit names the attempt it reuses in metadata."""
     metadata: Mapping[str, Any] = field(default_factory=dict[str, Any])
     """``status``, ``cache`` (``step`` / ``execution`` hits), ``skip_reason``, ``step_spec_id``…"""
+    artifact: Artifact | None = None
+    """A function step's built output and return value (None for operations, and when the
+    step did not complete)."""
 
     @property
     def has_failures(self) -> bool:

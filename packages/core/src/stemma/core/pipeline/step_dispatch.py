@@ -15,18 +15,18 @@ from itertools import islice
 from typing import TypeVar
 
 from stemma.core.errors import BatchingError, PairingError
-from stemma.core.execution_records import StepOutputs
+from stemma.core.operations.definition import OperationKind
 from stemma.core.pipeline.associations import reads_associations
+from stemma.core.pipeline.function_dispatch import run_function_step
 from stemma.core.pipeline.pack_sizing import PackSizer
 from stemma.core.pipeline.planned_step import FailurePolicy, FileInputs, PlannedStep
 from stemma.core.pipeline.references import OutputReference, StepResult
 from stemma.core.pipeline.run_context import PipelineContext
 from stemma.core.pipeline.step_cache import acquire_lease, cached_result, step_cache_hit
 from stemma.core.pipeline.step_events import (
-    EventFactory,
     event_factory,
-    step_result,
 )
+from stemma.core.pipeline.step_finish import finish_step, skipped_by_cancel
 from stemma.core.pipeline.step_keys import step_fingerprint
 from stemma.core.pipeline.unit_dispatch import execute_units, promote_files
 from stemma.core.pipeline.unit_plan import LOOKUP_UNITS, Groups, UnitPlan, plan_units
@@ -45,11 +45,13 @@ def run_step(ctx: PipelineContext, step: PlannedStep) -> StepResult:
     """Run one step to its result; raises only for orchestration faults, never for unit failures."""
     started = time.monotonic()
     upstream = {n: ctx.steps[n].future.result() for n in step.upstream_steps()}
-    step.fingerprint = _fingerprint(ctx, step)
+    step.fingerprint = step.fingerprint or _fingerprint(ctx, step)
     ctx.monitor.step_started(step.number)
     if ctx.cancelled.is_set():
-        return _skipped_by_cancel(ctx, step, started)
+        return skipped_by_cancel(ctx, step, started)
     op = step.operation
+    if op.kind is OperationKind.FUNCTION:  # one unit, keyed by its front door
+        return run_function_step(ctx, step, upstream, started)
     if step.skip_cache or type(op).version.endswith("dev") or reads_associations(op):
         # (associated artifacts can appear under an unchanged step key: only the execution
         # keys, which hold their ids, can tell)
@@ -61,7 +63,7 @@ def run_step(ctx: PipelineContext, step: PlannedStep) -> StepResult:
     # whoever waited for it looks again, and finds the other run's result.
     lease = acquire_lease(ctx, step.fingerprint)
     if lease is None:
-        return _skipped_by_cancel(ctx, step, started)
+        return skipped_by_cancel(ctx, step, started)
     try:
         hit = step_cache_hit(ctx, step, step.fingerprint, fresh=True)
         if hit is not None:
@@ -82,11 +84,11 @@ def _execute(
     promote_files(ctx, step, step_run_id)
     inputs = _resolve_inputs(ctx, step, upstream)
     if inputs and all(not ids for ids in inputs.values()):
-        return _finish(ctx, step, event, started, skip_reason="empty_inputs")
+        return finish_step(ctx, step, event, started, skip_reason="empty_inputs")
     try:
         plan = plan_units(ctx, step, inputs)
     except (PairingError, BatchingError) as err:  # the inputs cannot form units: nothing runs
-        return _finish(ctx, step, event, started, dispatch_error=str(err))
+        return finish_step(ctx, step, event, started, dispatch_error=str(err))
     tally = UnitTally(expected=plan.total)
     ctx.monitor.units_planned(step.number, total=plan.total, cached=0)
     # Units are made, keyed, looked up, sent and let go a chunk and a window at a time: the
@@ -98,13 +100,13 @@ def _execute(
             planned = list(islice(misses, _window(ctx, sizer)))
         except Exception as err:  # a later chunk's lookup failed: keep what already came back
             error = f"planning the step's units failed after {tally.returned} ran: {err}"
-            return _finish(ctx, step, event, started, tally, dispatch_error=error)
+            return finish_step(ctx, step, event, started, tally, dispatch_error=error)
         if not planned:
             break
         units = [_unit(ctx, step, step_run_id, k, groups) for k, groups in planned]
         del planned
         tally.add(execute_units(ctx, step, units, sizer))
-    return _finish(ctx, step, event, started, tally)
+    return finish_step(ctx, step, event, started, tally)
 
 
 def _pack_sizer(ctx: PipelineContext, step: PlannedStep) -> PackSizer:
@@ -180,18 +182,6 @@ def _fingerprint(ctx: PipelineContext, step: PlannedStep) -> str:
     return step_fingerprint(step.operation, refs=refs, literals=literals)
 
 
-def _skipped_by_cancel(ctx: PipelineContext, step: PlannedStep, started: float) -> StepResult:
-    """A step reached after the run was cancelled: skipped, and never a cache hit later."""
-    step_run_id = new_attempt_id()
-    step.outputs_from = step_run_id
-    event = event_factory(ctx, step, step_run_id)(
-        StepStatus.SKIPPED, metadata={"skip_reason": "cancelled"}
-    )
-    ctx.record([event])
-    ctx.monitor.step_finished(step.number, StepStatus.SKIPPED)
-    return step_result(step, step_run_id, event, started, cache=None)
-
-
 def _resolve_inputs(
     ctx: PipelineContext, step: PlannedStep, upstream: Mapping[int, StepResult]
 ) -> dict[str, tuple[str, ...]]:
@@ -224,7 +214,7 @@ def _unit(
         step_spec_id=step.fingerprint or "",
         step_name=step.name,
         step_number=step.number,
-        version=type(step.operation).version,
+        version=step.operation.version_label(),
         execution_spec_id=key,
         groups=groups,
         root=str(ctx.store.layout.root),
@@ -232,71 +222,3 @@ def _unit(
         preserve_working=ctx.preserve_working,
         provenance=ctx.provenance,
     )
-
-
-def _finish(
-    ctx: PipelineContext,
-    step: PlannedStep,
-    event: EventFactory,
-    started: float,
-    tally: UnitTally | None = None,
-    *,
-    skip_reason: str | None = None,
-    dispatch_error: str | None = None,
-) -> StepResult:
-    tally = tally or UnitTally(expected=0)
-    # (the tally's sets are sorted in place of a copy: a step of 10^6 units holds 10^6 ids)
-    roles = [
-        *step.operation.outputs,
-        *(r for r in tally.outputs if r not in step.operation.outputs),
-    ]
-    step_outputs = StepOutputs(
-        step_run_id=step.outputs_from or "",
-        outputs={role: tuple(sorted(tally.outputs.pop(role, ()))) for role in roles},
-    )
-    # Commit first: a bundle the wave had to leave out (a file missing past the staging
-    # timeout, an unreadable one quarantined) is a failed unit, so the step is no cache hit.
-    # A pack's units share one bundle: commit each bundle once.
-    with ctx.commit_lock:
-        report = ctx.store.commit_wave(list(tally.bundles), step_outputs=step_outputs)
-    landed = tally.landed(lost={problem.bundle for problem in report.problems})
-    succeeded = tally.cached + landed
-    failed = tally.returned - landed - tally.cancelled
-    total = succeeded + failed
-    stopped = tally.cancelled or tally.cached + tally.returned < tally.expected
-    if skip_reason is not None:
-        status = StepStatus.SKIPPED
-    elif stopped and ctx.cancelled.is_set():
-        status = StepStatus.CANCELLED  # the run was cancelled mid-step: never a cache hit
-    elif dispatch_error is not None or (
-        failed and (succeeded == 0 or step.failure_policy is FailurePolicy.FAIL_FAST)
-    ):
-        status = StepStatus.FAILED  # fail_fast stops dispatching too: the step failed
-    elif stopped:
-        status = StepStatus.CANCELLED
-    else:
-        status = StepStatus.COMPLETED
-    first_error = (
-        dispatch_error
-        or tally.first_error
-        or (report.problems[0].error if report.problems else None)
-    )
-    final = event(
-        status,
-        total=total,
-        succeeded=succeeded,
-        failed=failed,
-        error=first_error,
-        dispatch_error=dispatch_error,
-        metadata={
-            "skip_reason": skip_reason,
-            "execution_cache_hits": tally.cached,
-            "cancelled_units": tally.cancelled
-            + max(0, tally.expected - tally.cached - tally.returned),
-            "staging_problems": [dict(problem.to_dict()) for problem in report.problems],
-        },
-        duration=time.monotonic() - started,
-    )
-    ctx.record([final])
-    ctx.monitor.step_finished(step.number, status)
-    return step_result(step, final.step_run_id, final, started, cache=None)

@@ -14,6 +14,7 @@ import traceback
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from stemma.core.backends import worker_stop
 from stemma.core.execution_records import ExecutionRecord
@@ -22,6 +23,7 @@ from stemma.core.pipeline.composite_runner import run_composite
 from stemma.core.pipeline.creator_lifecycle import LifecycleOutcome, failure_outcome, run_creator
 from stemma.core.pipeline.curator_lifecycle import run_curator
 from stemma.core.pipeline.failure_logs import write_failure_log
+from stemma.core.pipeline.function_lifecycle import run_function
 from stemma.core.pipeline.input_loading import Associated, Inputs, load_inputs, load_pack
 from stemma.core.pipeline.materialize import reused_sandboxes
 from stemma.core.pipeline.units import ExecutionUnit
@@ -49,6 +51,8 @@ class UnitReport:
     """Lineage edges staged."""
     failure_log: Path | None = None
     """The human-readable failure log, when one was written."""
+    reply: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    """The lifecycle's reply to the orchestrator (see ``LifecycleOutcome.reply``)."""
 
     @property
     def output_count(self) -> int:
@@ -117,6 +121,8 @@ def _execute(
     run_id: str,
     loaded: tuple[Inputs, Associated] | Exception | None = None,
 ) -> LifecycleOutcome:
+    if unit.operation.kind is OperationKind.FUNCTION:
+        return run_function(unit)  # its inputs are its deps' outputs, on disk: nothing to load
     if loaded is None:
         try:
             loaded = load_inputs(unit, store)
@@ -163,7 +169,7 @@ def _record(
         step_spec_id=unit.step_spec_id,
         step_name=unit.step_name,
         step_number=unit.step_number,
-        operation=op.name or type(op).__name__,
+        operation=op.label(),
         version=unit.version,
         params=params,
         overrides=overrides,
@@ -212,6 +218,7 @@ def _report(
         artifact_count=len(record.artifacts),
         edge_count=len(record.edges),
         failure_log=log,
+        reply=outcome.reply,
     )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from stemma.core.backends import worker_stop
 from stemma.core.pipeline.units import ExecutionUnit
@@ -31,6 +31,8 @@ class UnitOutcome:
     """The staged bundle to commit (None only when even a failure could not be staged)."""
     outputs: Mapping[str, tuple[str, ...]] = field(default_factory=dict[str, tuple[str, ...]])
     """Per output role, the ids the unit produced or passed through."""
+    reply: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    """The lifecycle's reply (a function step's return value); never committed."""
     cancelled: bool = False
     """The unit was stopped by a cancellation (its worker terminated): not a failure, and
     nothing of it is committed; a rerun runs it again."""
@@ -44,6 +46,7 @@ class UnitOutcome:
             error=report.error,
             bundle=report.bundle,
             outputs=report.outputs,
+            reply=report.reply,
         )
 
     @classmethod

@@ -1,0 +1,99 @@
+"""Connections to ``core.sqlite``: one per thread and process, WAL mode, a generous busy wait.
+
+SQLite connections must not be shared between threads, nor carried across a ``fork``: each
+thread of each process opens its own, on first use, and a forked child (a worker of the local
+process pool) opens fresh ones instead of touching its parent's. Writers take the database's
+write lock at ``BEGIN IMMEDIATE`` and wait for it up to the busy timeout, so the orchestrator's
+threads and other processes on the same root queue instead of failing.
+
+WAL lets readers (workers loading their inputs) read while a commit writes. It needs the
+processes to share memory, so the database must be on a local filesystem: a root on NFS or
+Lustre that SLURM nodes read at once is stemma-storage's (Delta Lake) job.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from stemma.core.sqlite_store.schema import ensure_schema
+
+BUSY_TIMEOUT_SECONDS = 300.0
+"""How long a writer waits for another's transaction to end before giving up."""
+
+
+class Connections:
+    """The connections of one store to one database file, opened lazily per thread."""
+
+    def __init__(self, path: Path, *, busy_timeout: float = BUSY_TIMEOUT_SECONDS) -> None:
+        """Prepare connections to ``path``; nothing is opened (or created) yet.
+
+        Args:
+            path: the database file.
+            busy_timeout: seconds a statement waits for the write lock.
+        """
+        self.path = path
+        self._busy_timeout = busy_timeout
+        self._local = threading.local()
+
+    def reader(self) -> sqlite3.Connection | None:
+        """This thread's connection, or ``None`` when the database does not exist yet.
+
+        Reading never creates the database: a root nobody committed to reads as empty.
+        """
+        if not self.path.is_file():
+            return None
+        return self._connection()
+
+    @contextmanager
+    def writing(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction (``BEGIN IMMEDIATE`` … ``COMMIT``), rolled back on any error.
+
+        Creates the database and its tables on first use.
+
+        Yields:
+            This thread's connection, inside the transaction.
+        """
+        connection = self._connection()
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            yield connection
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
+        connection.execute("COMMIT")
+
+    def close(self) -> None:
+        """Close this thread's connection (others close when their threads end)."""
+        connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
+        if connection is not None and getattr(self._local, "pid", None) == os.getpid():
+            connection.close()
+        self._local.connection = None
+
+    def _connection(self) -> sqlite3.Connection:
+        connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
+        if connection is not None and getattr(self._local, "pid", None) == os.getpid():
+            return connection
+        # (a connection inherited through fork is left alone, never closed: closing it could
+        # release locks its parent holds)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        connection = sqlite3.connect(
+            self.path, timeout=self._busy_timeout, isolation_level=None, check_same_thread=True
+        )
+        try:
+            connection.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
+            connection.execute("PRAGMA journal_mode = WAL")
+            # FULL, not WAL's usual NORMAL: a staged bundle is deleted once its commit returns,
+            # so the commit must survive a power cut, not only a crash of the process.
+            connection.execute("PRAGMA synchronous = FULL")
+            ensure_schema(connection)
+        except BaseException:
+            connection.close()
+            raise
+        self._local.connection = connection
+        self._local.pid = os.getpid()
+        return connection

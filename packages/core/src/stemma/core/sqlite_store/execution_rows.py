@@ -1,0 +1,199 @@
+"""Execution records to the rows a bundle stages, and rows read back to records: no I/O.
+
+A worker turns its :class:`ExecutionRecord` s into plain rows (lists of JSON values, in the
+column order of :mod:`~stemma.core.sqlite_store.schema`) when it stages them, so the
+orchestrator's commit only decodes JSON and inserts: the work per artifact is done in the
+workers, in parallel, as with the Delta store's staged Parquet. Artifact content travels as
+base64 text in the bundle and is a BLOB in the database.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import json
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
+
+from stemma.core.canonical import dumps_plain
+from stemma.core.errors import ArtifactTypeError
+from stemma.core.execution_records import ExecutionRecord
+
+if TYPE_CHECKING:  # annotations only: staging must not load the operations (pydantic)
+    from stemma.core.operations.drafts import FinalizedArtifact
+
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_MICROSECOND = dt.timedelta(microseconds=1)
+
+EXECUTIONS = "executions"
+ARTIFACTS = "artifacts"
+ARTIFACT_EDGES = "artifact_edges"
+EXECUTION_EDGES = "execution_edges"
+STAGED_TABLES: tuple[str, ...] = (ARTIFACTS, ARTIFACT_EDGES, EXECUTION_EDGES, EXECUTIONS)
+"""The tables a bundle stages rows for, in the order a commit inserts them."""
+CONTENT_COLUMN = 2
+"""Where ``content`` sits in an artifact row (base64 text staged, bytes committed)."""
+
+
+def to_micros(value: dt.datetime) -> int:
+    """Whole microseconds since the epoch, UTC; a naive time is taken to be UTC already."""
+    aware = value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
+    return (aware - EPOCH) // _MICROSECOND
+
+
+def from_micros(value: int) -> dt.datetime:
+    """The UTC time ``value`` microseconds after the epoch."""
+    return EPOCH + dt.timedelta(microseconds=value)
+
+
+def staged_rows(records: Sequence[ExecutionRecord]) -> dict[str, list[list[Any]]]:
+    """Every row these units add, per table (see :data:`STAGED_TABLES`).
+
+    Raises:
+        ArtifactTypeError: an artifact's fields or metadata are not plain JSON data.
+    """
+    rows: dict[str, list[list[Any]]] = {name: [] for name in STAGED_TABLES}
+    for record in records:
+        rows[EXECUTIONS].append(execution_row(record))
+        created = to_micros(record.ended_at)
+        types: dict[str, str] = {}
+        for artifact in record.artifacts:
+            types[artifact.artifact_id] = artifact.artifact_type
+            rows[ARTIFACTS].append(_artifact_row(artifact, record, created))
+        for edge in record.edges:
+            rows[ARTIFACT_EDGES].append(
+                [
+                    record.execution_run_id,
+                    edge.source_artifact_id,
+                    edge.target_artifact_id,
+                    edge.source_artifact_type or types.get(edge.source_artifact_id),
+                    edge.target_artifact_type or types.get(edge.target_artifact_id),
+                    edge.source_role,
+                    edge.target_role,
+                    edge.group_id,
+                    edge.step_boundary,
+                ]
+            )
+        for direction, by_role in (("input", record.inputs), ("output", record.outputs)):
+            for role, artifact_ids in by_role.items():
+                rows[EXECUTION_EDGES].extend(
+                    [record.execution_run_id, direction, role, artifact_id, position]
+                    for position, artifact_id in enumerate(artifact_ids)
+                )
+    return rows
+
+
+def execution_row(record: ExecutionRecord) -> list[Any]:
+    """The ``executions`` row of one unit."""
+    return [
+        record.execution_run_id,
+        record.execution_spec_id,
+        record.step_run_id,
+        record.step_spec_id,
+        record.step_name,
+        record.step_number,
+        record.operation,
+        record.version,
+        dumps_plain(dict(record.params)),
+        dumps_plain(dict(record.overrides)),
+        to_micros(record.started_at),
+        to_micros(record.ended_at),
+        record.worker,
+        record.backend,
+        record.success,
+        record.error,
+        record.tool_output,
+        record.worker_log,
+        None,  # provenance: not recorded per execution (the Delta store leaves it empty too)
+        dumps_plain(dict(record.metadata)),
+    ]
+
+
+def _artifact_row(artifact: FinalizedArtifact, record: ExecutionRecord, created: int) -> list[Any]:
+    where = f"{artifact.artifact_type} artifact {artifact.original_name!r} of {record.step_name}"
+    try:
+        fields = dumps_plain(dict(artifact.fields))
+        metadata = dumps_plain(dict(artifact.metadata))
+    except (TypeError, ValueError) as err:
+        raise ArtifactTypeError(f"{where}: fields and metadata must be JSON data ({err})") from err
+    content = artifact.content
+    return [
+        artifact.artifact_id,
+        artifact.artifact_type,
+        None if content is None else base64.b64encode(content).decode("ascii"),
+        artifact.original_name,
+        artifact.extension,
+        artifact.size,
+        artifact.origin_step if artifact.origin_step is not None else record.step_number,
+        record.step_name,
+        metadata,
+        fields,
+        record.step_run_id,
+        record.step_number,
+        created,
+    ]
+
+
+def decode_content(row: list[Any]) -> list[Any]:
+    """A staged artifact row with its content decoded from base64 (in place).
+
+    Raises:
+        ValueError: the content is not base64 text.
+    """
+    content = row[CONTENT_COLUMN]
+    if content is not None:
+        row[CONTENT_COLUMN] = base64.b64decode(cast(str, content), validate=True)
+    return row
+
+
+def execution_from_row(
+    row: Mapping[str, Any], edges: Mapping[str, Mapping[str, tuple[str, ...]]]
+) -> ExecutionRecord:
+    """An ``executions`` row read back, with its ``{"input"|"output": {role: ids}}`` edges."""
+    return ExecutionRecord(
+        execution_run_id=row["execution_run_id"],
+        execution_spec_id=row["execution_spec_id"],
+        step_run_id=row["step_run_id"],
+        step_spec_id=row["step_spec_id"],
+        step_name=row["step_name"],
+        step_number=row["step_number"],
+        operation=row["operation"] or "",
+        version=row["version"] or "",
+        params=json_object(row["params"]),
+        overrides=json_object(row["overrides"]),
+        started_at=from_micros(row["started_at"]),
+        ended_at=from_micros(row["ended_at"]),
+        worker=row["worker"] or "",
+        backend=row["backend"] or "",
+        success=bool(row["success"]),
+        error=row["error"],
+        tool_output=row["tool_output"],
+        worker_log=row["worker_log"],
+        inputs=dict(edges.get("input", {})),
+        outputs=dict(edges.get("output", {})),
+        metadata=json_object(row["metadata"]),
+    )
+
+
+def artifact_from_row(row: Mapping[str, Any]) -> FinalizedArtifact:
+    """The :class:`FinalizedArtifact` an ``artifacts`` row holds, content included."""
+    from stemma.core.operations.drafts import FinalizedArtifact
+
+    content = cast(bytes | None, row["content"])
+    size = cast(int | None, row["size"])
+    return FinalizedArtifact(
+        artifact_id=row["artifact_id"],
+        artifact_type=row["artifact_type"],
+        content=content,
+        original_name=row["original_name"] or "artifact",
+        extension=row["extension"] or "",
+        size=size if size is not None else len(content or b""),
+        fields=json_object(row["fields"]),
+        metadata=json_object(row["metadata"]),
+        origin_step=row["artifact_step"],
+    )
+
+
+def json_object(text: str | None) -> dict[str, Any]:
+    """A JSON object column read back (``{}`` when empty)."""
+    return cast(dict[str, Any], json.loads(text)) if text else {}
