@@ -93,3 +93,11 @@ class ArtifactTypeError(StemmaError, ValueError):
 
 class ResultValidationError(StemmaError, ValueError):
     """An operation returned a result that does not match its declared outputs."""
+
+
+class UnpicklableStepError(StemmaError, TypeError):
+    """A step's function cannot be sent to a worker process; the message names both fixes."""
+
+
+class StepCodeError(StemmaError, RuntimeError):
+    """A step's own code failed in its worker; the message holds its error and traceback."""

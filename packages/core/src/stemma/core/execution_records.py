@@ -73,6 +73,9 @@ class ExecutionRecord:
     edges: tuple[LineageEdge, ...] = ()
     """Lineage from inputs to outputs."""
     metadata: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    provenance: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    """Who ran it, where and when (git commit, user, host, time, command line); empty when
+    the worker was not told."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -23,6 +23,7 @@ from stemma.core.versions import check_name, check_version, is_mutable
 
 if TYPE_CHECKING:
     from stemma.core.operations.definition import OperationDefinition
+    from stemma.core.operations.specs import Resources
     from stemma.core.step_spec import StepSpec
 
 FUNCTION_KIND = "function"
@@ -61,6 +62,9 @@ class ArtifactStep:
     """Canonical JSON of the fingerprint payload after the dependency list."""
     mutable: bool = False
     """Whether the version marks this step as always rerun (``dev`` / ``*-dev``)."""
+    resources: Resources | None = None
+    """What the step's worker asks of its machine (a SLURM node's CPUs, memory, GPUs, time);
+    never part of the key. None: the operation's defaults."""
 
     def lower(self, memo: dict[ArtifactStep, StepSpec] | None = None) -> StepSpec:
         """Lower this handle and its deps to a :class:`~stemma.core.step_spec.StepSpec` graph."""
@@ -84,6 +88,7 @@ def apply(
     *,
     version: str | None = None,
     expected_fingerprint: str | None = None,
+    resources: Resources | Mapping[str, Any] | None = None,
     **inputs: Any,
 ) -> ArtifactStep:
     """Describe a step: ``fn(**inputs)`` at ``version``, run lazily.
@@ -100,6 +105,9 @@ def apply(
         version: any path segment; ``dev`` or ``*-dev`` always reruns. Required for functions;
             an operation step defaults to its class's ``version``.
         expected_fingerprint: pin the step's key; lowering fails on a mismatch.
+        resources: what the step's worker needs (``Resources(cpus=, memory_gb=, gpus=,
+            time_limit=, partition=)`` or a dict of those); never part of the key, so changing
+            it never reruns a step. (A function argument called ``resources`` cannot be given.)
         **inputs: ``fn``'s arguments. ``OUT`` becomes the step's output path; an
             :class:`ArtifactStep` anywhere inside (lists, tuples, dicts) becomes a dependency and
             is replaced by that dependency's output path at run time.
@@ -107,6 +115,7 @@ def apply(
     Raises:
         TypeError: ``inputs`` do not match ``fn``'s signature (the message names the step).
         LoweringError: ``name`` or ``version`` is not a valid path segment.
+        OperationConfigError: ``resources`` has an unknown key or an invalid value.
         UnfingerprintableError: an input cannot be encoded canonically (names the argument).
     """
     check_name(name)
@@ -132,6 +141,7 @@ def apply(
         inputs=arguments,
         deps=tuple(deps),
         expected_fingerprint=expected_fingerprint,
+        resources=None if resources is None else _resources(name, resources),
         template=config_json,
         # Payload: {"config": …, "deps": [fp, …], "kind": …, "name": …, "version": …}, keys sorted,
         # exactly what the canonical encoder would produce for that dict.
@@ -139,6 +149,28 @@ def apply(
         key_tail=f'],"kind":"{FUNCTION_KIND}","name":{dumps_plain(name)},"version":{dumps_plain(version)}}}',
         mutable=is_mutable(version),
     )
+
+
+def _resources(name: str, given: Resources | Mapping[str, Any]) -> Resources:
+    from stemma.core.operations.specs import Resources  # pydantic: only when resources are given
+
+    if isinstance(given, Resources):
+        return given
+    from pydantic import ValidationError
+
+    from stemma.core.errors import OperationConfigError
+
+    try:
+        return Resources.model_validate(dict(given))
+    except ValidationError as err:
+        accepted = ", ".join(sorted(Resources.model_fields))
+        problems = [
+            f"unknown resources key {'.'.join(map(str, e['loc']))!r}; accepted: {accepted}"
+            if e["type"] == "extra_forbidden"
+            else f"resources.{'.'.join(map(str, e['loc']))}: {e['msg']} (got {e['input']!r})"
+            for e in err.errors()
+        ]
+        raise OperationConfigError(f"step {name!r}: {'; '.join(problems)}") from None
 
 
 def encode_inputs(name: str, arguments: Mapping[str, Any]) -> tuple[str, list[ArtifactStep]]:

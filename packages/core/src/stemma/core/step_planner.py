@@ -12,7 +12,7 @@ from typing import Literal
 
 from stemma.core.artifact import Artifact
 from stemma.core.explain import miss_reason
-from stemma.core.step_execution import artifact_from_record
+from stemma.core.records import StepRecord
 from stemma.core.step_graph import expand, needed
 from stemma.core.step_spec import StepSpec
 from stemma.core.store import Store
@@ -47,7 +47,7 @@ class StepPlanner:
         records = self.store.completed(wanted)
         layout = self.store.layout
         return {
-            fingerprint: artifact_from_record(self.store, record)
+            fingerprint: _artifact(self.store, record)
             for fingerprint, record in records.items()
             if record.output_path and layout.output_dir(record.output_path).exists()
         }
@@ -84,3 +84,16 @@ class StepPlanner:
             elif fingerprint in shown_built:
                 out.append(PlannedStep(spec=spec, action="cached", reason="built already"))
         return out
+
+
+def _artifact(store: Store, record: StepRecord) -> Artifact:
+    """The artifact of a step recorded built."""
+    return Artifact(
+        name=record.name,
+        fingerprint=record.fingerprint,
+        root=store.layout.root,
+        relative_path=record.output_path or "",
+        artifact_id=record.output_artifact_id or "",
+        value=record.value,
+        cached=True,
+    )

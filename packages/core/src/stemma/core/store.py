@@ -66,10 +66,23 @@ class Store(Protocol):
 
 
 def available_stores() -> dict[str, str]:
-    """Store names registered under the ``stemma.stores`` entry point, with their targets."""
+    """Store names registered under the ``stemma.stores`` entry point, with their targets.
+
+    ``sqlite`` and ``file`` are stemma-core's own, so they are listed even when core's entry
+    points are not installed (a source checkout on ``sys.path``).
+    """
     found = {name: ep.value for name, ep in _registered().items()}
+    found.setdefault("sqlite", "stemma.core.sqlite_store:SqliteStore")
     found.setdefault("file", "stemma.core.file_store:FileStore")
     return found
+
+
+def default_store_kind() -> str:
+    """The store :func:`open_store` opens when not told which.
+
+    ``$STEMMA_STORE``, else ``delta`` when stemma-storage is installed, else ``sqlite``.
+    """
+    return os.environ.get(STORE_ENV) or ("delta" if "delta" in _registered() else "sqlite")
 
 
 def open_pipeline_store(root: str | os.PathLike[str] | None = None) -> PipelineStore:
@@ -98,17 +111,23 @@ def open_store(root: str | os.PathLike[str] | None = None, *, kind: str | None =
 
     Args:
         root: the store root; ``$STEMMA_ROOT`` or ``.stemma`` when omitted.
-        kind: ``"delta"`` (stemma-storage), ``"file"`` (JSON records, core only), or another
-            registered name. Defaults to ``$STEMMA_STORE``, else ``delta`` when stemma-storage is
-            installed, else ``file``.
+        kind: ``"delta"`` (stemma-storage), ``"sqlite"`` (SQLite, core only), ``"file"``
+            (JSON records of function steps, core only), or another registered name. Defaults
+            to :func:`default_store_kind`: ``$STEMMA_STORE``, else ``delta`` when stemma-storage
+            is installed, else ``sqlite``.
 
     Raises:
         StoreUnavailableError: the named store is not installed.
     """
     path: Path = resolve_root(root)
     registered = _registered()
-    chosen = kind or os.environ.get(STORE_ENV) or ("delta" if "delta" in registered else "file")
-    if chosen == "file" and "file" not in registered:
+    chosen = kind or default_store_kind()
+    if chosen not in registered and chosen in ("sqlite", "file"):
+        # core's own stores open without their entry points (a source checkout on sys.path)
+        if chosen == "sqlite":
+            from stemma.core.sqlite_store import SqliteStore
+
+            return SqliteStore(path)
         from stemma.core.file_store import FileStore
 
         return FileStore(path)

@@ -16,6 +16,7 @@ from stemma.storage.execution_rows import event_frame
 from stemma.storage.recovery import recover_staged
 from stemma.storage.rows import skipped_row, started_row
 from stemma.storage.schemas import STEPS
+from stemma.storage.sqlite_import import import_core_records
 from stemma.storage.staging import stage_execution, stage_executions, stage_outcome
 from stemma.storage.staging_checks import WaveReport
 from stemma.storage.step_records import completed_records, latest_completed_by_name
@@ -65,11 +66,14 @@ class DeltaStore:
 
         Incomplete bundles older than an hour (their writer died mid-way) are deleted; bundles
         with an unreadable file are quarantined (``staging/.quarantine``), with a note in
-        ``logs/failures/``.
+        ``logs/failures/``. On a root stemma-core built alone, what it recorded in
+        ``core.sqlite`` is imported into the Delta tables first, once
+        (:mod:`stemma.storage.sqlite_import`).
 
         Args:
             step_name: only the bundles of steps with this name; all when omitted.
         """
+        import_core_records(self._layout)
         return recover_staged(self._layout, step_name=step_name)
 
     def completed(self, fingerprints: Collection[str]) -> dict[str, StepRecord]:

@@ -119,7 +119,7 @@ def execution_row(record: ExecutionRecord) -> dict[str, Any]:
         "error": record.error,
         "tool_output": record.tool_output,
         "worker_log": record.worker_log,
-        "provenance": None,
+        "provenance": dumps_plain(dict(record.provenance)) if record.provenance else None,
         "metadata": dumps_plain(dict(record.metadata)),
     }
 

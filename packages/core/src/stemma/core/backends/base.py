@@ -111,7 +111,7 @@ class Backend(Protocol):
 
 
 def open_backend(name: str, **options: Any) -> Backend:
-    """The backend registered as ``name`` (``local`` is built in).
+    """The backend registered as ``name`` (``local`` and ``local-thread`` are built in).
 
     Raises:
         StoreUnavailableError: no installed package provides that backend (the message says
@@ -121,11 +121,16 @@ def open_backend(name: str, **options: Any) -> Backend:
         from stemma.core.backends.local import LocalBackend
 
         return LocalBackend(**options)
+    if name == "local-thread":
+        from stemma.core.backends.thread import ThreadBackend
+
+        return ThreadBackend(max_workers=options.get("max_workers"))
     registered = {ep.name: ep for ep in entry_points(group=BACKEND_GROUP)}
     if name not in registered:
         hint = "pip install stemma-slurm" if name.startswith("slurm") else "install its package"
         raise StoreUnavailableError(
-            f"no backend named {name!r} is installed (known: {sorted({'local', *registered})}); "
+            f"no backend named {name!r} is installed "
+            f"(known: {sorted({'local', 'local-thread', *registered})}); "
             f"to use it, {hint}"
         )
     factory = registered[name].load()

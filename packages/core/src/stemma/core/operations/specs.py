@@ -244,8 +244,10 @@ class Resources(BaseModel, frozen=True, extra="forbid"):
     """GPUs per worker; local GPU operations run one at a time."""
     time_limit: str = "01:00:00"
     """Wall-clock limit in SLURM form: ``MM``, ``HH:MM:SS``, ``D-HH:MM`` or ``D-HH:MM:SS``."""
+    partition: str | None = None
+    """The SLURM partition to run on; None for the cluster's default."""
     extra: dict[str, str] = Field(default_factory=dict[str, str])
-    """Backend-specific options passed through as given (``{"partition": "gpu"}``)."""
+    """Backend-specific options passed through as given (``{"account": "lab"}``)."""
 
     @field_validator("time_limit")
     @classmethod

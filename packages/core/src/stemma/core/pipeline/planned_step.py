@@ -75,7 +75,13 @@ class PlannedStep:
     skip_cache: bool
     future: Future[StepResult] = field(default_factory=Future[StepResult])
     fingerprint: str | None = None
-    """Set when the step is keyed, before it dispatches."""
+    """Set when the step is keyed, before it dispatches (set at once when its front door keyed
+    it: a lazy step's spec)."""
+    after: tuple[int, ...] = ()
+    """More step numbers to wait for, beyond those its inputs reference (a lazy step's deps)."""
+    depends_on: tuple[str, ...] | None = None
+    """The fingerprints of every step it depends on, when its front door knows them (a lazy
+    step's deps include steps built before the run, which are not steps of the run)."""
     outputs_from: str | None = None
     """The step run whose outputs this step offers (its own, or the one it reuses)."""
 
@@ -83,4 +89,5 @@ class PlannedStep:
         """Step numbers this step reads from, in role order."""
         return sorted(
             {ref.source_step for ref in self.inputs.values() if isinstance(ref, OutputReference)}
+            | set(self.after)
         )

@@ -49,7 +49,9 @@ def event_factory(ctx: PipelineContext, step: PlannedStep, step_run_id: str) -> 
             params=op.event_params(),
             backend=ctx.backend.name,
             timestamp=dt.datetime.now(dt.UTC),
-            dep_fingerprints=tuple(ctx.steps[n].fingerprint or "" for n in step.upstream_steps()),
+            dep_fingerprints=step.depends_on
+            if step.depends_on is not None
+            else tuple(ctx.steps[n].fingerprint or "" for n in step.upstream_steps()),
             output_roles=tuple(op.outputs),
             total_count=total,
             succeeded_count=succeeded,

@@ -184,7 +184,10 @@ def _wave_request(ctx: PipelineContext, step: PlannedStep, limit: int) -> WaveRe
         memory_gb=resources.memory_gb,
         gpus=resources.gpus,
         time_limit=resources.time_limit,
-        extra=dict(resources.extra),
+        extra={
+            **resources.extra,
+            **({"partition": resources.partition} if resources.partition else {}),
+        },
         log_dir=str(ctx.store.layout.logs / "slurm" / ctx.run_id),
     )
 

@@ -185,6 +185,7 @@ def _record(
         artifacts=outcome.artifacts if outcome.success else (),
         edges=outcome.edges if outcome.success else (),
         metadata=outcome.metadata,
+        provenance=unit.provenance,
     )
 
 

@@ -16,9 +16,10 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Generator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from stemma.core.sqlite_store.schema import ensure_schema
 
@@ -49,8 +50,17 @@ class Connections:
             return None
         return self._connection()
 
+    def query(self, sql: str, parameters: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        """The rows of one read, each as ``{column: value}``; none when there is no database."""
+        connection = self.reader()
+        if connection is None:
+            return []
+        cursor = connection.execute(sql, parameters)
+        columns = [column[0] for column in cursor.description]
+        return [dict(zip(columns, row, strict=True)) for row in cursor]
+
     @contextmanager
-    def writing(self) -> Iterator[sqlite3.Connection]:
+    def writing(self) -> Generator[sqlite3.Connection]:
         """One write transaction (``BEGIN IMMEDIATE`` … ``COMMIT``), rolled back on any error.
 
         Creates the database and its tables on first use.
@@ -62,10 +72,11 @@ class Connections:
         connection.execute("BEGIN IMMEDIATE")
         try:
             yield connection
+            connection.execute("COMMIT")
         except BaseException:
-            connection.execute("ROLLBACK")
+            if connection.in_transaction:  # (also when COMMIT itself failed)
+                connection.execute("ROLLBACK")
             raise
-        connection.execute("COMMIT")
 
     def close(self) -> None:
         """Close this thread's connection (others close when their threads end)."""
@@ -90,6 +101,9 @@ class Connections:
             # FULL, not WAL's usual NORMAL: a staged bundle is deleted once its commit returns,
             # so the commit must survive a power cut, not only a crash of the process.
             connection.execute("PRAGMA synchronous = FULL")
+            # Up to 64 MiB of pages (2 MiB by default), taken only as used: a wave's inserts into
+            # the id indexes land on random pages, more of them than the default holds.
+            connection.execute("PRAGMA cache_size = -65536")
             ensure_schema(connection)
         except BaseException:
             connection.close()

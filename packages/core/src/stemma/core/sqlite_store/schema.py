@@ -11,6 +11,7 @@ because SQLite has neither lists nor time zones nor one table per artifact type:
 
 ``committed_bundles`` records every bundle a commit wrote, keyed by its name (the first
 execution run id it holds): committing it again finds it there and adds nothing.
+``committed_outputs`` does the same for a step run's outputs, keyed by their digest.
 """
 
 from __future__ import annotations
@@ -153,8 +154,10 @@ CREATE INDEX IF NOT EXISTS execution_edges_by_run ON execution_edges (execution_
 CREATE TABLE IF NOT EXISTS step_outputs (
     step_run_id TEXT NOT NULL, role TEXT NOT NULL, artifact_id TEXT
 );
-CREATE UNIQUE INDEX IF NOT EXISTS step_outputs_unique
-    ON step_outputs (step_run_id, role, ifnull(artifact_id, ''));
+CREATE INDEX IF NOT EXISTS step_outputs_by_run ON step_outputs (step_run_id);
+CREATE TABLE IF NOT EXISTS committed_outputs (
+    step_run_id TEXT NOT NULL, digest TEXT NOT NULL, PRIMARY KEY (step_run_id, digest)
+);
 CREATE TABLE IF NOT EXISTS committed_bundles (
     bundle TEXT PRIMARY KEY, step_dir TEXT NOT NULL, committed_at INTEGER NOT NULL
 );

@@ -1,4 +1,9 @@
-"""Where bundles are staged: ``staging/{step number}_{step name}/{ab}/{cd}/{execution_run_id}``.
+"""Staging: a worker's finished units written as one bundle of files, and where bundles are.
+
+A worker, possibly on another node, stages what its units made; only the orchestrator commits.
+So staging needs no connection and takes no database lock: it writes the bundle's files
+(:mod:`~stemma.core.sqlite_store.bundle_files`) under
+``staging/{step number}_{step name}/{ab}/{cd}/{execution_run_id}/`` and returns the directory.
 
 The same shape as the Delta store's bundles, so both stores find their own under one root's
 staging, each leaving the other's alone (a Delta bundle holds ``executions.parquet``; one of
@@ -10,9 +15,13 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
+from stemma.core.execution_records import ExecutionRecord
 from stemma.core.layout import RootLayout
+from stemma.core.sqlite_store.bundle_files import write_bundle
+from stemma.core.sqlite_store.execution_rows import staged_rows
 from stemma.core.sqlite_store.staging_problems import StagedBundleError
 
 QUARANTINE = ".quarantine"
@@ -21,6 +30,27 @@ RETIRED = ".retired"
 """The directory under ``staging`` committed bundles are moved into, then removed from."""
 _NOT_STEPS = frozenset({QUARANTINE, RETIRED, ".waves"})
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def stage_executions(layout: RootLayout, records: Sequence[ExecutionRecord]) -> Path:
+    """Write one bundle holding several units of one step run (a worker's pack); return it.
+
+    The bundle is named after the first unit, and is committed or recovered whole.
+
+    Raises:
+        ValueError: no records, or records of different step runs.
+        ArtifactTypeError: an artifact's fields or metadata are not plain JSON data.
+    """
+    if not records:
+        raise ValueError("stage_executions needs at least one record")
+    first = records[0]
+    if any(record.step_run_id != first.step_run_id for record in records):
+        raise ValueError("a staged bundle holds the units of one step run only")
+    rows = staged_rows(records)
+    step_dir = step_dir_name(first.step_number, first.step_name)
+    bundle = bundle_dir(layout, step_dir, first.execution_run_id)
+    write_bundle(bundle, rows)
+    return bundle
 
 
 def step_dir_name(step_number: int, step_name: str) -> str:

@@ -1,0 +1,208 @@
+"""The lazy front door's translation: a lowered graph of function steps into one engine run.
+
+``run()`` lowers handles to specs; this module finds which are built already (one store query
+for the whole graph, never looking below a built step), numbers the rest so that every step
+comes after its deps, and submits each as a :class:`FunctionOperation` step of one
+:class:`EngineRun` — the same scheduler, backends, commits, live state and cancel presses as a
+``Pipeline`` run. Nothing here runs a step itself.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from stemma.core.artifact import Artifact
+from stemma.core.errors import StepCodeError, StepFailedError, UnpicklableStepError
+from stemma.core.pipeline.engine_run import DEFAULT_PARALLEL_STEPS, EngineRun
+from stemma.core.pipeline.function_dispatch import artifact_of
+from stemma.core.pipeline.function_operation import FunctionOperation
+from stemma.core.pipeline.planned_step import CachePolicy, FailurePolicy, PlannedStep
+from stemma.core.pipeline.run_setup import default_backend, open_context
+from stemma.core.run_ids import new_run_id
+from stemma.core.step_graph import expand, needed
+from stemma.core.step_spec import StepSpec
+from stemma.core.store import PipelineStore
+
+THREAD_BACKEND = "local-thread"
+
+
+@dataclass(frozen=True, kw_only=True)
+class LazyRunOptions:
+    """How a lazy run executes; none of it is part of any key."""
+
+    backend: str | None = None
+    """``local`` (process pool, the default), ``local-thread``, ``slurm``, ``slurm-intra``; None
+    for ``$STEMMA_BACKEND``, else ``local``."""
+    max_workers: int | None = None
+    """Workers of a local backend; the machine's CPU count when None."""
+    parallel_steps: int = DEFAULT_PARALLEL_STEPS
+    """Steps dispatched at once."""
+    name: str = "lazy"
+    """The run's name (its id starts with it; ``stemma runs`` shows it)."""
+
+
+def build(
+    specs: Sequence[StepSpec], store: PipelineStore, options: LazyRunOptions
+) -> dict[str, Artifact]:
+    """Build every spec and its deps that are not built yet; artifacts by fingerprint.
+
+    Raises:
+        StepCycleError: the graph has a cycle (before anything runs).
+        UnpicklableStepError: a process backend and a function it cannot send (before anything
+            runs).
+        StepFailedError: a step failed; independent steps still ran. ``__cause__`` holds the
+            first failure's error.
+    """
+    run_id = new_run_id(options.name)  # checks the name before anything is opened
+    seen: dict[str, StepSpec] = {}
+    for spec in specs:
+        expand(spec, seen)
+    store.recover()
+    built = _built(store, list(seen.values()))
+    order = _deps_first([spec for root in specs for spec in needed(root, built)])
+    if not order:
+        return built
+    backend = options.backend or default_backend()
+    if backend != THREAD_BACKEND:
+        _refuse_unpicklable(order, backend)
+    context = open_context(
+        store,
+        run_id=run_id,
+        name=options.name,
+        backend=backend,
+        max_workers=options.max_workers,
+        cache_policy=CachePolicy.ALL_SUCCEEDED,
+        preserve_working=False,
+    )
+    engine = EngineRun(context, parallel_steps=options.parallel_steps)
+    steps: list[PlannedStep] = []
+    try:
+        numbers: dict[str, int] = {}
+        for number, spec in enumerate(order):
+            numbers[spec.fingerprint] = number
+            steps.append(_planned(number, spec, built, numbers))
+            engine.submit(steps[-1])
+    finally:
+        engine.end()
+    return _collect(steps, built)
+
+
+def _built(store: PipelineStore, specs: list[StepSpec]) -> dict[str, Artifact]:
+    """The specs recorded completed whose output is still in place (never a ``dev`` one)."""
+    wanted = [spec.fingerprint for spec in specs if not spec.mutable]
+    if not wanted:
+        return {}
+    layout = store.layout
+    return {
+        fingerprint: artifact_of(layout.root, record)
+        for fingerprint, record in store.completed(wanted).items()
+        if record.output_path and layout.output_dir(record.output_path).exists()
+    }
+
+
+def _deps_first(specs: list[StepSpec]) -> list[StepSpec]:
+    """``specs`` (deduplicated) ordered so that each comes after those of its deps among them."""
+    wanted = {spec.fingerprint: spec for spec in specs}
+    order: list[StepSpec] = []
+    placed: set[str] = set()
+    for spec in wanted.values():
+        stack: list[tuple[StepSpec, bool]] = [(spec, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if node.fingerprint in placed:
+                continue
+            if expanded:
+                placed.add(node.fingerprint)
+                order.append(node)
+                continue
+            stack.append((node, True))
+            stack.extend(
+                (dep, False)
+                for dep in reversed(node.deps)
+                if dep.fingerprint in wanted and dep.fingerprint not in placed
+            )
+    return order
+
+
+def _planned(
+    number: int, spec: StepSpec, built: Mapping[str, Artifact], numbers: Mapping[str, int]
+) -> PlannedStep:
+    known = {d.fingerprint: built[d.fingerprint] for d in spec.deps if d.fingerprint in built}
+    resources = spec.step.resources
+    operation = (
+        FunctionOperation.of(spec, known)
+        if resources is None
+        else FunctionOperation.of(spec, known, resources=resources)
+    )
+    return PlannedStep(
+        number=number,
+        name=spec.name,
+        operation=operation,
+        inputs={},
+        failure_policy=FailurePolicy.CONTINUE,
+        skip_cache=False,
+        fingerprint=spec.fingerprint,
+        after=_numbers_of(spec.deps, numbers),
+        depends_on=tuple(dep.fingerprint for dep in spec.deps),
+    )
+
+
+def _numbers_of(deps: Sequence[StepSpec], numbers: Mapping[str, int]) -> tuple[int, ...]:
+    """The step numbers of the deps that are steps of this run (the others were built)."""
+    return tuple(sorted({numbers[d.fingerprint] for d in deps if d.fingerprint in numbers}))
+
+
+def _refuse_unpicklable(specs: list[StepSpec], backend: str) -> None:
+    """A process backend sends each function to a worker by reference: check them all now."""
+    checked: set[int] = set()
+    for spec in specs:
+        fn = spec.step.fn
+        if id(fn) in checked:
+            continue
+        checked.add(id(fn))
+        try:
+            pickle.dumps(fn)
+        except Exception as err:
+            name = getattr(fn, "__qualname__", repr(fn))
+            raise UnpicklableStepError(
+                f"step {spec.name!r}: its function {name} cannot be sent to a {backend!r} "
+                f"worker ({type(err).__name__}: {err}). Define it at the top level of a module "
+                "(not inside a function, not a lambda), or run it in this process with "
+                f"run(..., backend={THREAD_BACKEND!r})"
+            ) from None
+
+
+def _collect(steps: list[PlannedStep], built: dict[str, Artifact]) -> dict[str, Artifact]:
+    artifacts = dict(built)
+    failed: list[tuple[str, BaseException]] = []
+    skipped: list[str] = []
+    for step in steps:
+        error = step.future.exception()
+        result = None if error is not None else step.future.result()
+        if result is not None and result.artifact is not None:
+            artifacts[result.artifact.fingerprint] = result.artifact
+        elif result is not None and result.metadata.get("skip_reason") is not None:
+            skipped.append(step.name)
+        else:
+            reason = result.metadata.get("error") if result is not None else None
+            failed.append((step.name, error or StepCodeError(f"step {step.name!r}: {reason}")))
+    if failed:
+        raise _failure(failed, skipped)
+    if skipped:  # cancelled before they ran: nothing failed, nothing to return
+        raise _failure([], skipped)
+    return artifacts
+
+
+def _failure(failed: list[tuple[str, BaseException]], skipped: list[str]) -> StepFailedError:
+    names = [name for name, _ in failed]
+    message = (
+        f"{len(failed)} step(s) failed: {', '.join(names)}" if failed else "the run was cancelled"
+    )
+    if skipped:
+        message += f"; {len(skipped)} not run: {', '.join(sorted(skipped))}"
+    error = StepFailedError(message, failed=names, skipped=sorted(skipped))
+    if failed:
+        error.__cause__ = failed[0][1]
+    return error

@@ -1,0 +1,133 @@
+"""Moving bundles out of staging: retired once committed, quarantined when unreadable.
+
+Neither is ever a deletion in place. A committed bundle is renamed into ``staging/.retired`` in
+one step (so a reader sees the whole bundle or none of it), then removed; leftovers of a removal
+that crashed are cleared by :func:`clear_retired`. An unreadable bundle is renamed to
+``staging/.quarantine/{step dir}/{execution_run_id}`` (out of every path a commit or
+``recover()`` looks at) and a note naming the bundle, the file and the error is written beside
+the step's failure logs, ``logs/failures/step_{N}_{step}/{execution_run_id}.staging.log``, as
+the Delta store does. Someone who repairs the bundle can move it back under ``staging/``; the
+next ``recover()`` commits it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+import shutil
+import threading
+import uuid
+from collections.abc import Iterable
+from dataclasses import replace
+from pathlib import Path
+
+from stemma.core.layout import RootLayout
+from stemma.core.sqlite_store.staging import QUARANTINE, RETIRED
+from stemma.core.sqlite_store.staging_problems import StagingProblem
+
+_NUMBERED = re.compile(r"(\d+)_(.+)")
+
+
+def retire_bundles(layout: RootLayout, bundles: Iterable[Path], *, background: bool) -> int:
+    """Move ``bundles`` out of staging atomically, each by one rename, then remove them.
+
+    Args:
+        layout: the store root.
+        bundles: bundle directories; those already gone are skipped.
+        background: remove them in a (non-daemon) thread, so a wave of thousands of bundles
+            does not hold up its caller.
+
+    Returns:
+        How many this call moved out.
+    """
+    target = layout.staging / RETIRED / uuid.uuid4().hex
+    moved = 0
+    for bundle in bundles:
+        if moved == 0:
+            target.mkdir(parents=True, exist_ok=True)
+        try:
+            os.rename(bundle, target / bundle.name)
+        except FileNotFoundError:
+            continue  # retired by another committer of the same bundle
+        moved += 1
+    if moved == 0:
+        shutil.rmtree(target, ignore_errors=True)
+    elif background:
+        threading.Thread(target=shutil.rmtree, args=(target, True), name="stemma-retire").start()
+    else:
+        shutil.rmtree(target, ignore_errors=True)
+    return moved
+
+
+def clear_retired(layout: RootLayout) -> None:
+    """Remove whatever a crashed or failed removal left in ``staging/.retired``."""
+    try:
+        leftovers = list((layout.staging / RETIRED).iterdir())
+    except FileNotFoundError:
+        return
+    for path in leftovers:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def quarantine_bundle(layout: RootLayout, problem: StagingProblem, step_dir: str) -> StagingProblem:
+    """Move the bundle of ``problem`` into quarantine and write its note.
+
+    Returns:
+        The problem with ``moved_to`` set (unset if the bundle was already gone).
+    """
+    bundle = problem.bundle
+    target = layout.staging / QUARANTINE / step_dir / bundle.name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.exists():  # quarantined before, restaged, damaged again: keep both
+        target = target.with_name(f"{bundle.name}-{uuid.uuid4().hex[:8]}")
+    try:
+        os.rename(bundle, target)
+    except FileNotFoundError:
+        return problem
+    moved = replace(problem, moved_to=target)
+    write_staging_note(layout, moved, step_dir)
+    return moved
+
+
+def is_quarantined(layout: RootLayout, step_dir: str, name: str) -> bool:
+    """Whether a bundle of this step directory and name is in quarantine."""
+    return (layout.staging / QUARANTINE / step_dir / name).exists()
+
+
+def write_staging_note(layout: RootLayout, problem: StagingProblem, step_dir: str) -> Path | None:
+    """Write a readable note of a bundle left out of a commit; best effort.
+
+    Returns:
+        The note's path, or ``None`` if it could not be written (never raises ``OSError``).
+    """
+    path = staging_note_path(layout, step_dir, problem.bundle.name)
+    what = (
+        f"quarantined to {problem.moved_to}"
+        if problem.moved_to is not None
+        else "left in staging; the next recover() commits it if it is whole by then"
+    )
+    lines = [
+        f"bundle: {problem.bundle}",
+        f"problem: {problem.kind.value}",
+        f"files: {', '.join(problem.files) or '(the whole bundle)'}",
+        f"what was done: {what}",
+        f"time: {dt.datetime.now(dt.UTC).isoformat()}",
+        "",
+        "--- error ---",
+        problem.error,
+        "",
+    ]
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("\n".join(lines), encoding="utf-8")
+    except OSError:
+        return None
+    return path
+
+
+def staging_note_path(layout: RootLayout, step_dir: str, bundle_name: str) -> Path:
+    """``logs/failures/step_{N}_{step}/{bundle}.staging.log``, beside the step's failure logs."""
+    numbered = _NUMBERED.fullmatch(step_dir)
+    folder = f"step_{numbered[1]}_{numbered[2]}" if numbered else step_dir
+    return layout.logs / "failures" / folder / f"{bundle_name}.staging.log"
