@@ -125,7 +125,10 @@ def test_executions_by_key_returns_the_newest_success_with_its_edges(
     assert store.executions_by_key(["k"]) == {}
     inputs = {"data": ("c" * 32, "a" * 32, "b" * 32), "model": ("d" * 32,)}
     old = make_record([make_metric(1)], key="k", inputs=inputs, ended=T0)
-    new = make_record([make_metric(2)], key="k", inputs=inputs, ended=T0 + dt.timedelta(hours=1))
+    new = dataclasses.replace(
+        make_record([make_metric(2)], key="k", inputs=inputs, ended=T0 + dt.timedelta(hours=1)),
+        provenance={"user": "tester", "host": "localhost", "command_line": ["pytest"]},
+    )
     failed = make_record(key="k", success=False, ended=T0 + dt.timedelta(hours=2))
     other = make_record([make_metric(3)], key="k2")
     store.commit_executions([store.stage_execution(r) for r in (old, new, failed, other)])

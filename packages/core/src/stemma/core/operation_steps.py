@@ -2,32 +2,24 @@
 
 An operation step lowers like a function step: its key holds the operation's registered name,
 its version (the class's ``version`` unless given), its full params with defaults and, per input
-role, the upstream step's key (or the literal artifact ids). It runs as a one-step ``Pipeline``
-on the same root, so the creator or curator goes through the same dispatch, workers, caches and
-commits as a Pipeline step. Its output directory holds ``outputs.json`` (the output artifact ids
-by role), which is how a downstream operation step finds its inputs; its value says the same,
-with the Pipeline run that built it.
+role, the upstream step's key (or the literal artifact ids). It runs as an engine step like any
+``Pipeline`` step (``stemma.core.pipeline.lazy_door`` translates it): its units are planned,
+cached per execution key, packed and dispatched on the run's backend, with one execution row
+per unit. Its artifact has no path: its value lists its output artifact ids by role.
 
-Resources and execution settings are not part of a lazy operation step (they are never part of
-a key); steps that need them belong in a ``Pipeline``.
+Resources (``apply(..., resources=…)``) never enter a key.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from stemma.core.context import OUT, current_root
+from stemma.core.context import OUT
 from stemma.core.errors import LoweringError
 
 if TYPE_CHECKING:  # operations load pydantic: only operation steps pay for it
     from stemma.core.operations.definition import OperationDefinition
-
-MANIFEST = "outputs.json"
-"""The file in an operation step's output directory: ``{"outputs": {role: [ids]}}``."""
 
 
 def output_of(step: Any, role: str) -> dict[str, Any]:
@@ -75,77 +67,22 @@ def operation_inputs(
     return version or operation.version, inputs
 
 
-def run_operation_step(
+def operation_step(
     *, operation: str, params: Mapping[str, Any], roles: Mapping[str, Any], output: str
-) -> dict[str, Any]:
-    """Run the operation as a one-step Pipeline on the runner's root; write its manifest.
+) -> None:
+    """The function an operation step's handle names; the engine runs the operation instead.
 
     Raises:
-        RuntimeError: the step did not complete, or produced nothing (the message says why
-            and where the failure logs are).
+        TypeError: always; an operation step is never called as a function.
     """
-    from stemma.core.operations.registry import get_operation
-    from stemma.core.pipeline.pipeline import Pipeline  # the Pipeline needs the Delta store
-
-    cls = get_operation(operation)
-    inputs = {role: _input_ids(role, value) for role, value in roles.items()}
-    pipeline = Pipeline.create(_pipeline_name(operation), root=current_root())
-    try:
-        result = pipeline.run(cls, inputs=inputs or None, params=dict(params) or None)
-        status = result.metadata.get("status")
-        if status != "completed" or result.failed_count:  # never cache a partial result
-            raise RuntimeError(
-                f"operation {operation!r} {status}: {result.metadata.get('error') or ''} "
-                f"(failure logs under {current_root() / 'logs' / 'failures'})"
-            )
-        outputs = {
-            role: sorted(pipeline.artifact_ids(result.output(role))) for role in result.output_roles
-        }
-    finally:
-        pipeline.finalize()
-    folder = Path(output)
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / MANIFEST).write_text(json.dumps({"outputs": outputs}, sort_keys=True, indent=1))
-    return {
-        "outputs": outputs,
-        "pipeline_run_id": pipeline.run_id,
-        "succeeded": result.succeeded_count,
-        "failed": result.failed_count,
-    }
+    del params, roles, output
+    raise TypeError(f"operation {operation!r} runs as an engine step, never as a function")
 
 
-def _input_ids(role: str, value: Any) -> list[str]:
-    """One role's artifact ids: an upstream step's output (by path) or literal ids."""
-    if isinstance(value, str):
-        return _manifest_role(role, Path(value), None)
-    if isinstance(value, Mapping):
-        pick: Mapping[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
-        return _manifest_role(role, Path(str(pick["step"])), str(pick["role"]))
-    items: list[Any] = list(value)
-    return [str(item) for item in items]
-
-
-def _manifest_role(role: str, folder: Path, wanted: str | None) -> list[str]:
-    try:
-        outputs: dict[str, list[str]] = json.loads((folder / MANIFEST).read_text())["outputs"]
-    except (OSError, ValueError, KeyError) as err:
-        raise RuntimeError(
-            f"input {role!r} comes from a step that is not an operation step ({folder}): {err}"
-        ) from None
-    if wanted is None:
-        if len(outputs) != 1:
-            raise RuntimeError(
-                f"input {role!r}: the upstream step has output roles {sorted(outputs)}; "
-                "pick one with output_of(step, role)"
-            )
-        (wanted,) = outputs
-    if wanted not in outputs:
-        raise RuntimeError(
-            f"input {role!r}: the upstream step has no output role {wanted!r}; "
-            f"its roles: {sorted(outputs)}"
-        )
-    return outputs[wanted]
-
-
-def _pipeline_name(operation: str) -> str:
-    return "lazy." + re.sub(r"[^A-Za-z0-9_.-]", "_", operation)[:100]
+def operation_of(spec_inputs: Mapping[str, Any]) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """An operation step's registered name, key params and roles, from its handle's inputs."""
+    return (
+        str(spec_inputs["operation"]),
+        dict(spec_inputs["params"]),
+        dict(spec_inputs["roles"]),
+    )

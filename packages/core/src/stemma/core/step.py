@@ -96,7 +96,8 @@ def apply(
     ``fn`` may also be an operation class: ``apply("clean", Transform, params={...},
     dataset=upstream)`` makes an operation step, whose keyword arguments are the operation's
     input roles (an upstream operation step, ``output_of(step, role)``, or artifact ids) and
-    ``params``; it runs as a one-step ``Pipeline`` (see :mod:`stemma.core.operation_steps`).
+    ``params``; it runs as an engine step like a ``Pipeline``'s (see
+    :mod:`stemma.core.operation_steps`).
 
     Args:
         name: the step's name, one or more path segments (``example/json``).
@@ -120,10 +121,10 @@ def apply(
     """
     check_name(name)
     if isinstance(fn, type) and _is_operation(fn):
-        from stemma.core.operation_steps import operation_inputs, run_operation_step
+        from stemma.core.operation_steps import operation_inputs, operation_step
 
         version, inputs = operation_inputs(name, fn, version, inputs)
-        fn = run_operation_step
+        fn = operation_step
     if version is None:
         raise LoweringError(f"step {name!r}: a function step needs a version, e.g. version='v1'")
     check_version(name, version)

@@ -18,7 +18,14 @@ from stemma.core.errors import StepCodeError, StepFailedError, UnpicklableStepEr
 from stemma.core.pipeline.engine_run import DEFAULT_PARALLEL_STEPS, EngineRun
 from stemma.core.pipeline.function_dispatch import artifact_of
 from stemma.core.pipeline.function_operation import FunctionOperation
+from stemma.core.pipeline.lazy_operations import (
+    is_operation_step,
+    operation_artifact,
+    operation_planned,
+    refuse_operation_deps,
+)
 from stemma.core.pipeline.planned_step import CachePolicy, FailurePolicy, PlannedStep
+from stemma.core.pipeline.references import StepResult
 from stemma.core.pipeline.run_setup import default_backend, open_context
 from stemma.core.run_ids import new_run_id
 from stemma.core.step_graph import expand, needed
@@ -65,8 +72,10 @@ def build(
     if not order:
         return built
     backend = options.backend or default_backend()
+    numbers = {spec.fingerprint: number for number, spec in enumerate(order)}
+    planned = [_planned(numbers[spec.fingerprint], spec, built, numbers) for spec in order]
     if backend != THREAD_BACKEND:
-        _refuse_unpicklable(order, backend)
+        _refuse_unpicklable([s for s in order if not is_operation_step(s)], backend)
     context = open_context(
         store,
         run_id=run_id,
@@ -77,21 +86,17 @@ def build(
         preserve_working=False,
     )
     engine = EngineRun(context, parallel_steps=options.parallel_steps)
-    steps: list[PlannedStep] = []
     try:
-        numbers: dict[str, int] = {}
-        for number, spec in enumerate(order):
-            numbers[spec.fingerprint] = number
-            steps.append(_planned(number, spec, built, numbers))
-            engine.submit(steps[-1])
+        for step in planned:
+            engine.submit(step)
     finally:
         engine.end()
-    return _collect(steps, built)
+    return _collect(store, list(zip(planned, order, strict=True)), built)
 
 
 def _built(store: PipelineStore, specs: list[StepSpec]) -> dict[str, Artifact]:
     """The specs recorded completed whose output is still in place (never a ``dev`` one)."""
-    wanted = [spec.fingerprint for spec in specs if not spec.mutable]
+    wanted = [s.fingerprint for s in specs if not s.mutable and not is_operation_step(s)]
     if not wanted:
         return {}
     layout = store.layout
@@ -129,6 +134,10 @@ def _deps_first(specs: list[StepSpec]) -> list[StepSpec]:
 def _planned(
     number: int, spec: StepSpec, built: Mapping[str, Artifact], numbers: Mapping[str, int]
 ) -> PlannedStep:
+    """The engine step of one spec: an operation step's, or a function step's."""
+    if is_operation_step(spec):
+        return operation_planned(number, spec, numbers)
+    refuse_operation_deps(spec)
     known = {d.fingerprint: built[d.fingerprint] for d in spec.deps if d.fingerprint in built}
     resources = spec.step.resources
     operation = (
@@ -174,24 +183,34 @@ def _refuse_unpicklable(specs: list[StepSpec], backend: str) -> None:
             ) from None
 
 
-def _collect(steps: list[PlannedStep], built: dict[str, Artifact]) -> dict[str, Artifact]:
+def _collect(
+    store: PipelineStore, steps: list[tuple[PlannedStep, StepSpec]], built: dict[str, Artifact]
+) -> dict[str, Artifact]:
     artifacts = dict(built)
     failed: list[tuple[str, BaseException]] = []
     skipped: list[str] = []
-    for step in steps:
+    results: list[tuple[PlannedStep, StepSpec, StepResult]] = []
+    for step, spec in steps:
         error = step.future.exception()
         result = None if error is not None else step.future.result()
-        if result is not None and result.artifact is not None:
-            artifacts[result.artifact.fingerprint] = result.artifact
-        elif result is not None and result.metadata.get("skip_reason") is not None:
+        if result is not None and result.metadata.get("skip_reason") is not None:
             skipped.append(step.name)
-        else:
+        elif result is None or not result.success:
             reason = result.metadata.get("error") if result is not None else None
             failed.append((step.name, error or StepCodeError(f"step {step.name!r}: {reason}")))
-    if failed:
+        elif result.artifact is not None:
+            artifacts[result.artifact.fingerprint] = result.artifact
+        else:
+            results.append((step, spec, result))
+    if results:  # operation steps: their outputs by role, one read for all of them
+        offered = store.step_outputs([step.outputs_from or "" for step, _, _ in results])
+        for step, spec, result in results:
+            outputs = offered.get(step.outputs_from or "", {})
+            artifacts[spec.fingerprint] = operation_artifact(
+                store.layout.root, spec, result, outputs
+            )
+    if failed or skipped:
         raise _failure(failed, skipped)
-    if skipped:  # cancelled before they ran: nothing failed, nothing to return
-        raise _failure([], skipped)
     return artifacts
 
 

@@ -53,6 +53,8 @@ def step_cache_hit(
         return None
     if ctx.cache_policy is CachePolicy.ALL_SUCCEEDED and hit.failed_count:
         return None
+    if "inputs_from" not in hit.metadata:  # a function step's record under this key (an
+        return None  # operation step run as a function before one engine): no outputs offered
     if hit.metadata.get("inputs_from", []) != inputs_from(ctx, step):
         return None
     return hit

@@ -111,6 +111,7 @@ def step_result(
             "cache": cache,
             "step_spec_id": step.fingerprint,
             "skip_reason": event.metadata.get("skip_reason"),
+            "execution_cache_hits": event.metadata.get("execution_cache_hits", 0),
             "error": event.error,
         },
     )

@@ -104,7 +104,7 @@ def execution_row(record: ExecutionRecord) -> list[Any]:
         record.error,
         record.tool_output,
         record.worker_log,
-        None,  # provenance: not recorded per execution (the Delta store leaves it empty too)
+        dumps_plain(dict(record.provenance)) if record.provenance else None,
         dumps_plain(dict(record.metadata)),
     ]
 
@@ -172,6 +172,7 @@ def execution_from_row(
         inputs=dict(edges.get("input", {})),
         outputs=dict(edges.get("output", {})),
         metadata=json_object(row["metadata"]),
+        provenance=json_object(row["provenance"]),
     )
 
 
