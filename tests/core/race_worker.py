@@ -10,7 +10,8 @@ import pathlib
 import sys
 import time
 
-from stemma.core import OUT, apply, open_store, resolve
+from stemma.core import OUT, apply, resolve
+from stemma.core.store import STORE_ENV, open_pipeline_store
 
 
 def slow_build(counter: str, out_path: str) -> int:
@@ -29,7 +30,8 @@ def main() -> None:
             raise SystemExit("start file never appeared")
         time.sleep(0.005)
     step = apply(name="race/slow", fn=slow_build, version="v0", counter=counter, out_path=OUT)
-    artifact = resolve(step, store=open_store(root, kind=kind))
+    os.environ[STORE_ENV] = kind
+    artifact = resolve(step, store=open_pipeline_store(root))
     print(json.dumps({"value": artifact.value, "path": str(artifact.path())}))
 
 

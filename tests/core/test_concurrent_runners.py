@@ -5,7 +5,8 @@ import sys
 import threading
 import time
 
-from stemma.core import OUT, FileStore, apply, resolve
+from stemma.core import OUT, apply, resolve
+from stemma.core.store import open_pipeline_store
 
 WORKER = pathlib.Path(__file__).with_name("race_worker.py")
 
@@ -34,7 +35,7 @@ def _race_in_processes(
 
 
 def test_ten_runner_processes_execute_one_step_exactly_once(tmp_path: pathlib.Path) -> None:
-    executions, results = _race_in_processes(tmp_path, "file")
+    executions, results = _race_in_processes(tmp_path, "sqlite")
     assert len(executions) == 1
     assert len(results) == 10
     assert {r["value"] for r in results} == {42}
@@ -60,7 +61,8 @@ def test_ten_runner_threads_execute_one_step_exactly_once(tmp_path: pathlib.Path
         start.wait()
         try:
             step = apply(name="race/threads", fn=build, version="v0", out_path=OUT)
-            values.append(resolve(step, store=FileStore(tmp_path / "root")).value)
+            store = open_pipeline_store(tmp_path / "root")
+            values.append(resolve(step, store=store, backend="local-thread").value)
         except BaseException as err:  # surfaced below
             errors.append(err)
 

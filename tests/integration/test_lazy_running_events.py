@@ -10,7 +10,8 @@ import polars as pl
 import pytest
 from deltalake import DeltaTable
 
-from stemma.core import OUT, ArtifactStep, apply, run, runner
+from stemma.core import OUT, ArtifactStep, apply, run
+from stemma.core.pipeline import engine_run
 from stemma.storage import steps
 from stemma.storage.schemas import STEPS
 
@@ -38,11 +39,11 @@ def _statuses(root: pathlib.Path) -> dict[str, list[str]]:
 def test_quick_steps_commit_their_running_event_with_their_outcome(
     tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(runner, "OPEN_STEPS_RECORDED_AFTER", 30.0)  # no step is "long" here
+    monkeypatch.setattr(engine_run, "OPEN_STEPS_RECORDED_AFTER", 30.0)  # no step is "long" here
     chain: ArtifactStep = apply(name="s0", fn=touch, version="v0", i=0, out_path=OUT)
     for i in range(1, 5):
         chain = apply(name=f"s{i}", fn=touch, version="v0", i=chain, out_path=OUT)
-    run(chain, root=tmp_path, max_concurrent=1)
+    run(chain, root=tmp_path, parallel_steps=1)
     assert _statuses(tmp_path) == {f"s{i}": ["running", "completed"] for i in range(5)}
     # One commit of the steps table per step (its bundle), not one more for its start.
     history = DeltaTable(str(STEPS.path(tmp_path / "delta"))).history()
@@ -53,7 +54,7 @@ def test_quick_steps_commit_their_running_event_with_their_outcome(
 def test_a_long_step_shows_running_in_the_history_while_it_runs(
     tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(runner, "OPEN_STEPS_RECORDED_AFTER", 0.2)
+    monkeypatch.setattr(engine_run, "OPEN_STEPS_RECORDED_AFTER", 0.2)
     flag = tmp_path / "go"
     step = apply(name="long", fn=wait_for, version="v0", flag=str(flag), out_path=OUT)
     root = tmp_path / "root"

@@ -1,6 +1,7 @@
 """The lazy front door end to end on the real Delta store (stemma-storage installed)."""
 
 import json
+import os
 import pathlib
 import subprocess
 import sys
@@ -23,30 +24,43 @@ from stemma.core import (
 )
 from stemma.storage import DeltaStore, artifacts, executions, lineage, steps
 
-calls: Counter[str] = Counter()
+CALLS_ENV = "STEMMA_TEST_CALLS"
+"""Where the steps' functions note each call: they run in worker processes."""
 
 RACE_WORKER = pathlib.Path(__file__).parent.parent / "core" / "race_worker.py"
 
 
 @pytest.fixture(autouse=True)
-def _reset_calls() -> None:
-    calls.clear()
+def _calls_dir(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "calls").mkdir()
+    monkeypatch.setenv(CALLS_ENV, str(tmp_path / "calls"))
+
+
+def _count(name: str) -> None:
+    with (pathlib.Path(os.environ[CALLS_ENV]) / name).open("a") as stream:
+        stream.write(f"{os.getpid()}\n")
+
+
+def calls() -> Counter[str]:
+    """How many times each function ran, in any process, in this test."""
+    folder = pathlib.Path(os.environ[CALLS_ENV])
+    return Counter({f.name: len(f.read_text().splitlines()) for f in folder.iterdir()})
 
 
 def write_json(data: Any, out_path: str) -> dict[str, int]:
-    calls["write_json"] += 1
+    _count("write_json")
     pathlib.Path(out_path).write_text(json.dumps(data))
     return {"keys": len(data)}
 
 
 def load_data(src: str, out_path: str) -> str:
-    calls["load_data"] += 1
+    _count("load_data")
     pathlib.Path(out_path).write_text(src)
     return src
 
 
 def train(data: str, out_path: str) -> float:
-    calls["train"] += 1
+    _count("train")
     pathlib.Path(out_path).mkdir()
     (pathlib.Path(out_path) / "model.txt").write_text(pathlib.Path(data).read_text().upper())
     return 0.5
@@ -91,7 +105,7 @@ def test_seed_memo_example_runs_the_shared_dataset_once(tmp_path: pathlib.Path) 
     spec_b = model_b.lower(memo=memo)
     assert spec_a.deps[0] is spec_b.deps[0]
     built_a, built_b = run(model_a, model_b, root=tmp_path)
-    assert calls == {"load_data": 1, "train": 2}
+    assert calls() == {"load_data": 1, "train": 2}
     assert (built_a.path() / "model.txt").read_text() == "GS://BUCKET/DATA"
     assert built_b.value == 0.5
     # Lineage: the model's output was made from the dataset's output, one hop up.
@@ -110,7 +124,7 @@ def test_second_run_executes_nothing_and_writes_no_execution_row(tmp_path: pathl
     run(model, root=tmp_path)
     before = executions(tmp_path).height
     again = run(model, root=tmp_path)
-    assert calls == {"load_data": 1, "train": 1}
+    assert calls() == {"load_data": 1, "train": 1}
     assert again[0].cached
     assert executions(tmp_path).height == before == 2
 
@@ -175,6 +189,6 @@ def test_failed_step_and_skipped_dependents_are_in_the_steps_log(tmp_path: pathl
     }
     (skipped,) = log.filter(pl.col("status") == "skipped").iter_rows(named=True)
     assert "'broken' failed" in skipped["error"]
-    assert json.loads(skipped["metadata"]) == {"reason": "dependency_failed"}
+    assert json.loads(skipped["metadata"])["skip_reason"] == "dependency_failed"
     (failed,) = executions(tmp_path).filter(~pl.col("success")).iter_rows(named=True)
     assert "corrupt input" in failed["error"]

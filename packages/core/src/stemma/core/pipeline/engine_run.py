@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import datetime as dt
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
@@ -28,6 +29,9 @@ from stemma.core.pipeline.step_dispatch import run_step
 
 DEFAULT_PARALLEL_STEPS = 4
 """Steps that may dispatch and commit at once (their units share the backend's workers)."""
+OPEN_STEPS_RECORDED_AFTER = 1.0
+"""Seconds a deferred event (a quick step's ``running``) waits for the next write before it
+is written on its own, so a long step shows as running in the history while it runs."""
 
 
 class EngineRun:
@@ -61,6 +65,11 @@ class EngineRun:
         self.canceller = Canceller(context)
         self._live = LiveChannel(context.store.layout.root, context.monitor, self.canceller.request)
         self._live.start()
+        self._stop_flusher = threading.Event()
+        self._flusher = threading.Thread(
+            target=self._flush_old_events, name="stemma-open-steps", daemon=True
+        )
+        self._flusher.start()
         # Deferred events (cache hits, open attempts) wait for the next commit; never lose them
         # to a script that ends without finalize().
         atexit.register(self._flush_events)
@@ -136,11 +145,23 @@ class EngineRun:
         with self._lock:
             self._ended = True
         self._threads.shutdown(wait=True)
+        self._stop_flusher.set()
+        self._flusher.join()
         self.ctx.record([])  # the events deferred to the next write
         atexit.unregister(self._flush_events)
         self.ctx.backend.shutdown()
         self._live.stop()
         self.canceller.close()
+
+    def _flush_old_events(self) -> None:
+        """Write deferred events once the oldest has waited past its time (a long step)."""
+        while not self._stop_flusher.wait(OPEN_STEPS_RECORDED_AFTER / 4):
+            oldest = self.ctx.oldest_deferred()
+            if oldest is None:
+                continue
+            if (dt.datetime.now(dt.UTC) - oldest).total_seconds() >= OPEN_STEPS_RECORDED_AFTER:
+                with contextlib.suppress(Exception):  # the step's own write will try again
+                    self.ctx.record([])
 
     def _flush_events(self) -> None:
         with contextlib.suppress(Exception):  # at exit: best effort, never a traceback

@@ -19,7 +19,8 @@ from typing import cast
 from stemma.core.artifact import Artifact
 from stemma.core.context import StepContext
 from stemma.core.errors import InputsChangedError
-from stemma.core.pipeline.function_lifecycle import VALUE_JSON, scratch_for
+from stemma.core.identity import content_id
+from stemma.core.pipeline.function_lifecycle import EXCEPTION, VALUE_JSON, scratch_for
 from stemma.core.pipeline.function_operation import (
     OUTPUT_ROLE,
     VALUE_ROLE,
@@ -113,7 +114,8 @@ def _execute(
     try:
         _check_inputs_unchanged(spec)
     except InputsChangedError as err:
-        return finish_step(ctx, step, event, started, dispatch_error=str(err))
+        result = finish_step(ctx, step, event, started, dispatch_error=str(err))
+        return dataclasses.replace(result, exception=err)
     inputs = _input_artifact_ids(spec, deps)
     unit = _unit(ctx, step, spec, deps, inputs, step_run_id)
     tally = UnitTally(expected=1)
@@ -133,7 +135,8 @@ def _execute(
     )
     result = finish_step(ctx, step, event, started, tally, extra=extra)
     if not result.success or not extra or value_json is None:
-        return result
+        raised = next((o.reply.get(EXCEPTION) for o in outcomes if EXCEPTION in o.reply), None)
+        return dataclasses.replace(result, exception=raised)
     record = StepRecord(
         fingerprint=spec.fingerprint,
         name=spec.name,
@@ -202,6 +205,9 @@ def _cached(
             "cache": "step",
             "output_path": done.output_path,
             "output_artifact_id": done.output_artifact_id,
+            "value_artifact_id": None
+            if done.value_json is None
+            else content_id(done.value_json.encode()),
         },
     )
     with ctx.commit_lock:

@@ -8,9 +8,11 @@ unit's; the orchestrator commits it.
 
 from __future__ import annotations
 
+import dataclasses
+import pickle
 import shutil
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from stemma.core.canonical import canonical_json
 from stemma.core.context import running_under
@@ -21,7 +23,6 @@ from stemma.core.pipeline.creator_lifecycle import LifecycleOutcome, failure_out
 from stemma.core.pipeline.function_operation import (
     OUTPUT_ROLE,
     VALUE_ROLE,
-    FunctionCall,
     FunctionOperation,
 )
 from stemma.core.pipeline.units import ExecutionUnit
@@ -29,6 +30,8 @@ from stemma.core.run_ids import new_attempt_id
 
 VALUE_JSON = "value_json"
 """The key of the return value's canonical JSON in the unit's reply to the orchestrator."""
+EXCEPTION = "exception"
+"""The key of the function's exception in a failed unit's reply."""
 
 
 def run_function(unit: ExecutionUnit) -> LifecycleOutcome:
@@ -51,7 +54,8 @@ def run_function(unit: ExecutionUnit) -> LifecycleOutcome:
         publish(scratch, final)
     except Exception as err:
         remove(scratch)
-        return failure_outcome(err, None)
+        failed = failure_outcome(err, None)
+        return dataclasses.replace(failed, reply=_exception_reply(err))
     output = FinalizedArtifact(
         artifact_id=file_ref_artifact_id(digest, call.output_relpath),
         artifact_type="file_ref",
@@ -86,6 +90,15 @@ def run_function(unit: ExecutionUnit) -> LifecycleOutcome:
         edges=_edges(unit, (output, returned)),
         reply={VALUE_JSON: value_json},
     )
+
+
+def _exception_reply(error: Exception) -> dict[str, Any]:
+    """The function's own exception, for its caller to chain, when it survives a pickle trip."""
+    try:
+        pickle.loads(pickle.dumps(error))
+    except Exception:  # an exception holding a lock, a socket…: the traceback text must do
+        return {}
+    return {EXCEPTION: error}
 
 
 def _edges(unit: ExecutionUnit, made: tuple[FinalizedArtifact, ...]) -> tuple[LineageEdge, ...]:
@@ -126,6 +139,3 @@ def scratch_for(root: Path, call_output: str) -> str:
     """A fresh scratch path beside the output ``call_output`` (relative to ``root``)."""
     final = root / call_output
     return str(final.with_name(f".{final.name}.{new_attempt_id()}"))
-
-
-__all__ = ["VALUE_JSON", "FunctionCall", "publish", "remove", "run_function", "scratch_for"]

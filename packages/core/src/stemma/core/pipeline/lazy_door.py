@@ -9,6 +9,7 @@ comes after its deps, and submits each as a :class:`FunctionOperation` step of o
 
 from __future__ import annotations
 
+import logging
 import pickle
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -29,10 +30,12 @@ from stemma.core.pipeline.references import StepResult
 from stemma.core.pipeline.run_setup import default_backend, open_context
 from stemma.core.run_ids import new_run_id
 from stemma.core.step_graph import expand, needed
+from stemma.core.step_planner import StepPlanner
 from stemma.core.step_spec import StepSpec
 from stemma.core.store import PipelineStore
 
 THREAD_BACKEND = "local-thread"
+log = logging.getLogger("stemma.core.lazy")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,6 +74,7 @@ def build(
     order = _deps_first([spec for root in specs for spec in needed(root, built)])
     if not order:
         return built
+    _log_reasons(store, order)
     backend = options.backend or default_backend()
     numbers = {spec.fingerprint: number for number, spec in enumerate(order)}
     planned = [_planned(numbers[spec.fingerprint], spec, built, numbers) for spec in order]
@@ -92,6 +96,15 @@ def build(
     finally:
         engine.end()
     return _collect(store, list(zip(planned, order, strict=True)), built)
+
+
+def _log_reasons(store: PipelineStore, specs: list[StepSpec]) -> None:
+    """Say why each step will run (the reason costs a store query: only when it is shown)."""
+    if not log.isEnabledFor(logging.INFO):
+        return
+    planner = StepPlanner(store)
+    for spec in specs:
+        log.info("step %s (%s) will run: %s", spec.name, spec.fingerprint[:8], planner.reason(spec))
 
 
 def _built(store: PipelineStore, specs: list[StepSpec]) -> dict[str, Artifact]:
@@ -196,8 +209,7 @@ def _collect(
         if result is not None and result.metadata.get("skip_reason") is not None:
             skipped.append(step.name)
         elif result is None or not result.success:
-            reason = result.metadata.get("error") if result is not None else None
-            failed.append((step.name, error or StepCodeError(f"step {step.name!r}: {reason}")))
+            failed.append((step.name, error or _cause(step.name, result)))
         elif result.artifact is not None:
             artifacts[result.artifact.fingerprint] = result.artifact
         else:
@@ -212,6 +224,14 @@ def _collect(
     if failed or skipped:
         raise _failure(failed, skipped)
     return artifacts
+
+
+def _cause(name: str, result: StepResult | None) -> BaseException:
+    """What a failed step's error chains: its own exception, else its error's text."""
+    if result is not None and result.exception is not None:
+        return result.exception
+    reason = result.metadata.get("error") if result is not None else None
+    return StepCodeError(f"step {name!r}: {reason or 'failed'}")
 
 
 def _failure(failed: list[tuple[str, BaseException]], skipped: list[str]) -> StepFailedError:

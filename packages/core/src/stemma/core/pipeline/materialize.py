@@ -10,6 +10,7 @@ of that artifact (loaded from the store when it is not one of the inputs).
 from __future__ import annotations
 
 import contextlib
+import threading
 import json
 import os
 import shutil
@@ -29,11 +30,18 @@ REFERENCED_DIR = "_referenced"
 """Folder under ``materialized_inputs/`` for artifacts only a config refers to."""
 _JSON_TYPES = frozenset({"metric", "config"})
 _AS_MADE = frozenset({"materialized_inputs", "preprocess", "execute", "postprocess"})
-_spares: dict[Path, Path] | None = None
-"""While :func:`reused_sandboxes` is active: per ``working/{N}_{op}`` folder, a sandbox a unit
+_local = threading.local()
+"""Per thread (units of the ``local-thread`` backend run side by side in one process), the
+``spares`` of :func:`reused_sandboxes`."""
+
+
+def _spares() -> dict[Path, Path] | None:
+    """While :func:`reused_sandboxes` is active: per ``working/{N}_{op}`` folder, a sandbox a unit
 left as it was made, to be moved (one rename) to the next unit's place instead of removing one
 and making another: a dozen directory creations and removals per unit, which on a slow
 filesystem cost more than a no-op unit's whole lifecycle."""
+    found: dict[Path, Path] | None = getattr(_local, "spares", None)
+    return found
 
 
 @contextlib.contextmanager
@@ -43,12 +51,12 @@ def reused_sandboxes() -> Generator[None]:
     What a unit sees is the same either way: its own path, four empty folders and an empty log.
     One unit at a time per process (a worker runs its pack's units one after another).
     """
-    global _spares
-    _spares = {}
+    _local.spares = {}
     try:
         yield
     finally:
-        spares, _spares = _spares, None
+        spares = _spares() or {}
+        _local.spares = None
         for spare in spares.values():
             Sandbox(spare).remove()
 
@@ -64,7 +72,8 @@ class Sandbox:
         """Make the sandbox of one execution under the store's ``working`` folder."""
         parent = working / f"{step_number}_{operation}"
         sandbox = cls(parent / run_id[:2] / run_id[2:4] / run_id)
-        spare = _spares.pop(parent, None) if _spares is not None else None
+        spares = _spares()
+        spare = spares.pop(parent, None) if spares is not None else None
         if spare is not None:
             try:
                 sandbox.root.parent.mkdir(parents=True, exist_ok=True)
@@ -107,10 +116,11 @@ class Sandbox:
         removed by name, a few system calls, instead of a tree walk; anything else, by the walk.
         """
         parent = self.root.parent.parent.parent
-        if _spares is not None and parent not in _spares and self._as_made():
+        spares = _spares()
+        if spares is not None and parent not in spares and self._as_made():
             with contextlib.suppress(OSError):
                 self.log_path.write_bytes(b"")
-                _spares[parent] = self.root
+                spares[parent] = self.root
                 return
         try:
             self.log_path.unlink(missing_ok=True)

@@ -44,6 +44,8 @@ class StepResult:
     artifact: Artifact | None = None
     """A function step's built output and return value (None for operations, and when the
     step did not complete)."""
+    exception: BaseException | None = field(default=None, repr=False, compare=False)
+    """A failed function step's own exception, when it could be brought back from its worker."""
 
     @property
     def has_failures(self) -> bool:

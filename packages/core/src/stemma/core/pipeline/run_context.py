@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +40,11 @@ class PipelineContext:
     """Events of step-level cache hits, written with the next commit (one write, not one each)."""
     step_index: dict[str, StepEvent] | None = None
     """The store's completed steps by fingerprint, read once; a miss asks the store again."""
+
+    def oldest_deferred(self) -> dt.datetime | None:
+        """When the oldest deferred event happened (None: nothing is deferred)."""
+        with self.commit_lock:
+            return min((e.timestamp for e in self.deferred_events), default=None)
 
     def record(self, events: Sequence[StepEvent]) -> None:
         """Write ``events`` and everything deferred, in one append (holds the commit lock)."""

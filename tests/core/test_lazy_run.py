@@ -1,104 +1,94 @@
-import json
+import sys
+import pathlib as _pathlib
+
+sys.path.insert(0, str(_pathlib.Path(__file__).parent))  # workers import lazy_functions by name
+
+"""``run`` / ``resolve`` / ``plan``: lazy function steps built by the one engine, on its store."""
+
 import logging
+import os
 import pathlib
 import threading
-from collections import Counter
-from collections.abc import Iterator
-from typing import Any
 
 import pytest
+from lazy_functions import (
+    CALLS_ENV,
+    calls,
+    dangling,
+    explode,
+    other,
+    pid,
+    read_and_add,
+    returns_object,
+    returns_tuple,
+    write_json,
+)
 
 from stemma.core import (
     OUT,
-    FileStore,
     InputsChangedError,
     LoweringError,
     StepCycleError,
     StepFailedError,
-    StepRunner,
-    StepSpec,
     apply,
     plan,
     resolve,
     run,
 )
-
-calls: Counter[str] = Counter()
-_calls_lock = threading.Lock()
-
-
-def _count(name: str) -> None:
-    with _calls_lock:
-        calls[name] += 1
+from stemma.core.errors import UnpicklableStepError
+from stemma.core.store import PipelineStore, open_pipeline_store
 
 
 @pytest.fixture(autouse=True)
-def _reset_calls() -> None:
-    calls.clear()
+def _calls_dir(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "calls").mkdir()
+    monkeypatch.setenv(CALLS_ENV, str(tmp_path / "calls"))
 
 
 @pytest.fixture
-def store(tmp_path: pathlib.Path) -> FileStore:
-    return FileStore(tmp_path / "root")
+def store(tmp_path: pathlib.Path) -> PipelineStore:
+    return open_pipeline_store(tmp_path / "root")
 
 
-def write_json(data: Any, out_path: str) -> dict[str, int]:
-    _count("write_json")
-    pathlib.Path(out_path).write_text(json.dumps(data))
-    return {"keys": len(data)}
-
-
-def read_and_add(source: str, out_path: str, extra: int = 0) -> int:
-    _count(f"read_and_add:{extra}")
-    value = len(json.loads(pathlib.Path(source).read_text())) + extra
-    pathlib.Path(out_path).mkdir()
-    (pathlib.Path(out_path) / "value.txt").write_text(str(value))
-    return value
-
-
-def explode(source: str, out_path: str) -> None:
-    _count("explode")
-    raise ValueError("bad input row 7")
-
-
-def test_resolve_seed_example_writes_output_and_returns_value(store: FileStore) -> None:
-    step = apply(
-        name="example/json", fn=write_json, version="v0", data={"hello": "world"}, out_path=OUT
-    )
+def test_resolve_seed_example_writes_output_and_returns_value(store: PipelineStore) -> None:
+    step = apply(name="example/json", fn=write_json, version="v0", data={"a": 1}, out_path=OUT)
     artifact = resolve(step, store=store)
-    assert artifact.path().read_text() == '{"hello": "world"}'
-    assert artifact.path().is_relative_to(store.layout.root)
+    assert artifact.path().read_text() == '{"a": 1}'
     assert artifact.value == {"keys": 1}
-    assert artifact.fingerprint == step.lower().fingerprint
     assert not artifact.cached
+    assert artifact.path() == store.layout.root / step.lower().output_relpath
 
 
-def test_run_second_time_executes_nothing_and_returns_same_artifacts(store: FileStore) -> None:
-    data = apply(name="data", fn=write_json, version="v0", data=[1, 2, 3], out_path=OUT)
-    total = apply(name="total", fn=read_and_add, version="v0", source=data, out_path=OUT, extra=1)
-    first = run(data, total, store=store)
-    second = run(data, total, store=store)
-    assert calls == {"write_json": 1, "read_and_add:1": 1}
-    assert [a.value for a in second] == [{"keys": 3}, 4]
-    assert [a.path() for a in second] == [a.path() for a in first]
+def test_run_second_time_executes_nothing_and_returns_same_artifacts(store: PipelineStore) -> None:
+    data = apply(name="data", fn=write_json, version="v0", data=[1, 2], out_path=OUT)
+    total = apply(name="total", fn=read_and_add, version="v0", source=data, out_path=OUT)
+    first = run(total, data, store=store)
+    second = run(total, data, store=store)
+    assert calls() == {"write_json": 1, "read_and_add:0": 1}
+    assert [a.artifact_id for a in first] == [a.artifact_id for a in second]
     assert all(a.cached for a in second)
 
 
-def test_run_dev_version_reruns_every_time(store: FileStore) -> None:
-    step = apply(name="scratch", fn=write_json, version="try-dev", data=[1], out_path=OUT)
+def test_run_dev_version_reruns_every_time(store: PipelineStore) -> None:
+    step = apply(name="dev", fn=write_json, version="dev", data=[1], out_path=OUT)
     resolve(step, store=store)
     resolve(step, store=store)
-    assert calls["write_json"] == 2
+    assert calls()["write_json"] == 2
 
 
-def test_run_dependency_receives_the_dep_output_path(store: FileStore) -> None:
-    data = apply(name="data", fn=write_json, version="v0", data=[1, 2], out_path=OUT)
+def test_run_dependency_receives_the_dep_output_path(store: PipelineStore) -> None:
+    data = apply(name="data", fn=write_json, version="v0", data=[1, 2, 3], out_path=OUT)
     total = apply(name="total", fn=read_and_add, version="v0", source=data, out_path=OUT)
-    artifact = resolve(total, store=store)
-    assert (artifact.path() / "value.txt").read_text() == "2"
+    assert resolve(total, store=store).value == 3
 
 
-def test_run_failure_cascades_to_dependents_while_siblings_finish(store: FileStore) -> None:
+def test_run_steps_run_in_worker_processes_by_default(store: PipelineStore) -> None:
+    step = apply(name="where", fn=pid, version="dev", out_path=OUT)
+    assert resolve(step, store=store).value != os.getpid()
+    assert run(step, store=store, backend="local-thread")[0].value == os.getpid()
+
+
+def test_run_failure_cascades_to_dependents_while_siblings_finish(store: PipelineStore) -> None:
     bad = apply(name="bad", fn=explode, version="v0", source="x", out_path=OUT)
     after_bad = apply(name="after-bad", fn=read_and_add, version="v0", source=bad, out_path=OUT)
     sibling = apply(name="sibling", fn=write_json, version="v0", data=[1], out_path=OUT)
@@ -109,52 +99,31 @@ def test_run_failure_cascades_to_dependents_while_siblings_finish(store: FileSto
         run(after_bad, after_sibling, store=store)
     assert info.value.failed == ["bad"]
     assert info.value.skipped == ["after-bad"]
-    assert isinstance(info.value.__cause__, ValueError)
+    assert isinstance(info.value.__cause__, ValueError)  # the function's own, from its worker
     assert "bad input row 7" in str(info.value.__cause__)
-    assert calls == {"explode": 1, "write_json": 1, "read_and_add:5": 1}
+    assert calls() == {"explode": 1, "write_json": 1, "read_and_add:5": 1}
     # The independent branch was recorded: a rerun of it executes nothing.
     resolve(after_sibling, store=store)
-    assert calls["read_and_add:5"] == 1
+    assert calls()["read_and_add:5"] == 1
 
 
-def test_run_failed_step_leaves_no_output_and_is_retried(store: FileStore) -> None:
+def test_run_failed_step_leaves_no_output_and_is_retried(store: PipelineStore) -> None:
     bad = apply(name="bad", fn=explode, version="v0", source="x", out_path=OUT)
     for _ in range(2):
         with pytest.raises(StepFailedError):
             resolve(bad, store=store)
-    assert calls["explode"] == 2
+    assert calls()["explode"] == 2
     assert not store.layout.output_dir(bad.lower().output_relpath).exists()
 
 
-def test_run_unencodable_return_value_fails_the_step_naming_it(store: FileStore) -> None:
-    def returns_object(out_path: str) -> object:
-        return object()
-
+def test_run_unencodable_return_value_fails_the_step_naming_it(store: PipelineStore) -> None:
     step = apply(name="odd", fn=returns_object, version="v0", out_path=OUT)
     with pytest.raises(StepFailedError) as info:
         resolve(step, store=store)
     assert "value returned by step 'odd'" in str(info.value.__cause__)
 
 
-def test_runner_consumes_a_generator_lazily(store: FileStore) -> None:
-    started = [threading.Event() for _ in range(3)]
-
-    def mark(index: int, out_path: str) -> int:
-        started[index].set()
-        return index
-
-    def specs() -> Iterator[StepSpec]:
-        for index in range(3):
-            if index:
-                # The previous step must be running before the next spec is even asked for.
-                assert started[index - 1].wait(timeout=10), "runner read ahead of execution"
-            yield apply(name=f"s{index}", fn=mark, version="v0", index=index, out_path=OUT).lower()
-
-    artifacts = StepRunner(store, max_concurrent=2).run(specs())
-    assert sorted(a.value for a in artifacts.values()) == [0, 1, 2]
-
-
-def test_runner_never_runs_below_a_step_already_built(store: FileStore) -> None:
+def test_run_never_runs_below_a_step_already_built(store: PipelineStore) -> None:
     data = apply(name="data", fn=write_json, version="v0", data=[1, 2], out_path=OUT)
     total = apply(name="total", fn=read_and_add, version="v0", source=data, out_path=OUT)
     resolve(total, store=store)
@@ -163,30 +132,32 @@ def test_runner_never_runs_below_a_step_already_built(store: FileStore) -> None:
 
     shutil.rmtree(store.layout.output_dir(data.lower().output_relpath).parent)
     assert resolve(total, store=store).value == 2
-    assert calls == {"write_json": 1, "read_and_add:0": 1}
+    assert calls() == {"write_json": 1, "read_and_add:0": 1}
 
 
-def test_runner_rebuilds_a_step_whose_output_was_deleted(store: FileStore) -> None:
+def test_run_rebuilds_a_step_whose_output_was_deleted(store: PipelineStore) -> None:
     data = apply(name="data", fn=write_json, version="v0", data=[1, 2], out_path=OUT)
     first = resolve(data, store=store)
     first.path().unlink()
     again = resolve(data, store=store)
-    assert calls["write_json"] == 2
+    assert calls()["write_json"] == 2
     assert again.path().read_text() == "[1, 2]"
 
 
-def test_runner_cycle_is_an_error_naming_the_cycle(store: FileStore) -> None:
+def test_run_cycle_is_an_error_naming_the_cycle(store: PipelineStore) -> None:
+    from stemma.core.pipeline.lazy_door import LazyRunOptions, build
+
     a = apply(name="cyc/a", fn=write_json, version="v0", data=[1], out_path=OUT).lower()
     b = apply(name="cyc/b", fn=read_and_add, version="v0", source="x", out_path=OUT).lower()
     # Specs are frozen; only a hand-built graph can loop, so build one the hard way.
     object.__setattr__(a, "deps", (b,))
     object.__setattr__(b, "deps", (a,))
     with pytest.raises(StepCycleError, match=r"cyc/a\(.*\) → cyc/b\(.*\) → cyc/a"):
-        StepRunner(store).run([a])
-    assert calls == {}
+        build([a], store, LazyRunOptions())
+    assert calls() == {}
 
 
-def test_runner_runs_independent_steps_concurrently(store: FileStore) -> None:
+def test_run_runs_independent_steps_concurrently(store: PipelineStore) -> None:
     barrier = threading.Barrier(3, timeout=10)
 
     def meet(index: int, out_path: str) -> int:
@@ -194,21 +165,33 @@ def test_runner_runs_independent_steps_concurrently(store: FileStore) -> None:
         return index
 
     steps = [apply(name=f"par/{i}", fn=meet, version="v0", index=i, out_path=OUT) for i in range(3)]
-    assert [a.value for a in run(*steps, store=store, max_concurrent=3)] == [0, 1, 2]
+    built = run(*steps, store=store, backend="local-thread", max_workers=3, parallel_steps=3)
+    assert [a.value for a in built] == [0, 1, 2]
+
+
+def test_run_refuses_an_unpicklable_function_before_anything_runs(store: PipelineStore) -> None:
+    def local(out_path: str) -> int:
+        return 1
+
+    step = apply(name="closure", fn=local, version="v0", out_path=OUT)
+    with pytest.raises(UnpicklableStepError, match=r"local.*top level.*local-thread"):
+        resolve(step, store=store)
+    assert not (store.layout.root / "runs").exists()  # no run was started
+    assert resolve(step, store=store, backend="local-thread").value == 1
 
 
 def test_plan_lists_what_would_run_and_why_and_writes_nothing(tmp_path: pathlib.Path) -> None:
     root = tmp_path / "fresh"
     data = apply(name="data", fn=write_json, version="v0", data=[1], out_path=OUT)
     total = apply(name="total", fn=read_and_add, version="v0", source=data, out_path=OUT)
-    planned = plan(total, store=FileStore(root))
+    planned = plan(total, root=root)
     assert [(p.spec.name, p.action) for p in planned] == [("data", "run"), ("total", "run")]
     assert planned[0].reason.startswith("new")
     assert not root.exists()
-    assert calls == {}
+    assert calls() == {}
 
 
-def test_plan_after_a_change_says_which_field_changed(store: FileStore) -> None:
+def test_plan_after_a_change_says_which_field_changed(store: PipelineStore) -> None:
     resolve(
         apply(name="data", fn=write_json, version="v0", data={"hello": "world"}, out_path=OUT),
         store=store,
@@ -224,11 +207,11 @@ def test_plan_after_a_change_says_which_field_changed(store: FileStore) -> None:
     assert cached.action == "cached"
 
 
-def test_run_logs_why_a_step_missed(store: FileStore, caplog: pytest.LogCaptureFixture) -> None:
+def test_run_logs_why_a_step_missed(store: PipelineStore, caplog: pytest.LogCaptureFixture) -> None:
     resolve(
         apply(name="data", fn=write_json, version="v0", data={"n": 1}, out_path=OUT), store=store
     )
-    with caplog.at_level(logging.INFO, logger="stemma.core.runner"):
+    with caplog.at_level(logging.INFO, logger="stemma.core.lazy"):
         resolve(
             apply(name="data", fn=write_json, version="v0", data={"n": 2}, out_path=OUT),
             store=store,
@@ -236,7 +219,9 @@ def test_run_logs_why_a_step_missed(store: FileStore, caplog: pytest.LogCaptureF
     assert "inputs.data.n: 1 → 2" in caplog.text
 
 
-def test_run_failure_cascades_through_deps_registered_before_the_failure(store: FileStore) -> None:
+def test_run_failure_cascades_through_deps_registered_before_the_failure(
+    store: PipelineStore,
+) -> None:
     bad = apply(name="bad", fn=explode, version="v0", source="x", out_path=OUT)
     middle = apply(name="middle", fn=read_and_add, version="v0", source=bad, out_path=OUT)
     top = apply(name="top", fn=read_and_add, version="v0", source=middle, out_path=OUT, extra=1)
@@ -247,10 +232,7 @@ def test_run_failure_cascades_through_deps_registered_before_the_failure(store: 
     assert info.value.skipped == ["middle", "top"]
 
 
-def test_run_fresh_and_cached_values_are_equal(store: FileStore) -> None:
-    def returns_tuple(out_path: str) -> tuple[int, dict[str, int]]:
-        return (1, {"n": 2})
-
+def test_run_fresh_and_cached_values_are_equal(store: PipelineStore) -> None:
     step = apply(name="tuple", fn=returns_tuple, version="v0", out_path=OUT)
     fresh = resolve(step, store=store)
     cached = resolve(step, store=store)
@@ -259,12 +241,8 @@ def test_run_fresh_and_cached_values_are_equal(store: FileStore) -> None:
 
 
 def test_run_dangling_symlink_in_output_fails_the_step_and_publishes_nothing(
-    store: FileStore,
+    store: PipelineStore,
 ) -> None:
-    def dangling(out_path: str) -> None:
-        pathlib.Path(out_path).mkdir()
-        (pathlib.Path(out_path) / "link").symlink_to(pathlib.Path(out_path) / "missing")
-
     step = apply(name="dangling", fn=dangling, version="v0", out_path=OUT)
     with pytest.raises(StepFailedError) as info:
         resolve(step, store=store)
@@ -273,29 +251,26 @@ def test_run_dangling_symlink_in_output_fails_the_step_and_publishes_nothing(
     assert store.completed([step.lower().fingerprint]) == {}
 
 
-def test_run_two_functions_under_one_name_and_version_is_an_error(store: FileStore) -> None:
-    def other(data: Any, out_path: str) -> None:
-        raise AssertionError("must not run")
-
+def test_run_two_functions_under_one_name_and_version_is_an_error(store: PipelineStore) -> None:
     first = apply(name="same", fn=write_json, version="v0", data=[1], out_path=OUT)
     second = apply(name="same", fn=other, version="v0", data=[1], out_path=OUT)
     with pytest.raises(LoweringError, match="two different functions"):
         run(first, second, store=store)
-    assert calls == {}
+    assert calls() == {}
 
 
-def test_run_refuses_inputs_mutated_after_apply(store: FileStore) -> None:
+def test_run_refuses_inputs_mutated_after_apply(store: PipelineStore) -> None:
     data = {"rows": [1, 2]}
     step = apply(name="mutated", fn=write_json, version="v0", data=data, out_path=OUT)
     data["rows"].append(3)
     with pytest.raises(StepFailedError) as info:
         resolve(step, store=store)
     assert isinstance(info.value.__cause__, InputsChangedError)
-    assert calls == {}
+    assert calls() == {}
 
 
 def test_run_refuses_an_input_file_rewritten_after_apply(
-    store: FileStore, tmp_path: pathlib.Path
+    store: PipelineStore, tmp_path: pathlib.Path
 ) -> None:
     source = tmp_path / "in.json"
     source.write_text("[1, 2]")
