@@ -3,7 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from stemma.core import OUT, StepContext, apply, config_diff
+from stemma.core import OUT, apply, config_diff
+from stemma.core.context import StepContext
 
 
 def noop(source: object, out_path: str) -> None:

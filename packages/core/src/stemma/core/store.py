@@ -68,12 +68,11 @@ class Store(Protocol):
 def available_stores() -> dict[str, str]:
     """Store names registered under the ``stemma.stores`` entry point, with their targets.
 
-    ``sqlite`` and ``file`` are stemma-core's own, so they are listed even when core's entry
-    points are not installed (a source checkout on ``sys.path``).
+    ``sqlite`` is stemma-core's own, so it is listed even when core's entry points are not
+    installed (a source checkout on ``sys.path``).
     """
     found = {name: ep.value for name, ep in _registered().items()}
     found.setdefault("sqlite", "stemma.core.sqlite_store:SqliteStore")
-    found.setdefault("file", "stemma.core.file_store:FileStore")
     return found
 
 
@@ -86,16 +85,17 @@ def default_store_kind() -> str:
 
 
 def open_pipeline_store(root: str | os.PathLike[str] | None = None) -> PipelineStore:
-    """Open the store at ``root`` and check that it can serve the Pipeline.
+    """Open the store at ``root`` and check that it can serve the engine.
 
     Raises:
-        StoreUnavailableError: only the JSON file store (or another plain ``Store``) is there.
+        StoreUnavailableError: the store named by ``$STEMMA_STORE`` is only a plain ``Store``
+            (it can answer ``plan`` but cannot run steps).
     """
     store = open_store(root)
     if not isinstance(store, PipelineStore):
         raise StoreUnavailableError(
-            f"the store at {store.layout.root} is a {type(store).__name__}, but the Pipeline "
-            "needs stemma-storage (pip install stemma-storage, or set STEMMA_STORE=delta)"
+            f"the store at {store.layout.root} is a {type(store).__name__}, which cannot run "
+            "steps; unset STEMMA_STORE for the default (delta with stemma-storage, else sqlite)"
         )
     return store
 
@@ -111,10 +111,9 @@ def open_store(root: str | os.PathLike[str] | None = None, *, kind: str | None =
 
     Args:
         root: the store root; ``$STEMMA_ROOT`` or ``.stemma`` when omitted.
-        kind: ``"delta"`` (stemma-storage), ``"sqlite"`` (SQLite, core only), ``"file"``
-            (JSON records of function steps, core only), or another registered name. Defaults
-            to :func:`default_store_kind`: ``$STEMMA_STORE``, else ``delta`` when stemma-storage
-            is installed, else ``sqlite``.
+        kind: ``"delta"`` (stemma-storage), ``"sqlite"`` (SQLite, core only), or another
+            registered name. Defaults to :func:`default_store_kind`: ``$STEMMA_STORE``, else
+            ``delta`` when stemma-storage is installed, else ``sqlite``.
 
     Raises:
         StoreUnavailableError: the named store is not installed.
@@ -122,15 +121,11 @@ def open_store(root: str | os.PathLike[str] | None = None, *, kind: str | None =
     path: Path = resolve_root(root)
     registered = _registered()
     chosen = kind or default_store_kind()
-    if chosen not in registered and chosen in ("sqlite", "file"):
-        # core's own stores open without their entry points (a source checkout on sys.path)
-        if chosen == "sqlite":
-            from stemma.core.sqlite_store import SqliteStore
+    if chosen not in registered and chosen == "sqlite":
+        # core's own store opens without its entry point (a source checkout on sys.path)
+        from stemma.core.sqlite_store import SqliteStore
 
-            return SqliteStore(path)
-        from stemma.core.file_store import FileStore
-
-        return FileStore(path)
+        return SqliteStore(path)
     if chosen not in registered:
         hint = (
             "pip install stemma-storage"

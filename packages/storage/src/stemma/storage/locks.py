@@ -6,7 +6,7 @@ from collections.abc import Generator
 from contextlib import contextmanager
 from pathlib import Path
 
-from stemma.core import FileLock
+from stemma.core.file_lock import FileLock
 from stemma.core.layout import RootLayout
 from stemma.storage.schemas import TableSpec
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from deltalake import DeltaTable, WriterProperties
 
-from stemma.core import FileLock
+from stemma.core.file_lock import FileLock
 from stemma.core.layout import RootLayout, resolve_root
 from stemma.core.live import RunStatus, list_states
 from stemma.storage.errors import StorageError

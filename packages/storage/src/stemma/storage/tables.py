@@ -20,7 +20,7 @@ import polars as pl
 from deltalake import CommitProperties, DeltaTable, Transaction, WriterProperties, write_deltalake
 from deltalake.exceptions import CommitFailedError
 
-from stemma.core import FileLock
+from stemma.core.file_lock import FileLock
 from stemma.core.layout import RootLayout
 from stemma.storage.errors import CommitConflictError
 from stemma.storage.locks import table_lock_path

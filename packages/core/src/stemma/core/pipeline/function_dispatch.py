@@ -112,12 +112,12 @@ def _execute(
     with ctx.commit_lock:  # written with the step's final event: one write, not two
         ctx.deferred_events.append(event(StepStatus.RUNNING))
     try:
-        _check_inputs_unchanged(spec)
+        check_inputs_unchanged(spec)
     except InputsChangedError as err:
         result = finish_step(ctx, step, event, started, dispatch_error=str(err))
         return dataclasses.replace(result, exception=err)
-    inputs = _input_artifact_ids(spec, deps)
-    unit = _unit(ctx, step, spec, deps, inputs, step_run_id)
+    inputs = input_artifact_ids(spec, deps)
+    unit = function_unit(ctx, step, spec, deps, inputs, step_run_id)
     tally = UnitTally(expected=1)
     ctx.monitor.units_planned(step.number, total=1, cached=0)
     outcomes = execute_units(ctx, step, [unit], PackSizer(fixed=1, workers=1))
@@ -154,7 +154,7 @@ def _execute(
     return dataclasses.replace(result, artifact=fresh)
 
 
-def _unit(
+def function_unit(
     ctx: PipelineContext,
     step: PlannedStep,
     spec: StepSpec,
@@ -162,6 +162,7 @@ def _unit(
     inputs: Mapping[str, tuple[str, ...]],
     step_run_id: str,
 ) -> ExecutionUnit:
+    """The one unit of a function step: its call resolved, ``OUT`` at a fresh scratch path."""
     root = ctx.store.layout.root
     scratch = scratch_for(root, spec.output_relpath)
     context = StepContext.for_run(
@@ -238,7 +239,7 @@ def _dependency_failed(
     return dataclasses.replace(result, success=False)
 
 
-def _check_inputs_unchanged(spec: StepSpec) -> None:
+def check_inputs_unchanged(spec: StepSpec) -> None:
     """Refuse to run on inputs that changed since ``apply``: the key would describe other data.
 
     A mutable input object edited after ``apply``, or an input file rewritten since, would
@@ -253,7 +254,7 @@ def _check_inputs_unchanged(spec: StepSpec) -> None:
         )
 
 
-def _input_artifact_ids(spec: StepSpec, deps: Mapping[str, Artifact]) -> dict[str, tuple[str, ...]]:
+def input_artifact_ids(spec: StepSpec, deps: Mapping[str, Artifact]) -> dict[str, tuple[str, ...]]:
     """Per argument, the artifact ids of the deps found in it (what the execution key holds)."""
     by_handle = {id(dep.step): deps[dep.fingerprint].artifact_id for dep in spec.deps}
     found: dict[str, tuple[str, ...]] = {}

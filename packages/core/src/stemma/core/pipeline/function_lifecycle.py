@@ -36,26 +36,49 @@ EXCEPTION = "exception"
 
 def run_function(unit: ExecutionUnit) -> LifecycleOutcome:
     """Run a function step's unit; never raises (a failure is an outcome)."""
+    call = cast(FunctionOperation, unit.operation).call
+    if call is None:
+        return failure_outcome(ValueError("a function unit without its call"), None)
+    root = Path(unit.root)
+    try:
+        (root / call.output_relpath).parent.mkdir(parents=True, exist_ok=True)
+        with running_under(root):
+            value = call.fn(**call.kwargs)
+    except Exception as err:
+        return function_failed(unit, err)
+    return settle_function(unit, value)
+
+
+def function_failed(unit: ExecutionUnit, error: Exception) -> LifecycleOutcome:
+    """The outcome of a function that raised: its scratch output removed, its error kept."""
+    call = cast(FunctionOperation, unit.operation).call
+    if call is not None:
+        remove(Path(call.scratch))
+    failed = failure_outcome(error, None)
+    return dataclasses.replace(failed, reply=_exception_reply(error))
+
+
+def settle_function(unit: ExecutionUnit, value: Any) -> LifecycleOutcome:
+    """Publish what the function left at its scratch path, and make its two artifacts.
+
+    Also what an external runner calls after running the function itself
+    (:mod:`stemma.core.external`). Never raises: an unencodable value or an unreadable output
+    is a failed outcome, and nothing is published.
+    """
     op = cast(FunctionOperation, unit.operation)
     call = op.call
     if call is None:
         return failure_outcome(ValueError("a function unit without its call"), None)
-    root = Path(unit.root)
-    final = root / call.output_relpath
+    final = Path(unit.root) / call.output_relpath
     scratch = Path(call.scratch)
     try:
-        final.parent.mkdir(parents=True, exist_ok=True)
-        with running_under(root):
-            value = call.fn(**call.kwargs)
         value_json = canonical_json(value, f"the value returned by step {op.step_name!r}")
         if not scratch.exists():
             scratch.mkdir()  # fn wrote nothing: the output is an empty directory
         digest = digest_tree(scratch)
         publish(scratch, final)
     except Exception as err:
-        remove(scratch)
-        failed = failure_outcome(err, None)
-        return dataclasses.replace(failed, reply=_exception_reply(err))
+        return function_failed(unit, err)
     output = FinalizedArtifact(
         artifact_id=file_ref_artifact_id(digest, call.output_relpath),
         artifact_type="file_ref",

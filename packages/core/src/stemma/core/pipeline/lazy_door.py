@@ -71,7 +71,7 @@ def build(
         expand(spec, seen)
     store.recover()
     built = _built(store, list(seen.values()))
-    order = _deps_first([spec for root in specs for spec in needed(root, built)])
+    order = deps_first([spec for root in specs for spec in needed(root, built)])
     if not order:
         return built
     _log_reasons(store, order)
@@ -120,7 +120,7 @@ def _built(store: PipelineStore, specs: list[StepSpec]) -> dict[str, Artifact]:
     }
 
 
-def _deps_first(specs: list[StepSpec]) -> list[StepSpec]:
+def deps_first(specs: list[StepSpec]) -> list[StepSpec]:
     """``specs`` (deduplicated) ordered so that each comes after those of its deps among them."""
     wanted = {spec.fingerprint: spec for spec in specs}
     order: list[StepSpec] = []

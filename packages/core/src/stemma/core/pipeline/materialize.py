@@ -10,10 +10,10 @@ of that artifact (loaded from the store when it is not one of the inputs).
 from __future__ import annotations
 
 import contextlib
-import threading
 import json
 import os
 import shutil
+import threading
 from collections.abc import Callable, Collection, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -36,10 +36,13 @@ _local = threading.local()
 
 
 def _spares() -> dict[Path, Path] | None:
-    """While :func:`reused_sandboxes` is active: per ``working/{N}_{op}`` folder, a sandbox a unit
-left as it was made, to be moved (one rename) to the next unit's place instead of removing one
-and making another: a dozen directory creations and removals per unit, which on a slow
-filesystem cost more than a no-op unit's whole lifecycle."""
+    """The spare sandboxes of this thread, while :func:`reused_sandboxes` is active.
+
+    Per ``working/{N}_{op}`` folder, a sandbox a unit left as it was made, to be moved (one
+    rename) to the next unit's place instead of removing one and making another: a dozen
+    directory creations and removals per unit, which on a slow filesystem cost more than a
+    no-op unit's whole lifecycle.
+    """
     found: dict[Path, Path] | None = getattr(_local, "spares", None)
     return found
 

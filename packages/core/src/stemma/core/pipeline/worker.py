@@ -108,6 +108,13 @@ def run_pack(units: Sequence[ExecutionUnit], store: PipelineStore) -> list[UnitR
     return [_report(unit, record, outcome, bundle) for unit, record, outcome in done]
 
 
+def report_outcome(
+    unit: ExecutionUnit, outcome: LifecycleOutcome, started: dt.datetime, store: PipelineStore
+) -> UnitReport:
+    """Stage an outcome made outside a worker (an external runner's), by the same rules."""
+    return _stage(store, unit, _record(unit, new_attempt_id(), started, outcome), outcome)
+
+
 def report_crash(unit: ExecutionUnit, error: BaseException, store: PipelineStore) -> UnitReport:
     """Record a unit whose worker died: called by the orchestrator, same record and log rules."""
     outcome = failure_outcome(error, None, prefix="the worker died: ")
