@@ -46,6 +46,13 @@ class StepFailedError(StemmaError, RuntimeError):
         self.skipped = skipped
 
 
+class RunCancelledError(StepFailedError):
+    """A lazy run was cancelled (Ctrl-C, ``stemma cancel``, the dashboard) before it finished.
+
+    What finished is committed; a rerun redoes only the cancelled and skipped steps.
+    """
+
+
 class StoreUnavailableError(StemmaError, ImportError):
     """A store or backend was asked for by name but the package providing it is not installed."""
 

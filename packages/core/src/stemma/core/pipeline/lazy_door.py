@@ -13,9 +13,17 @@ import logging
 import pickle
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import NoReturn
 
 from stemma.core.artifact import Artifact
-from stemma.core.errors import StepCodeError, StepFailedError, UnpicklableStepError
+from stemma.core.cancel_levels import CancelLevel
+from stemma.core.errors import (
+    RunCancelledError,
+    StepCodeError,
+    StepFailedError,
+    UnpicklableStepError,
+)
+from stemma.core.pipeline.cancellation import print_cancel_summary
 from stemma.core.pipeline.engine_run import DEFAULT_PARALLEL_STEPS, EngineRun
 from stemma.core.pipeline.function_dispatch import artifact_of
 from stemma.core.pipeline.function_operation import FunctionOperation
@@ -27,6 +35,8 @@ from stemma.core.pipeline.lazy_operations import (
 )
 from stemma.core.pipeline.planned_step import CachePolicy, FailurePolicy, PlannedStep
 from stemma.core.pipeline.references import StepResult
+from stemma.core.pipeline.run_context import PipelineContext
+from stemma.core.pipeline.run_history import summarize
 from stemma.core.pipeline.run_setup import default_backend, open_context
 from stemma.core.run_ids import new_run_id
 from stemma.core.step_graph import expand, needed
@@ -95,7 +105,22 @@ def build(
             engine.submit(step)
     finally:
         engine.end()
+    if context.cancel_level:
+        _cancelled(context, planned)
     return _collect(store, list(zip(planned, order, strict=True)), built)
+
+
+def _cancelled(context: PipelineContext, steps: list[PlannedStep]) -> NoReturn:
+    """Say what the cancel did, as a Pipeline run does, and stop the caller."""
+    summary = summarize(context.run_id.rsplit("_", 3)[0], context.run_id, steps)
+    print_cancel_summary(summary, context.cancel_level)
+    unfinished = [row["name"] for row in summary["steps"] if row["status"] != "completed"]
+    raise RunCancelledError(
+        f"run {context.run_id} was cancelled ({CancelLevel(context.cancel_level).name.lower()}); "
+        f"not built: {', '.join(unfinished)}. Run it again to build only those",
+        failed=[],
+        skipped=unfinished,
+    )
 
 
 def _log_reasons(store: PipelineStore, specs: list[StepSpec]) -> None:

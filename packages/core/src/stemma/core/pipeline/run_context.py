@@ -12,6 +12,7 @@ from stemma.core.backends.base import Backend
 from stemma.core.execution_records import StepEvent
 from stemma.core.live.monitor import RunMonitor
 from stemma.core.pipeline.planned_step import CachePolicy, PlannedStep
+from stemma.core.pipeline.worker_slots import WorkerSlots
 from stemma.core.store import PipelineStore
 
 
@@ -38,6 +39,9 @@ class PipelineContext:
     """Commits are serialized in the orchestrator."""
     deferred_events: list[StepEvent] = field(default_factory=list[StepEvent])
     """Events of step-level cache hits, written with the next commit (one write, not one each)."""
+    worker_slots: WorkerSlots = field(default_factory=lambda: WorkerSlots(1))
+    """Packs in flight across all the run's steps, at most one per worker (set from the
+    backend's size when the run opens)."""
     step_index: dict[str, StepEvent] | None = None
     """The store's completed steps by fingerprint, read once; a miss asks the store again."""
 

@@ -13,6 +13,7 @@ from stemma.core.backends.base import open_backend
 from stemma.core.live.monitor import RunMonitor
 from stemma.core.pipeline.planned_step import CachePolicy, PlannedStep
 from stemma.core.pipeline.run_context import PipelineContext
+from stemma.core.pipeline.worker_slots import WorkerSlots
 from stemma.core.provenance import capture_provenance
 from stemma.core.store import PipelineStore
 
@@ -53,4 +54,5 @@ def open_context(
         cache_policy=cache_policy,
         preserve_working=preserve_working,
         provenance=provenance,
+        worker_slots=WorkerSlots(int(getattr(engine, "max_workers", 1))),
     )

@@ -18,6 +18,7 @@ from stemma.core.pipeline.run_context import PipelineContext
 from stemma.core.pipeline.scheduler_logs import keep_worker_log, worker_log_of
 from stemma.core.pipeline.units import ExecutionUnit
 from stemma.core.pipeline.worker_entry import UnitOutcome, run_units
+from stemma.core.pipeline.worker_slots import WorkerSlots
 from stemma.core.run_ids import job_name, new_attempt_id, run_tag
 
 _SAMPLE_SECONDS = 0.5
@@ -76,21 +77,14 @@ def execute_units(
     outcomes: list[UnitOutcome] = []
     sample = getattr(ctx.backend, "sample_memory", None)
     job_states: Callable[[int], Mapping[str, int]] | None = getattr(ctx.backend, "job_states", None)
+    slots = None if ctx.backend.queues_whole_waves else ctx.worker_slots
     while queue or pending:
-        if not _stopping(ctx, step, outcomes):
-            whole = ctx.backend.queues_whole_waves
-            wave = queue.take(None if whole else limit - len(pending))
-            if wave:
-                futures = ctx.backend.submit_wave(run_units, wave, request)
-                sent = time.monotonic()
-                pending.update((f, _Sent(p, sent)) for f, p in zip(futures, wave, strict=True))
-                fresh = sum(len(pack) for pack in wave) - queue.taken_again  # counted once
-                ctx.monitor.units_sent(step.number, fresh)
-        else:
-            dropped = queue.clear()  # units sent once already count as sent: close them
-            if dropped:
-                ctx.monitor.units_back(step.number, succeeded=0, failed=0, cancelled=dropped)
-            pending = {f: p for f, p in pending.items() if not f.cancel()}  # drop the unstarted
+        if _stopping(ctx, step, outcomes):
+            pending = _drop_unstarted(ctx, step, queue, pending, slots)
+        elif (
+            not _send(ctx, step, queue, pending, (slots, limit, request)) and queue and not pending
+        ):
+            continue  # every worker is busy with other steps: wait for one
         if not pending:
             break
         done, _ = wait(list(pending), timeout=_SAMPLE_SECONDS, return_when=FIRST_COMPLETED)
@@ -101,6 +95,8 @@ def execute_units(
         _shrink_for_late(sizer, pending.values())
         for future in done:
             sent = pending.pop(future)
+            if slots is not None:
+                slots.give()
             if _died_sized(ctx, sizer, sent.pack, future):
                 sizer.died(len(sent.pack))
                 queue.send_alone(sent.pack)  # so that only the unit that kills a worker fails
@@ -115,6 +111,50 @@ def execute_units(
                 cancelled=sum(o.cancelled for o in back),
             )
     return outcomes
+
+
+def _send(
+    ctx: PipelineContext,
+    step: PlannedStep,
+    queue: PackQueue[ExecutionUnit],
+    pending: dict[Future[Any], _Sent],
+    how: tuple[WorkerSlots | None, int, WaveRequest],
+) -> bool:
+    """Hand the backend as many packs as it has free workers for (all, for a scheduler).
+
+    Returns whether anything was sent; a step with nothing in flight waits here a moment for
+    a worker another step holds.
+    """
+    slots, limit, request = how
+    room = None if slots is None else slots.take(limit - len(pending), wait=not pending)
+    wave = queue.take(room) if room is None or room else []
+    if slots is not None and room:
+        slots.give(room - len(wave))  # fewer packs were left than slots taken
+    if not wave:
+        return False
+    futures = ctx.backend.submit_wave(run_units, wave, request)
+    sent = time.monotonic()
+    pending.update((f, _Sent(p, sent)) for f, p in zip(futures, wave, strict=True))
+    fresh = sum(len(pack) for pack in wave) - queue.taken_again  # counted once
+    ctx.monitor.units_sent(step.number, fresh)
+    return True
+
+
+def _drop_unstarted(
+    ctx: PipelineContext,
+    step: PlannedStep,
+    queue: PackQueue[ExecutionUnit],
+    pending: dict[Future[Any], _Sent],
+    slots: WorkerSlots | None,
+) -> dict[Future[Any], _Sent]:
+    """A stop: drop what was never sent and what the backend has not started; keep the rest."""
+    dropped = queue.clear()  # units sent once already count as sent: close them
+    if dropped:
+        ctx.monitor.units_back(step.number, succeeded=0, failed=0, cancelled=dropped)
+    kept = {f: p for f, p in pending.items() if not f.cancel()}
+    if slots is not None:
+        slots.give(len(pending) - len(kept))
+    return kept
 
 
 @dataclass
