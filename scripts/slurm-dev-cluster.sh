@@ -260,6 +260,9 @@ start() {
     start_daemon /run/munge/munged.pid munged runuser -u munge -- munged
     start_database
     MYSQL_UNIX_PORT=$DB_SOCKET start_daemon "$STATE/slurmdbd.pid" slurmdbd slurmdbd
+    # slurmctld exits at once ("no TRES from the database") if slurmdbd is not listening yet,
+    # which a loaded machine shows: wait for its port first.
+    wait_for 60 "slurmdbd to listen on port 6819" bash -c '</dev/tcp/127.0.0.1/6819'
     start_daemon "$STATE/slurmctld.pid" slurmctld slurmctld
     start_daemon "$STATE/slurmd.pid" slurmd slurmd -N "$HOST"
     local deadline=$((SECONDS + TIMEOUT))
