@@ -1,0 +1,59 @@
+"""Lazy function steps on backend="slurm": the same keys and artifacts as on a laptop."""
+
+import json
+import pathlib
+
+import pytest
+from lazy_tasks import double, where, write_json
+from slurm_testing import CommandLog
+
+from stemma.core import OUT, ArtifactStep, Resources, apply, run
+from stemma.core.live import list_states
+
+pytestmark = pytest.mark.slurm
+
+
+def _graph() -> list[ArtifactStep]:
+    data = apply("data", write_json, version="v0", data={"a": 1, "b": 2}, out_path=OUT)
+    doubled = apply(
+        "double",
+        double,
+        version="v0",
+        source=data,
+        out_path=OUT,
+        resources=Resources(cpus=1, memory_gb=0.5, time_limit="00:05:00", partition="debug"),
+    )
+    return [data, doubled]
+
+
+def _seen(root: pathlib.Path, backend: str) -> list[tuple[str, str, object]]:
+    built = run(*_graph(), root=root, backend=backend, max_workers=2)
+    return [(a.fingerprint, a.artifact_id, a.value) for a in built]
+
+
+def test_lazy_steps_on_slurm_local_and_threads_give_the_same_keys_and_artifacts(
+    slurm_cluster: None, tmp_path: pathlib.Path, command_log: CommandLog
+) -> None:
+    on_slurm = _seen(tmp_path / "slurm", "slurm")
+    assert on_slurm == _seen(tmp_path / "local", "local")
+    assert on_slurm == _seen(tmp_path / "threads", "local-thread")
+    assert on_slurm[1][2] == 6
+    sbatch = command_log.calls("sbatch")
+    assert 1 <= len(sbatch) <= 2  # one array per wave of ready steps
+    scripts = [pathlib.Path(call[-1]).read_text() for call in sbatch]
+    assert any("#SBATCH --partition=debug" in script for script in scripts), scripts
+    (state,) = list_states(tmp_path / "slurm")
+    assert state.backend == "slurm"
+    assert [step.name for step in state.steps] == ["data", "double"]
+    ledger = next((tmp_path / "slurm" / "runs").glob("*/slurm_jobs.jsonl"))
+    assert len(ledger.read_text().splitlines()) == len(sbatch)
+    # A rerun on any backend finds them built: nothing is submitted again.
+    before = len(command_log.calls("sbatch"))
+    assert all(a.cached for a in run(*_graph(), root=tmp_path / "slurm", backend="slurm"))
+    assert len(command_log.calls("sbatch")) == before
+
+
+def test_a_lazy_step_runs_inside_a_slurm_job(slurm_cluster: None, tmp_path: pathlib.Path) -> None:
+    step = apply("where", where, version="dev", out_path=OUT)
+    (artifact,) = run(step, root=tmp_path, backend="slurm")
+    assert artifact.value["job"], json.dumps(artifact.value)
