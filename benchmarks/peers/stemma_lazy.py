@@ -37,7 +37,7 @@ class StemmaLazy:
         self.n, self.root, self.workers = n, workdir / "stemma-root", workers
 
     def _run(self, start: int) -> None:
-        run(fanout(start, self.n), root=self.root, max_concurrent=self.workers)
+        run(fanout(start, self.n), root=self.root, max_workers=self.workers)
 
     def cold(self) -> None:
         self._run(0)

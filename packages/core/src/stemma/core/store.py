@@ -1,4 +1,4 @@
-"""The seam between the runner and where results are kept, and how a store is found by name."""
+"""The seam between the engine and where results are kept, and how a store is found by name."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from stemma.core.errors import StoreUnavailableError
 from stemma.core.execution_records import ExecutionRecord, StepEvent, StepOutputs
 from stemma.core.layout import RootLayout, resolve_root
-from stemma.core.records import StepOutcome, StepRecord, StepSkipped, StepStarted, StepStatus
+from stemma.core.records import StepRecord, StepStatus
 
 if TYPE_CHECKING:  # annotations only: opening a store must not load the operations (pydantic)
     from stemma.core.operations.drafts import FinalizedArtifact
@@ -26,8 +26,8 @@ class Store(Protocol):
     """Keeps step events, executions, artifacts and provenance under one root.
 
     Implementations must be safe to use from several threads of one process and from several
-    processes on one root at once. Writers never expose half a step: an outcome becomes visible
-    whole or not at all, and committing the same staged outcome twice adds nothing.
+    processes on one root at once. Writers never expose half an execution: a staged bundle
+    becomes visible whole or not at all, and committing the same bundle twice adds nothing.
     """
 
     @property
@@ -52,18 +52,6 @@ class Store(Protocol):
         """The most recent ``completed`` record of a step with this name, any fingerprint."""
         ...
 
-    def record_started(self, event: StepStarted) -> None:
-        """Append the ``running`` event of a step attempt."""
-        ...
-
-    def record_outcome(self, outcome: StepOutcome) -> None:
-        """Stage and commit a finished attempt: artifacts, edges, execution row, final event."""
-        ...
-
-    def record_skipped(self, events: Sequence[StepSkipped]) -> None:
-        """Append the ``skipped`` events of steps not run (in one write)."""
-        ...
-
 
 def available_stores() -> dict[str, str]:
     """Store names registered under the ``stemma.stores`` entry point, with their targets.
@@ -84,14 +72,16 @@ def default_store_kind() -> str:
     return os.environ.get(STORE_ENV) or ("delta" if "delta" in _registered() else "sqlite")
 
 
-def open_pipeline_store(root: str | os.PathLike[str] | None = None) -> PipelineStore:
+def open_pipeline_store(
+    root: str | os.PathLike[str] | None = None, *, kind: str | None = None
+) -> PipelineStore:
     """Open the store at ``root`` and check that it can serve the engine.
 
     Raises:
         StoreUnavailableError: the store named by ``$STEMMA_STORE`` is only a plain ``Store``
             (it can answer ``plan`` but cannot run steps).
     """
-    store = open_store(root)
+    store = open_store(root, kind=kind)
     if not isinstance(store, PipelineStore):
         raise StoreUnavailableError(
             f"the store at {store.layout.root} is a {type(store).__name__}, which cannot run "
@@ -104,6 +94,12 @@ def open_pipeline_store(root: str | os.PathLike[str] | None = None) -> PipelineS
 def _registered() -> dict[str, EntryPoint]:
     # Reading every installed distribution's metadata costs milliseconds: once per process.
     return {ep.name: ep for ep in entry_points(group=STORE_GROUP)}
+
+
+def store_kind(store: object) -> str:
+    """The name ``open_store`` knows ``store``'s kind by (what a worker opens to stage into)."""
+    kind = getattr(store, "kind", None)
+    return kind if isinstance(kind, str) else default_store_kind()
 
 
 def open_store(root: str | os.PathLike[str] | None = None, *, kind: str | None = None) -> Store:

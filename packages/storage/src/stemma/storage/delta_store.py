@@ -9,15 +9,13 @@ from pathlib import Path
 from stemma.core.execution_records import ExecutionRecord, StepEvent, StepOutputs
 from stemma.core.layout import RootLayout
 from stemma.core.operations.drafts import FinalizedArtifact
-from stemma.core.records import StepOutcome, StepRecord, StepSkipped, StepStarted, StepStatus
+from stemma.core.records import StepRecord, StepStatus
 from stemma.storage import pipeline_queries, staging_checks
-from stemma.storage.commit import commit_staged
 from stemma.storage.execution_rows import event_frame
 from stemma.storage.recovery import recover_staged
-from stemma.storage.rows import skipped_row, started_row
 from stemma.storage.schemas import STEPS
 from stemma.storage.sqlite_import import import_core_records
-from stemma.storage.staging import stage_execution, stage_executions, stage_outcome
+from stemma.storage.staging import stage_execution, stage_executions
 from stemma.storage.staging_checks import WaveReport
 from stemma.storage.step_records import completed_records, latest_completed_by_name
 from stemma.storage.tables import append_rows
@@ -30,7 +28,7 @@ class DeltaStore:
     """Step events, executions, artifacts and provenance in Delta tables under ``{root}/delta``.
 
     Safe to share between threads and to open from several processes on one root: every table
-    write holds that table's file lock, and every outcome is staged before it is committed, so a
+    write holds that table's file lock, and every execution is staged before it is committed, so a
     crash between the two loses nothing (:meth:`recover` commits it later, once).
 
     Constructing a store does no I/O; tables are created when first written.
@@ -45,6 +43,9 @@ class DeltaStore:
             ``$STEMMA_COMMIT_CHUNK_ROWS`` is not a positive whole number (checked here, so a bad
             value stops the run before anything is staged, not half-way through a commit).
     """
+
+    kind = "delta"
+    """The name ``open_store`` knows this store by."""
 
     def __init__(
         self, root: str | os.PathLike[str], *, staging_timeout: float | None = None
@@ -83,41 +84,6 @@ class DeltaStore:
     def latest_by_name(self, name: str) -> StepRecord | None:
         """The most recent ``completed`` record of a step with this name, any fingerprint."""
         return latest_completed_by_name(self._layout, name)
-
-    def record_started(self, event: StepStarted) -> None:
-        """Append the ``running`` event of a step attempt to the steps log."""
-        append_rows(self._layout, STEPS, STEPS.frame([started_row(event)]))
-
-    def record_started_events(self, events: Sequence[StepStarted]) -> None:
-        """Append the ``running`` events of several step attempts in one commit."""
-        if events:
-            append_rows(self._layout, STEPS, STEPS.frame([started_row(e) for e in events]))
-
-    def record_outcome(self, outcome: StepOutcome) -> None:
-        """Stage a finished attempt, then commit it: artifacts, edges, final event, execution.
-
-        Raises:
-            CommitConflictError: the commit kept conflicting; the staged bundle stays for
-                :meth:`recover`.
-        """
-        self.commit_staged(self.stage_outcome(outcome))
-
-    def record_skipped(self, events: Sequence[StepSkipped]) -> None:
-        """Append the ``skipped`` events of steps not run, in one commit."""
-        if events:
-            append_rows(self._layout, STEPS, STEPS.frame([skipped_row(event) for event in events]))
-
-    def stage_outcome(self, outcome: StepOutcome) -> Path:
-        """Write the outcome's staged bundle (``executions.parquet`` last) and return its path."""
-        return stage_outcome(self._layout, outcome)
-
-    def commit_staged(self, bundle: Path) -> bool:
-        """Commit one staged bundle idempotently and delete it.
-
-        Returns:
-            ``True`` if this call committed it, ``False`` if it was already committed.
-        """
-        return commit_staged(self._layout, bundle)
 
     # The Pipeline's side (stemma.core.store.PipelineStore)
 

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from stemma.core.backends.base import WaveRequest, WorkerCrashedError
+from stemma.core.backends.main_module import main_hidden
 from stemma.core.backends.worker_deaths import crash_error, guilty_pids, marker_pid, peak_rss_kb
 from stemma.core.backends.worker_process import init_worker, run_tracked, signals_blocked
 from stemma.core.cancel_levels import CancelLevel
@@ -66,7 +67,12 @@ class LocalBackend:
     queues_whole_waves = False
 
     def __init__(
-        self, max_workers: int | None = None, *, start_method: str = "spawn", warm: bool = True
+        self,
+        max_workers: int | None = None,
+        *,
+        start_method: str = "spawn",
+        warm: bool = True,
+        import_main: bool = True,
     ) -> None:
         """Prepare the pool; every worker starts on the first submit.
 
@@ -75,6 +81,8 @@ class LocalBackend:
             start_method: ``spawn`` or ``forkserver``.
             warm: workers import the Pipeline worker's and the store's modules on start
                 (``worker_process.warm_up``); off for pools that run other functions.
+            import_main: workers run the main script again, as spawned workers do, to find
+                what is defined there; off when nothing they run is (``main_module``).
 
         Raises:
             ValueError: an unknown start method or a worker count below 1.
@@ -100,6 +108,7 @@ class LocalBackend:
         self._markers: Path | None = None
         self._terminating = False
         self._warm = warm
+        self._import_main = import_main
 
     def submit(self, fn: Callable[[Any], Any], payload: Any) -> Future[Any]:
         """Run ``fn(payload)`` in a worker (``fn`` must be importable by module and name)."""
@@ -121,7 +130,7 @@ class LocalBackend:
     def _dispatch(self, task: _Task) -> None:
         pool = self._current_pool()
         try:
-            with signals_blocked():  # workers (and the pool's thread) start here
+            with signals_blocked(), main_hidden(not self._import_main):  # workers start here
                 inner = pool.submit(run_tracked, task.fn, task.payload, str(task.marker))
         except BrokenProcessPool:  # a worker died a moment ago: a fresh pool takes it
             self._drop_pool(pool)
@@ -144,7 +153,7 @@ class LocalBackend:
                 )
                 # The pool spawns a worker per submit while none is idle: one trivial task per
                 # worker starts them all now (each runs it once its initializer is done).
-                with signals_blocked():  # workers (and the pool's thread) start here
+                with signals_blocked(), main_hidden(not self._import_main):  # workers start
                     for _ in range(self.max_workers):
                         pool.submit(os.getpid)
                 self._remember_workers(pool)

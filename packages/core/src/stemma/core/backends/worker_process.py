@@ -81,11 +81,9 @@ def warm_up() -> None:
 
 def _store_module() -> str | None:
     """The module of the store ``open_store`` would pick (its entry point's target)."""
-    from stemma.core.store import STORE_ENV, available_stores
+    from stemma.core.store import available_stores, default_store_kind
 
-    stores = available_stores()
-    kind = os.environ.get(STORE_ENV) or ("delta" if "delta" in stores else "file")
-    target = stores.get(kind)
+    target = available_stores().get(default_store_kind())
     return target.partition(":")[0] if target else None
 
 

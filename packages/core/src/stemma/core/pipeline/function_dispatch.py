@@ -34,13 +34,14 @@ from stemma.core.pipeline.references import StepResult
 from stemma.core.pipeline.run_context import PipelineContext
 from stemma.core.pipeline.step_cache import acquire_lease
 from stemma.core.pipeline.step_events import EventFactory, event_factory, step_result
-from stemma.core.pipeline.step_finish import finish_step, skipped_by_cancel
+from stemma.core.pipeline.step_finish import final_event, finish_step, skipped_by_cancel
 from stemma.core.pipeline.unit_dispatch import execute_units
 from stemma.core.pipeline.units import ExecutionUnit, UnitGroup, UnitTally
 from stemma.core.records import StepRecord, StepStatus
 from stemma.core.run_ids import new_attempt_id
 from stemma.core.step import encode_inputs, handles_in
 from stemma.core.step_spec import StepSpec
+from stemma.core.store import store_kind
 
 
 def run_function_step(
@@ -133,7 +134,14 @@ def _execute(
         if made.get(OUTPUT_ROLE) and made.get(VALUE_ROLE)
         else {}
     )
-    result = finish_step(ctx, step, event, started, tally, extra=extra)
+    # The step's one bundle goes in a group commit with other steps finishing now (no step
+    # outputs table rows: a function step's outputs are in its final event).
+    final = ctx.group_commit.commit(
+        list(tally.bundles),
+        lambda problems: final_event(ctx, step, event, started, tally, problems, extra=extra),
+    )
+    ctx.monitor.step_finished(step.number, final.status)
+    result = step_result(step, final.step_run_id, final, started, cache=None)
     if not result.success or not extra or value_json is None:
         raised = next((o.reply.get(EXCEPTION) for o in outcomes if EXCEPTION in o.reply), None)
         return dataclasses.replace(result, exception=raised)
@@ -188,6 +196,7 @@ def function_unit(
         backend=ctx.backend.name,
         preserve_working=ctx.preserve_working,
         provenance=spec.provenance.to_dict(),
+        store_kind=store_kind(ctx.store),
     )
 
 

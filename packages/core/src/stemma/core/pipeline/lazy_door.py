@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import NoReturn
 
 from stemma.core.artifact import Artifact
+from stemma.core.backends.main_module import bootstrapping_worker, main_problem
 from stemma.core.cancel_levels import CancelLevel
 from stemma.core.errors import (
     RunCancelledError,
@@ -75,6 +76,11 @@ def build(
         StepFailedError: a step failed; independent steps still ran. ``__cause__`` holds the
             first failure's error.
     """
+    if bootstrapping_worker():
+        raise RuntimeError(
+            "stemma.core.run() was called while a worker process was starting: the script that "
+            'calls it runs again in every worker; put its work under `if __name__ == "__main__":`'
+        )
     run_id = new_run_id(options.name)  # checks the name before anything is opened
     seen: dict[str, StepSpec] = {}
     for spec in specs:
@@ -86,6 +92,11 @@ def build(
         return built
     _log_reasons(store, order)
     backend = options.backend or default_backend()
+    from_main = any(
+        getattr(s.step.fn, "__module__", None) == "__main__"
+        for s in order
+        if not is_operation_step(s)
+    )
     numbers = {spec.fingerprint: number for number, spec in enumerate(order)}
     planned = [_planned(numbers[spec.fingerprint], spec, built, numbers) for spec in order]
     if backend != THREAD_BACKEND:
@@ -98,6 +109,7 @@ def build(
         max_workers=options.max_workers,
         cache_policy=CachePolicy.ALL_SUCCEEDED,
         preserve_working=False,
+        import_main=from_main,
     )
     engine = EngineRun(context, parallel_steps=options.parallel_steps)
     try:
@@ -209,16 +221,23 @@ def _refuse_unpicklable(specs: list[StepSpec], backend: str) -> None:
         if id(fn) in checked:
             continue
         checked.add(id(fn))
+        name = getattr(fn, "__qualname__", repr(fn))
         try:
             pickle.dumps(fn)
         except Exception as err:
-            name = getattr(fn, "__qualname__", repr(fn))
             raise UnpicklableStepError(
                 f"step {spec.name!r}: its function {name} cannot be sent to a {backend!r} "
                 f"worker ({type(err).__name__}: {err}). Define it at the top level of a module "
                 "(not inside a function, not a lambda), or run it in this process with "
                 f"run(..., backend={THREAD_BACKEND!r})"
             ) from None
+        problem = main_problem() if getattr(fn, "__module__", None) == "__main__" else None
+        if problem is not None and backend == "local":  # SLURM jobs pickle it by value
+            raise UnpicklableStepError(
+                f"step {spec.name!r}: its function {name} cannot be sent to a worker process: "
+                f"{problem}. Or define it in a module, or run it in this process with "
+                f"run(..., backend={THREAD_BACKEND!r})"
+            )
 
 
 def _collect(

@@ -6,7 +6,7 @@ import datetime as dt
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stemma.core.backends.base import Backend
 from stemma.core.execution_records import StepEvent
@@ -14,6 +14,9 @@ from stemma.core.live.monitor import RunMonitor
 from stemma.core.pipeline.planned_step import CachePolicy, PlannedStep
 from stemma.core.pipeline.worker_slots import WorkerSlots
 from stemma.core.store import PipelineStore
+
+if TYPE_CHECKING:
+    from stemma.core.pipeline.group_commit import GroupCommit
 
 
 @dataclass(kw_only=True)
@@ -42,8 +45,15 @@ class PipelineContext:
     worker_slots: WorkerSlots = field(default_factory=lambda: WorkerSlots(1))
     """Packs in flight across all the run's steps, at most one per worker (set from the
     backend's size when the run opens)."""
+    group_commit: GroupCommit = field(init=False)
+    """Commits function steps finishing together as one wave and one event write."""
     step_index: dict[str, StepEvent] | None = None
     """The store's completed steps by fingerprint, read once; a miss asks the store again."""
+
+    def __post_init__(self) -> None:
+        from stemma.core.pipeline.group_commit import GroupCommit  # it reads this context
+
+        self.group_commit = GroupCommit(self)
 
     def oldest_deferred(self) -> dt.datetime | None:
         """When the oldest deferred event happened (None: nothing is deferred)."""

@@ -35,13 +35,21 @@ def open_context(
     cache_policy: CachePolicy,
     preserve_working: bool,
     steps: Mapping[int, PlannedStep] | None = None,
+    import_main: bool = True,
 ) -> PipelineContext:
     """The shared context of a run on ``store`` (already recovered), with its backend opened.
+
+    ``import_main`` False starts local workers without running the main script again (nothing
+    they run is defined there).
 
     Raises:
         StoreUnavailableError: the backend's package is not installed (the message says which).
     """
-    engine = open_backend(backend or default_backend(), max_workers=max_workers)
+    name = backend or default_backend()
+    options: dict[str, Any] = {"max_workers": max_workers}
+    if name == "local":  # only a spawned pool re-runs the main script (see main_module)
+        options["import_main"] = import_main
+    engine = open_backend(name, **options)
     provenance: dict[str, Any] = capture_provenance().to_dict()
     return PipelineContext(
         store=store,

@@ -33,6 +33,7 @@ from stemma.core.pipeline.unit_plan import LOOKUP_UNITS, Groups, UnitPlan, plan_
 from stemma.core.pipeline.units import ExecutionUnit, UnitTally
 from stemma.core.records import StepStatus
 from stemma.core.run_ids import new_attempt_id
+from stemma.core.store import store_kind
 
 _T = TypeVar("_T")
 MIN_WINDOW_UNITS = 4096
@@ -221,4 +222,5 @@ def _unit(
         backend=ctx.backend.name,
         preserve_working=ctx.preserve_working,
         provenance=ctx.provenance,
+        store_kind=store_kind(ctx.store),
     )

@@ -7,10 +7,10 @@ policy and the run's cancellation, never from which front door submitted the ste
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from stemma.core.execution_records import StepOutputs
+from stemma.core.execution_records import StepEvent, StepOutputs
 from stemma.core.pipeline.planned_step import FailurePolicy, PlannedStep
 from stemma.core.pipeline.references import StepResult
 from stemma.core.pipeline.run_context import PipelineContext
@@ -18,6 +18,7 @@ from stemma.core.pipeline.step_events import EventFactory, event_factory, step_r
 from stemma.core.pipeline.units import UnitTally
 from stemma.core.records import StepStatus
 from stemma.core.run_ids import new_attempt_id
+from stemma.core.store import WaveProblem
 
 
 def skipped_by_cancel(ctx: PipelineContext, step: PlannedStep, started: float) -> StepResult:
@@ -70,7 +71,36 @@ def finish_step(
     # A pack's units share one bundle: commit each bundle once.
     with ctx.commit_lock:
         report = ctx.store.commit_wave(list(tally.bundles), step_outputs=step_outputs)
-    landed = tally.landed(lost={problem.bundle for problem in report.problems})
+    final = final_event(
+        ctx,
+        step,
+        event,
+        started,
+        tally,
+        report.problems,
+        skip_reason=skip_reason,
+        dispatch_error=dispatch_error,
+        extra=extra,
+    )
+    ctx.record([final])
+    ctx.monitor.step_finished(step.number, final.status)
+    return step_result(step, final.step_run_id, final, started, cache=None)
+
+
+def final_event(
+    ctx: PipelineContext,
+    step: PlannedStep,
+    event: EventFactory,
+    started: float,
+    tally: UnitTally,
+    problems: Sequence[WaveProblem],
+    *,
+    skip_reason: str | None = None,
+    dispatch_error: str | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> StepEvent:
+    """The step's final event, from its units' tally and what its commit left out."""
+    landed = tally.landed(lost={problem.bundle for problem in problems})
     succeeded = tally.cached + landed
     failed = tally.returned - landed - tally.cancelled
     total = succeeded + failed
@@ -87,12 +117,8 @@ def finish_step(
         status = StepStatus.CANCELLED
     else:
         status = StepStatus.COMPLETED
-    first_error = (
-        dispatch_error
-        or tally.first_error
-        or (report.problems[0].error if report.problems else None)
-    )
-    final = event(
+    first_error = dispatch_error or tally.first_error or (problems[0].error if problems else None)
+    return event(
         status,
         total=total,
         succeeded=succeeded,
@@ -104,11 +130,8 @@ def finish_step(
             "execution_cache_hits": tally.cached,
             "cancelled_units": tally.cancelled
             + max(0, tally.expected - tally.cached - tally.returned),
-            "staging_problems": [dict(problem.to_dict()) for problem in report.problems],
+            "staging_problems": [dict(problem.to_dict()) for problem in problems],
             **(extra or {}),
         },
         duration=time.monotonic() - started,
     )
-    ctx.record([final])
-    ctx.monitor.step_finished(step.number, status)
-    return step_result(step, final.step_run_id, final, started, cache=None)

@@ -56,6 +56,9 @@ class ExecutionUnit:
     """Keep the sandbox after the unit finishes."""
     provenance: Mapping[str, Any] = field(default_factory=dict[str, Any])
     """The pipeline's provenance (git commit, user, host, time, command line)."""
+    store_kind: str | None = None
+    """The orchestrator's store (``delta``, ``sqlite``): the worker stages into the same kind.
+    None: the default kind where the worker runs."""
 
     def inputs(self) -> dict[str, tuple[str, ...]]:
         """Per role, every input artifact id of the unit, in group order, deduplicated."""

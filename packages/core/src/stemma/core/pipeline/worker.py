@@ -74,7 +74,7 @@ def run_unit(unit: ExecutionUnit, store: PipelineStore | None = None) -> UnitRep
     started = dt.datetime.now(dt.UTC)
     if store is None:
         try:
-            store = open_pipeline_store(unit.root)
+            store = open_pipeline_store(unit.root, kind=unit.store_kind)
         except Exception as err:
             outcome = failure_outcome(err, None, prefix="could not open the store: ")
             return _unstaged(unit, _record(unit, run_id, started, outcome), outcome, None)

@@ -79,7 +79,7 @@ def run_units(units: Sequence[ExecutionUnit]) -> list[UnitOutcome]:
         return []
     try:
         try:  # once per pack: opening a store is not free
-            store = open_pipeline_store(units[0].root)
+            store = open_pipeline_store(units[0].root, kind=units[0].store_kind)
         except Exception:  # run_unit tries again and reports the error per unit
             reports = [run_unit(unit) for unit in units]
         else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Collection, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 from stemma.core.execution_records import ExecutionRecord, StepEvent, StepOutputs
 from stemma.core.layout import RootLayout
@@ -47,6 +47,9 @@ class SqliteStore:
     Raises:
         ValueError: the staging timeout is negative or not a number.
     """
+
+    kind = "sqlite"
+    """The name ``open_store`` knows this store by."""
 
     def __init__(
         self, root: str | os.PathLike[str], *, staging_timeout: float | None = None
@@ -96,20 +99,6 @@ class SqliteStore:
     def latest_by_name(self, name: str) -> StepRecord | None:
         """The most recent ``completed`` record of a step with this name, any fingerprint."""
         return step_reads.latest_completed_by_name(self._connections, name)
-
-    # TODO(remove with the old function-step record path): these three only keep
-    # ``isinstance(store, Store)`` true until ``Store`` no longer declares them.
-    def record_started(self, event: Any) -> NoReturn:
-        """Removed: function steps are recorded through :meth:`record_events` and waves."""
-        raise NotImplementedError("record_started was removed; use record_events")
-
-    def record_outcome(self, outcome: Any) -> NoReturn:
-        """Removed: function steps are recorded through :meth:`record_events` and waves."""
-        raise NotImplementedError("record_outcome was removed; stage and commit a wave")
-
-    def record_skipped(self, events: Any) -> NoReturn:
-        """Removed: function steps are recorded through :meth:`record_events` and waves."""
-        raise NotImplementedError("record_skipped was removed; use record_events")
 
     # The Pipeline's side (stemma.core.store.PipelineStore)
 

@@ -1,0 +1,85 @@
+"""``GroupCommit``: several steps' commits as one wave and one event write (a group commit).
+
+A lazy graph's function steps are many and small: each one's commit on its own (a wave of one
+bundle, then its final event) costs more than the step. Steps that finish while a commit is in
+flight queue behind it; the next commit takes all of them at once — one wave of every queued
+bundle, then one write of every queued final event — and only then are their results handed
+back, so a step's record is committed before anything built on it starts.
+
+It is the one commit path, batched: the same ``commit_wave`` and the same event write as a
+single step's, with what a wave leaves out reported to the step whose bundle it was.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from stemma.core.execution_records import StepEvent
+from stemma.core.pipeline.run_context import PipelineContext
+from stemma.core.store import WaveProblem
+
+Settle = Callable[[Sequence[WaveProblem]], StepEvent]
+"""Makes a step's final event once its commit says what it left out of the step's bundles."""
+
+
+@dataclass(eq=False)
+class _Entry:
+    bundles: list[Path]
+    settle: Settle
+    done: threading.Event = field(default_factory=threading.Event)
+    event: StepEvent | None = None
+    error: BaseException | None = None
+
+
+class GroupCommit:
+    """Commits the queued steps of one run together; thread-safe."""
+
+    def __init__(self, ctx: PipelineContext) -> None:
+        self._ctx = ctx
+        self._queue: list[_Entry] = []
+        self._queue_lock = threading.Lock()
+        self._leader = threading.Lock()
+
+    def commit(self, bundles: Sequence[Path], settle: Settle) -> StepEvent:
+        """Commit ``bundles`` with whatever else is queued; return the step's final event.
+
+        Raises:
+            Exception: what the store raised committing the group (the bundles stay staged).
+        """
+        entry = _Entry(list(bundles), settle)
+        with self._queue_lock:
+            self._queue.append(entry)
+        while not entry.done.is_set():
+            if self._leader.acquire(timeout=0.05):
+                try:
+                    with self._queue_lock:
+                        group, self._queue = self._queue, []
+                    if group:
+                        self._commit_group(group)
+                finally:
+                    self._leader.release()
+        if entry.error is not None:
+            raise entry.error
+        assert entry.event is not None
+        return entry.event
+
+    def _commit_group(self, group: list[_Entry]) -> None:
+        ctx = self._ctx
+        try:
+            with ctx.commit_lock:
+                report = ctx.store.commit_wave([b for entry in group for b in entry.bundles])
+            events: list[StepEvent] = []
+            for entry in group:
+                mine = set(entry.bundles)
+                entry.event = entry.settle([p for p in report.problems if p.bundle in mine])
+                events.append(entry.event)
+            ctx.record(events)  # with every event deferred until now: one write
+        except BaseException as error:
+            for entry in group:
+                entry.error = error
+        finally:
+            for entry in group:
+                entry.done.set()
