@@ -113,6 +113,22 @@ def test_lazy_run_is_listed_live_with_its_step_tree(tmp_path: pathlib.Path) -> N
     (done,) = [s for s in list_states(root) if s.run_id == state.run_id]
     assert done.status is RunStatus.COMPLETED
     assert all(step.succeeded == 1 for step in done.steps)
+    listed = subprocess.run(
+        [sys.executable, "-m", "stemma.core.cli.main", "--root", str(root), "runs"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert state.run_id in listed.stdout
+    explained = subprocess.run(
+        [sys.executable, "-m", "stemma.core.cli.main", "--root", str(root), "status", state.run_id],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert "gather" in explained.stdout
 
 
 def test_lazy_run_one_press_finishes_running_steps_and_a_rerun_redoes_only_the_rest(
