@@ -16,20 +16,21 @@ from stemma.core.errors import StoreUnavailableError
 from stemma.core.execution_records import StepEvent
 from stemma.core.live import list_states, run_dir
 from stemma.core.live.state import STATE_FILE
+from stemma.core.sqlite_store.schema import DATABASE_FILE as SQLITE_FILE
 from stemma.core.store import open_pipeline_store
 
 
 def history_events(root: Path, run_id: str | None = None) -> list[StepEvent]:
     """The steps event log of ``run_id`` (every run when omitted); empty without history.
 
-    A root with no Delta tables yet is not opened (opening would create its directories).
+    A root with no history yet is not opened (opening would create its directories).
     """
-    if not (root / "delta").is_dir():
+    if not (root / "delta").is_dir() and not (root / SQLITE_FILE).is_file():
         return []
     try:
         store = open_pipeline_store(root)
     except StoreUnavailableError:
-        return []  # only the JSON file store is installed: no event log to read
+        return []  # a store named by $STEMMA_STORE that keeps no event log
     return store.step_events(run_id)
 
 
