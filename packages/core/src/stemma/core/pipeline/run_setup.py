@@ -45,11 +45,11 @@ def open_context(
     Raises:
         StoreUnavailableError: the backend's package is not installed (the message says which).
     """
-    name = backend or default_backend()
+    chosen = backend or default_backend()
     options: dict[str, Any] = {"max_workers": max_workers}
-    if name == "local":  # only a spawned pool re-runs the main script (see main_module)
+    if chosen == "local":  # only a spawned pool re-runs the main script (see main_module)
         options["import_main"] = import_main
-    engine = open_backend(name, **options)
+    engine = open_backend(chosen, **options)
     provenance: dict[str, Any] = capture_provenance().to_dict()
     return PipelineContext(
         store=store,
