@@ -8,7 +8,17 @@ sys.path.insert(0, str(pathlib.Path(__file__).parent))  # workers import lazy_fu
 import pytest
 from lazy_functions import CALLS_ENV, calls, explode, read_and_add, write_json
 
-from stemma.core import OUT, ArtifactStep, ExternalRun, StepFailedError, StepSpec, apply, lower, run
+from stemma.core import (
+    OUT,
+    Artifact,
+    ArtifactStep,
+    ExternalRun,
+    StepFailedError,
+    StepSpec,
+    apply,
+    lower,
+    run,
+)
 from stemma.core.pipeline.function_operation import execution_key
 from stemma.core.store import open_pipeline_store
 
@@ -41,7 +51,8 @@ def test_external_runner_records_what_run_then_finds_built(tmp_path: pathlib.Pat
     assert calls() == {"write_json": 1, "read_and_add:1": 1}
     # The engine's own run finds both built, with the same artifacts.
     built_data, built_total = run(data, total, root=root)
-    assert built_data.cached and built_total.cached
+    assert built_data.cached
+    assert built_total.cached
     assert built_total.value == 4
     assert calls() == {"write_json": 1, "read_and_add:1": 1}
     store = open_pipeline_store(root)
@@ -59,10 +70,12 @@ def test_external_runner_keys_match_the_engine(tmp_path: pathlib.Path) -> None:
     engine = run(total, root=tmp_path / "engine")[0]
     memo: dict[ArtifactStep, StepSpec] = {}
     lower(total, memo)
+    recorded: list[Artifact] = []
     with ExternalRun(root=tmp_path / "external") as ext:
         for spec in ext.order(memo.values()):
             call = ext.prepare(spec)
-            built = ext.record(call, spec.step.fn(**call.kwargs))
+            recorded.append(ext.record(call, spec.step.fn(**call.kwargs)))
+    built = recorded[-1]
     assert built.artifact_id == engine.artifact_id
     assert built.fingerprint == engine.fingerprint
     # Both recorded the same execution key, from the same input artifact: the data step's.

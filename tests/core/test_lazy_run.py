@@ -1,15 +1,12 @@
-import sys
-import pathlib as _pathlib
-
-sys.path.insert(0, str(_pathlib.Path(__file__).parent))  # workers import lazy_functions by name
-
 """``run`` / ``resolve`` / ``plan``: lazy function steps built by the one engine, on its store."""
 
 import logging
 import os
 import pathlib
+import sys
 import threading
 
+sys.path.insert(0, str(pathlib.Path(__file__).parent))  # workers import lazy_functions by name
 import pytest
 from lazy_functions import (
     CALLS_ENV,

@@ -10,9 +10,13 @@ import pathlib
 import signal
 import sys
 import time
+from collections.abc import Sequence
 
 from stemma.core import OUT, ArtifactStep, apply, resolve
-from stemma.storage import DeltaStore
+from stemma.core.execution_records import StepOutputs
+from stemma.storage import DeltaStore, WaveReport
+
+COMMIT_WAVE = DeltaStore.commit_wave
 
 
 def build(counter: str, go: str, out_path: str) -> int:
@@ -26,7 +30,11 @@ def build(counter: str, go: str, out_path: str) -> int:
     return 7
 
 
-def die_instead_of_committing(self: DeltaStore, bundle: pathlib.Path) -> bool:
+def die_instead_of_committing(
+    self: DeltaStore, bundles: Sequence[pathlib.Path], *, step_outputs: StepOutputs | None = None
+) -> WaveReport:
+    if not bundles:  # a step with nothing staged: nothing to die before
+        return COMMIT_WAVE(self, bundles, step_outputs=step_outputs)
     os.kill(os.getpid(), signal.SIGKILL)
     raise AssertionError("unreachable")
 
@@ -37,5 +45,5 @@ def step(counter: str, go: str) -> ArtifactStep:
 
 if __name__ == "__main__":
     root, counter, go = sys.argv[1:4]
-    DeltaStore.commit_staged = die_instead_of_committing  # type: ignore[method-assign]
+    DeltaStore.commit_wave = die_instead_of_committing  # type: ignore[method-assign]
     resolve(step(counter, go), root=root)

@@ -94,7 +94,10 @@ def operation_steps() -> list[ArtifactStep]:
     """The operation-step part: a generator and a transform of its output."""
     generated = apply("fixture/gen", DataGenerator, params={"count": 2, "rows": 3})
     scaled = apply(
-        "fixture/transform", Transform, params={"scale": 0.5}, dataset=output_of(generated, "datasets")
+        "fixture/transform",
+        Transform,
+        params={"scale": 0.5},
+        dataset=output_of(generated, "datasets"),
     )
     return [scaled]
 

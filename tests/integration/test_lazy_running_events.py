@@ -5,14 +5,16 @@ from __future__ import annotations
 import pathlib
 import threading
 import time
+from collections.abc import Sequence
 
 import polars as pl
 import pytest
 from deltalake import DeltaTable
 
-from stemma.core import OUT, ArtifactStep, apply, run
+from stemma.core import OUT, ArtifactStep, StepFailedError, apply, run
+from stemma.core.execution_records import ExecutionRecord
 from stemma.core.pipeline import engine_run
-from stemma.storage import steps
+from stemma.storage import DeltaStore, steps
 from stemma.storage.schemas import STEPS
 
 
@@ -73,3 +75,19 @@ def test_a_long_step_shows_running_in_the_history_while_it_runs(
         flag.touch()
         thread.join(60)
     assert _statuses(root) == {"long": ["running", "completed"]}  # its start recorded once
+
+
+def test_a_step_whose_staging_fails_still_records_its_running_event(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def disk_full(self: DeltaStore, records: ExecutionRecord | Sequence[ExecutionRecord]) -> None:
+        raise OSError("no space left on device")
+
+    for method in ("stage_execution", "stage_executions"):  # the workers are threads here
+        monkeypatch.setattr(DeltaStore, method, disk_full)
+    step = apply(name="unstaged", fn=touch, version="v0", i=0, out_path=OUT)
+    with pytest.raises(StepFailedError, match="unstaged"):
+        run(step, root=tmp_path, backend="local-thread")
+    assert _statuses(tmp_path) == {"unstaged": ["running", "failed"]}
+    (failed,) = steps(tmp_path).filter(pl.col("status") == "failed").iter_rows(named=True)
+    assert "no space left on device" in (failed["error"] or "")

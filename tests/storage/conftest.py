@@ -1,4 +1,4 @@
-"""Outcomes and execution records built straight from the core records, and a fresh store."""
+"""Function steps and execution records built straight from the core records, and a fresh store."""
 
 from __future__ import annotations
 
@@ -6,26 +6,19 @@ import datetime as dt
 import json
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from stemma.core.canonical import canonical_json
-from stemma.core.execution_records import ExecutionRecord, LineageEdge
+from stemma.core.execution_records import ExecutionRecord, LineageEdge, StepEvent, StepOutputs
 from stemma.core.identity import TreeDigest, content_id, file_ref_artifact_id, hash_canonical
 from stemma.core.operations.drafts import FinalizedArtifact, MetricDraft
-from stemma.core.records import (
-    OutputRecord,
-    Provenance,
-    StepIdentity,
-    StepOutcome,
-    StepStarted,
-)
-from stemma.storage import DeltaStore, TableSpec
+from stemma.core.records import Provenance, StepStatus
+from stemma.storage import DeltaStore, TableSpec, WaveReport
 
-StartedFactory = Callable[..., StepStarted]
-OutcomeFactory = Callable[..., StepOutcome]
 RecordFactory = Callable[..., ExecutionRecord]
 MetricFactory = Callable[..., FinalizedArtifact]
 
@@ -33,76 +26,214 @@ _T0 = dt.datetime(2026, 1, 1, 12, 0, tzinfo=dt.UTC)
 _PROVENANCE = Provenance(
     git_commit=None, user="tester", host="localhost", created_at=_T0, command_line=("pytest",)
 )
+OUTPUT_ROLE = "output"
+VALUE_ROLE = "value"
 
 
 def _new_id() -> str:
     return uuid.uuid4().hex
 
 
-def build_started(
+@dataclass(frozen=True, kw_only=True)
+class FunctionStep:
+    """One attempt of a lazy function step, in the records the engine hands a store.
+
+    Its one unit's execution (``OUT`` as a ``file_ref`` artifact and the return value as a
+    ``metric``, every input a parent of both), and the attempt's ``running`` and final events.
+    """
+
+    execution: ExecutionRecord
+    running: StepEvent
+    final: StepEvent
+
+    @property
+    def fingerprint(self) -> str:
+        """The step key (``step_spec_id``)."""
+        return self.execution.step_spec_id
+
+    @property
+    def step_run_id(self) -> str:
+        """The attempt."""
+        return self.execution.step_run_id
+
+    @property
+    def execution_run_id(self) -> str:
+        """The attempt's one unit."""
+        return self.execution.execution_run_id
+
+    @property
+    def output(self) -> FinalizedArtifact:
+        """The ``OUT`` file ref (a successful attempt only)."""
+        return self._made("file_ref")
+
+    @property
+    def value(self) -> FinalizedArtifact:
+        """The return value (a successful attempt only)."""
+        return self._made("metric")
+
+    @property
+    def output_path(self) -> str:
+        """Where ``OUT`` is, relative to the root."""
+        return str(self.output.fields["path"])
+
+    @property
+    def step_outputs(self) -> StepOutputs:
+        """What the attempt offers downstream, per role (nothing when it failed)."""
+        return StepOutputs(
+            step_run_id=self.step_run_id,
+            outputs={
+                role: tuple(sorted(self.execution.outputs.get(role, ())))
+                for role in (OUTPUT_ROLE, VALUE_ROLE)
+            },
+        )
+
+    def _made(self, artifact_type: str) -> FinalizedArtifact:
+        (found,) = [a for a in self.execution.artifacts if a.artifact_type == artifact_type]
+        return found
+
+
+FunctionStepFactory = Callable[..., FunctionStep]
+
+
+def build_function_step(
     name: str = "train",
     *,
     config: Mapping[str, Any] | None = None,
-    run_id: str = "demo_20260101_120000_abcdef01",
-    at: dt.datetime = _T0,
-) -> StepStarted:
-    """A ``running`` event; the fingerprint follows from the name and config."""
-    step_config = dict(config if config is not None else {"lr": 0.1})
-    return StepStarted(
-        step=StepIdentity(
-            fingerprint=hash_canonical({"name": name, "config": step_config}),
-            name=name,
-            version="v1",
-            config=step_config,
-            dep_fingerprints=(),
-        ),
-        step_run_id=_new_id(),
-        run_id=run_id,
-        step_number=0,
-        backend="local-thread",
-        timestamp=at,
-    )
-
-
-def build_outcome(
-    started: StepStarted | None = None,
-    *,
     value: Any = None,
     error: str | None = None,
     inputs: Mapping[str, tuple[str, ...]] | None = None,
     output_artifact_id: str | None = None,
     seconds: float = 2.0,
-) -> StepOutcome:
-    """A finished execution of ``started``: successful unless ``error`` is given."""
-    event = started if started is not None else build_started()
-    output: OutputRecord | None = None
-    value_json: str | None = None
-    value_id: str | None = None
+    at: dt.datetime = _T0,
+    run_id: str = "demo_20260101_120000_abcdef01",
+) -> FunctionStep:
+    """An attempt of step ``name``, started ``at``: successful unless ``error`` is given.
+
+    The fingerprint follows from the name and config, the output's id from the fingerprint (its
+    path) unless ``output_artifact_id`` is given, and the value's id from ``value``.
+    """
+    step_config = dict(config if config is not None else {"lr": 0.1})
+    fingerprint = hash_canonical({"name": name, "config": step_config})
+    given = dict(inputs or {})
+    step_run_id = _new_id()
+    ended = at + dt.timedelta(seconds=seconds)
+    made: tuple[FinalizedArtifact, ...] = ()
     if error is None:
-        relative = f"outputs/{event.step.name}/v1-{event.step.fingerprint[:16]}"
+        relative = f"outputs/{name}/v1-{fingerprint[:16]}"
         digest = TreeDigest(content_hash=content_id(relative.encode()), size=10, file_count=1)
-        output = OutputRecord(
-            relative_path=relative,
+        output = FinalizedArtifact(
             artifact_id=output_artifact_id or file_ref_artifact_id(digest, relative),
-            content_hash=digest.content_hash,
+            artifact_type="file_ref",
+            content=None,
+            original_name=relative.rsplit("/", 1)[-1],
+            extension="",
             size=digest.size,
-            file_count=digest.file_count,
+            fields={
+                "path": relative,
+                "content_hash": digest.content_hash,
+                "file_count": digest.file_count,
+            },
+            metadata={},
+            origin_step=None,
         )
-        value_json = canonical_json(value if value is not None else {"loss": 0.5})
-        value_id = content_id(value_json.encode())
-    return StepOutcome(
-        started=event,
+        data = canonical_json(value if value is not None else {"loss": 0.5}).encode()
+        returned = FinalizedArtifact(
+            artifact_id=content_id(data),
+            artifact_type="metric",
+            content=data,
+            original_name="value.json",
+            extension=".json",
+            size=len(data),
+            fields={},
+            metadata={},
+            origin_step=None,
+        )
+        made = (output, returned)
+    roles = dict(zip((OUTPUT_ROLE, VALUE_ROLE), made, strict=False))
+    execution = ExecutionRecord(
         execution_run_id=_new_id(),
-        execution_spec_id=hash_canonical({"step": event.step.fingerprint, "inputs": inputs}),
+        execution_spec_id=hash_canonical({"step": fingerprint, "inputs": given}),
+        step_run_id=step_run_id,
+        step_spec_id=fingerprint,
+        step_name=name,
+        step_number=1,
+        operation=name,
+        version="v1",
+        params=step_config,
+        overrides={},
+        started_at=at,
+        ended_at=ended,
         worker="localhost:1",
-        ended_at=event.timestamp + dt.timedelta(seconds=seconds),
+        backend="local-thread",
+        success=error is None,
         error=error,
-        output=output,
-        value_json=value_json,
-        value_artifact_id=value_id,
-        input_artifact_ids=dict(inputs or {}),
-        provenance=_PROVENANCE,
+        inputs=given,
+        outputs={role: (artifact.artifact_id,) for role, artifact in roles.items()},
+        artifacts=made,
+        edges=tuple(
+            LineageEdge(
+                source_artifact_id=source,
+                target_artifact_id=target.artifact_id,
+                source_role=role,
+                target_role=target_role,
+                target_artifact_type=target.artifact_type,
+            )
+            for role, sources in given.items()
+            for source in sources
+            for target_role, target in roles.items()
+        ),
+        provenance=_PROVENANCE.to_dict(),
     )
+
+    def event(status: StepStatus, when: dt.datetime, **final: Any) -> StepEvent:
+        return StepEvent(
+            step_run_id=step_run_id,
+            step_spec_id=fingerprint,
+            pipeline_run_id=run_id,
+            step_number=1,
+            step_name=name,
+            status=status,
+            operation=name,
+            version="v1",
+            params=step_config,
+            backend="local-thread",
+            timestamp=when,
+            output_roles=(OUTPUT_ROLE, VALUE_ROLE),
+            **final,
+        )
+
+    # What a completed function step's event names, for completed() to read back.
+    names = (
+        {
+            "output_path": made[0].fields["path"],
+            "output_artifact_id": made[0].artifact_id,
+            "value_artifact_id": made[1].artifact_id,
+        }
+        if made
+        else {}
+    )
+    return FunctionStep(
+        execution=execution,
+        running=event(StepStatus.RUNNING, at),
+        final=event(
+            StepStatus.COMPLETED if error is None else StepStatus.FAILED,
+            ended,
+            total_count=1,
+            succeeded_count=int(error is None),
+            failed_count=int(error is not None),
+            duration_seconds=seconds,
+            error=error,
+            metadata=names,
+        ),
+    )
+
+
+def commit_function_step(store: DeltaStore, step: FunctionStep) -> WaveReport:
+    """Record ``step`` as the engine does: stage its unit, commit the wave, then its events."""
+    bundle = store.stage_execution(step.execution)
+    report = store.commit_wave([bundle], step_outputs=step.step_outputs)
+    store.record_events([step.running, step.final])
+    return report
 
 
 _T0_PIPE = dt.datetime(2026, 1, 1, 12, 0, tzinfo=dt.UTC)
@@ -154,13 +285,8 @@ def record(
 
 
 @pytest.fixture
-def make_started() -> StartedFactory:
-    return build_started
-
-
-@pytest.fixture
-def make_outcome() -> OutcomeFactory:
-    return build_outcome
+def make_step() -> FunctionStepFactory:
+    return build_function_step
 
 
 @pytest.fixture

@@ -15,14 +15,19 @@ import polars as pl
 import pytest
 
 import stemma.storage.commit as commit_module
-from stemma.core.records import StepOutcome
-from stemma.storage import EXECUTION_EDGES, EXECUTIONS, STEPS, DeltaStore, StagedBundleError
+from stemma.storage import (
+    EXECUTION_EDGES,
+    EXECUTIONS,
+    DeltaStore,
+    StagedBundleError,
+    commit_staged,
+)
 from stemma.storage.locks import bundle_lock_path
 from stemma.storage.retire import retire_bundle, retired_dir
 from stemma.storage.sentinel import SENTINEL, TABLES_KEY
 from stemma.storage.staging import read_bundle, staged_bundles
 
-OutcomeFactory = Callable[..., StepOutcome]
+from .conftest import FunctionStepFactory
 
 _ROUNDS = 50
 _REAL_RMTREE = shutil.rmtree
@@ -41,13 +46,20 @@ def _slow_rmtree(path: str | os.PathLike[str], *args: Any, **kwargs: Any) -> Non
     _REAL_RMTREE(path, *args, **kwargs)
 
 
+def _commit(store: DeltaStore, bundle: Path, committer: str) -> int:
+    """Commit ``bundle`` as one wave (the engine), or alone (another process's ``recover()``)."""
+    if committer == "wave":
+        return store.commit_wave([bundle]).committed
+    return int(commit_staged(store.layout, bundle))
+
+
 def _commit_while_recovering(
-    store: DeltaStore, bundle: Path, delay: float, *, after_removal_starts: bool
+    store: DeltaStore, bundle: Path, committer: str, delay: float, *, after_removal_starts: bool
 ) -> dict[str, object]:
     """Commit ``bundle`` in one thread; run ``recover()`` in another ``delay`` seconds later.
 
     With ``after_removal_starts``, the delay counts from when the committer starts removing a
-    bundle directory rather than from the start.
+    directory (the bundle, or the wave it was claimed into) rather than from the start.
     """
     results: dict[str, object] = {}
     _REMOVING.clear()
@@ -65,7 +77,7 @@ def _commit_while_recovering(
             results[name] = err
 
     threads = [
-        threading.Thread(target=run, args=("commit", lambda: store.commit_staged(bundle))),
+        threading.Thread(target=run, args=("commit", lambda: _commit(store, bundle, committer))),
         threading.Thread(target=run, args=("recover", recover)),
     ]
     for thread in threads:
@@ -75,53 +87,63 @@ def _commit_while_recovering(
     return results
 
 
+@pytest.mark.parametrize("committer", ["wave", "alone"])
 def test_commit_and_recover_same_bundle_concurrently_never_raise_never_duplicate(
-    store: DeltaStore, make_outcome: OutcomeFactory, monkeypatch: pytest.MonkeyPatch
+    store: DeltaStore,
+    make_step: FunctionStepFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    committer: str,
 ) -> None:
     monkeypatch.setattr(shutil, "rmtree", _slow_rmtree)
-    outcomes = [make_outcome() for _ in range(_ROUNDS)]
-    for round_number, outcome in enumerate(outcomes):
-        bundle = store.stage_outcome(outcome)
+    made = [make_step() for _ in range(_ROUNDS)]
+    for round_number, step in enumerate(made):
+        bundle = store.stage_execution(step.execution)
         # Odd rounds sweep recover()'s start across the whole commit; even ones across the
         # removal of the bundle (where a lock inside the bundle used to vanish under waiters).
         during_removal = round_number % 2 == 0
         span = 0.03 if during_removal else 0.25
         results = _commit_while_recovering(
-            store, bundle, span * round_number / _ROUNDS, after_removal_starts=during_removal
+            store,
+            bundle,
+            committer,
+            span * round_number / _ROUNDS,
+            after_removal_starts=during_removal,
         )
 
-        assert results["commit"] in (True, False), results
+        assert results["commit"] in (0, 1), results
         assert results["recover"] in (0, 1), results
-        assert int(results["commit"] is True) + int(results["recover"] == 1) == 1, results
+        assert results["commit"] != results["recover"], results  # exactly one committed it
         assert not bundle.exists()
 
     executions = pl.read_delta(str(EXECUTIONS.path(store.layout.delta)))
     assert sorted(executions.get_column("execution_run_id").to_list()) == sorted(
-        outcome.execution_run_id for outcome in outcomes
+        step.execution_run_id for step in made
     )
-    assert pl.read_delta(str(STEPS.path(store.layout.delta))).height == _ROUNDS
+    # Execution edges have no key to deduplicate on: a bundle committed twice shows here.
+    edges = pl.read_delta(str(EXECUTION_EDGES.path(store.layout.delta)))
+    assert edges.height == 2 * _ROUNDS
     assert staged_bundles(store.layout) == []
     assert not any((store.layout.locks / "staging").iterdir())
 
 
 def test_read_bundle_refuses_bundle_missing_a_listed_table(
-    store: DeltaStore, make_outcome: OutcomeFactory
+    store: DeltaStore, make_step: FunctionStepFactory
 ) -> None:
-    bundle = store.stage_outcome(make_outcome(inputs={"data": ("a" * 32,)}))
+    bundle = store.stage_execution(make_step(inputs={"data": ("a" * 32,)}).execution)
     (bundle / EXECUTION_EDGES.staged_name).unlink()
 
     with pytest.raises(StagedBundleError, match=r"lists .*execution_edges.* is missing"):
         read_bundle(bundle)
     with pytest.raises(StagedBundleError, match="is missing"):
-        store.commit_staged(bundle)
+        commit_staged(store.layout, bundle)
     assert bundle.is_dir()
     assert not store.layout.delta.exists()
 
 
 def test_read_bundle_refuses_sentinel_that_lists_no_tables(
-    store: DeltaStore, make_outcome: OutcomeFactory
+    store: DeltaStore, make_step: FunctionStepFactory
 ) -> None:
-    bundle = store.stage_outcome(make_outcome())
+    bundle = store.stage_execution(make_step().execution)
     sentinel = bundle / SENTINEL
     pl.read_parquet(sentinel).write_parquet(sentinel)
 
@@ -130,9 +152,9 @@ def test_read_bundle_refuses_sentinel_that_lists_no_tables(
 
 
 def test_read_bundle_reads_only_the_tables_the_sentinel_lists(
-    store: DeltaStore, make_outcome: OutcomeFactory
+    store: DeltaStore, make_step: FunctionStepFactory
 ) -> None:
-    bundle = store.stage_outcome(make_outcome())
+    bundle = store.stage_execution(make_step().execution)
     listed = json.loads(pl.read_parquet_metadata(bundle / SENTINEL)[TABLES_KEY])
     (bundle / "stray.parquet").write_bytes(b"not parquet")
 
@@ -140,20 +162,20 @@ def test_read_bundle_reads_only_the_tables_the_sentinel_lists(
 
 
 def test_commit_staged_bundle_that_vanished_returns_false(
-    store: DeltaStore, make_outcome: OutcomeFactory
+    store: DeltaStore, make_step: FunctionStepFactory
 ) -> None:
-    bundle = store.stage_outcome(make_outcome())
+    bundle = store.stage_execution(make_step().execution)
     assert retire_bundle(store.layout, bundle)
 
-    assert store.commit_staged(bundle) is False
+    assert commit_staged(store.layout, bundle) is False
     assert not store.layout.delta.exists()
     assert not bundle_lock_path(store.layout, bundle).exists()
 
 
 def test_commit_staged_bundle_retired_while_read_returns_false(
-    store: DeltaStore, make_outcome: OutcomeFactory, monkeypatch: pytest.MonkeyPatch
+    store: DeltaStore, make_step: FunctionStepFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    bundle = store.stage_outcome(make_outcome())
+    bundle = store.stage_execution(make_step().execution)
 
     def read_after_another_commit(path: Path) -> Any:
         retire_bundle(store.layout, path)
@@ -161,28 +183,28 @@ def test_commit_staged_bundle_retired_while_read_returns_false(
 
     monkeypatch.setattr(commit_module, "read_bundle", read_after_another_commit)
 
-    assert store.commit_staged(bundle) is False
+    assert commit_staged(store.layout, bundle) is False
 
 
 def test_bundle_lock_lives_outside_the_bundle_and_goes_with_it(
-    store: DeltaStore, make_outcome: OutcomeFactory
+    store: DeltaStore, make_step: FunctionStepFactory
 ) -> None:
-    outcome = make_outcome()
-    bundle = store.stage_outcome(outcome)
+    step = make_step()
+    bundle = store.stage_execution(step.execution)
     lock = bundle_lock_path(store.layout, bundle)
 
-    assert lock == store.layout.locks / "staging" / f"{outcome.execution_run_id}.lock"
+    assert lock == store.layout.locks / "staging" / f"{step.execution_run_id}.lock"
     assert lock.is_file()
     assert sorted(path.name for path in bundle.iterdir() if path.name.startswith(".")) == []
-    assert store.commit_staged(bundle) is True
+    assert commit_staged(store.layout, bundle) is True
     assert not lock.exists()
     assert not bundle.exists()
 
 
 def test_recover_clears_retired_leftovers_and_never_commits_them(
-    store: DeltaStore, make_outcome: OutcomeFactory
+    store: DeltaStore, make_step: FunctionStepFactory
 ) -> None:
-    bundle = store.stage_outcome(make_outcome())
+    bundle = store.stage_execution(make_step().execution)
     leftover = retired_dir(store.layout) / f"{bundle.name}-crashed"
     leftover.parent.mkdir(parents=True)
     bundle.rename(leftover)  # a removal that crashed right after the rename
@@ -193,11 +215,11 @@ def test_recover_clears_retired_leftovers_and_never_commits_them(
     assert not store.layout.delta.exists()
 
 
-def test_stage_outcome_again_after_commit_commits_nothing_new(
-    store: DeltaStore, make_outcome: OutcomeFactory
+def test_stage_execution_again_after_commit_commits_nothing_new(
+    store: DeltaStore, make_step: FunctionStepFactory
 ) -> None:
-    outcome = make_outcome()
-    assert store.commit_staged(store.stage_outcome(outcome)) is True
+    step = make_step()
+    assert commit_staged(store.layout, store.stage_execution(step.execution)) is True
 
-    assert store.commit_staged(store.stage_outcome(outcome)) is False
+    assert commit_staged(store.layout, store.stage_execution(step.execution)) is False
     assert pl.read_delta(str(EXECUTIONS.path(store.layout.delta))).height == 1

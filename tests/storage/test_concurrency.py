@@ -3,34 +3,41 @@ from __future__ import annotations
 import pickle
 import subprocess
 import sys
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import polars as pl
 
-from stemma.core.records import StepOutcome, StepStarted
-from stemma.storage import ARTIFACT_INDEX, EXECUTIONS, METRICS, STEPS, DeltaStore, TableSpec
+from stemma.storage import (
+    ARTIFACT_INDEX,
+    EXECUTION_EDGES,
+    EXECUTIONS,
+    METRICS,
+    STEPS,
+    DeltaStore,
+    TableSpec,
+    commit_staged,
+)
 
-StartedFactory = Callable[..., StepStarted]
-OutcomeFactory = Callable[..., StepOutcome]
+from .conftest import FunctionStep, FunctionStepFactory, commit_function_step
 
 _RECORD_WHEN_TOLD = """
 import pickle, sys, time
 from pathlib import Path
 from stemma.storage import DeltaStore
 
-root, outcomes_file, go = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
-outcomes = pickle.loads(outcomes_file.read_bytes())
+root, steps_file, go = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
+steps = pickle.loads(steps_file.read_bytes())
 store = DeltaStore(root)
 deadline = time.monotonic() + 60
 while not go.exists():
     if time.monotonic() > deadline:
         sys.exit("never told to start")
     time.sleep(0.01)
-for outcome in outcomes:
-    store.record_started(outcome.started)
-    store.record_outcome(outcome)
+for execution, outputs, events in steps:  # as the engine records a function step
+    bundle = store.stage_execution(execution)
+    store.commit_wave([bundle], step_outputs=outputs)
+    store.record_events(events)
 """
 
 
@@ -38,42 +45,40 @@ def _table(store: DeltaStore, spec: TableSpec) -> pl.DataFrame:
     return pl.read_delta(str(spec.path(store.layout.delta)))
 
 
-def _batch(
-    make_started: StartedFactory, make_outcome: OutcomeFactory, prefix: str, count: int
-) -> list[StepOutcome]:
-    # Every outcome shares one metric value, so the writers race on the same artifact id.
-    return [
-        make_outcome(make_started(f"{prefix}_{i}"), value={"shared": True}) for i in range(count)
-    ]
+def _batch(make_step: FunctionStepFactory, prefix: str, count: int) -> list[FunctionStep]:
+    # Every step returns the same value, so the writers race on the same artifact id.
+    return [make_step(f"{prefix}_{i}", value={"shared": True}) for i in range(count)]
 
 
-def _assert_all_recorded_once(store: DeltaStore, outcomes: list[StepOutcome]) -> None:
+def _assert_all_recorded_once(store: DeltaStore, made: list[FunctionStep]) -> None:
     executions = _table(store, EXECUTIONS)
     assert sorted(executions.get_column("execution_run_id").to_list()) == sorted(
-        outcome.execution_run_id for outcome in outcomes
+        step.execution_run_id for step in made
     )
-    assert _table(store, STEPS).height == 2 * len(outcomes)
+    assert _table(store, STEPS).height == 2 * len(made)
+    assert _table(store, EXECUTION_EDGES).height == 2 * len(made)
     index = _table(store, ARTIFACT_INDEX)
     assert index.get_column("artifact_id").is_unique().all()
-    assert index.height == len(outcomes) + 1
+    assert index.height == len(made) + 1
     assert _table(store, METRICS).height == 1
-    fingerprints = [outcome.started.step.fingerprint for outcome in outcomes]
+    fingerprints = [step.fingerprint for step in made]
     assert set(store.completed(fingerprints)) == set(fingerprints)
 
 
-def test_record_outcome_two_processes_lose_nothing_duplicate_nothing(
-    tmp_path: Path, make_started: StartedFactory, make_outcome: OutcomeFactory
+def test_function_steps_from_two_processes_lose_nothing_duplicate_nothing(
+    tmp_path: Path, make_step: FunctionStepFactory
 ) -> None:
     root = tmp_path / "root"
     go = tmp_path / "go"
-    batches = [_batch(make_started, make_outcome, prefix, 6) for prefix in ("left", "right")]
+    batches = [_batch(make_step, prefix, 6) for prefix in ("left", "right")]
     children: list[subprocess.Popen[bytes]] = []
     for number, batch in enumerate(batches):
-        outcomes_file = tmp_path / f"outcomes-{number}.pickle"
-        outcomes_file.write_bytes(pickle.dumps(batch))
+        steps_file = tmp_path / f"steps-{number}.pickle"
+        records = [(s.execution, s.step_outputs, [s.running, s.final]) for s in batch]
+        steps_file.write_bytes(pickle.dumps(records))
         children.append(
             subprocess.Popen(
-                [sys.executable, "-c", _RECORD_WHEN_TOLD, str(root), str(outcomes_file), str(go)],
+                [sys.executable, "-c", _RECORD_WHEN_TOLD, str(root), str(steps_file), str(go)],
                 stderr=subprocess.PIPE,
             )
         )
@@ -85,29 +90,31 @@ def test_record_outcome_two_processes_lose_nothing_duplicate_nothing(
     _assert_all_recorded_once(DeltaStore(root), [*batches[0], *batches[1]])
 
 
-def test_record_outcome_many_threads_one_store_lose_nothing(
-    store: DeltaStore, make_started: StartedFactory, make_outcome: OutcomeFactory
+def test_function_steps_from_many_threads_one_store_lose_nothing(
+    store: DeltaStore, make_step: FunctionStepFactory
 ) -> None:
-    outcomes = _batch(make_started, make_outcome, "thread", 8)
+    made = _batch(make_step, "thread", 8)
 
-    def record(outcome: StepOutcome) -> None:
-        store.record_started(outcome.started)
-        store.record_outcome(outcome)
+    def commit(step: FunctionStep) -> None:
+        commit_function_step(store, step)
 
     with ThreadPoolExecutor(max_workers=4) as pool:
-        list(pool.map(record, outcomes))
+        list(pool.map(commit, made))
 
-    _assert_all_recorded_once(store, outcomes)
+    _assert_all_recorded_once(store, made)
 
 
 def test_commit_staged_same_bundle_from_threads_commits_once(
-    store: DeltaStore, make_outcome: OutcomeFactory
+    store: DeltaStore, make_step: FunctionStepFactory
 ) -> None:
-    bundle = store.stage_outcome(make_outcome())
+    bundle = store.stage_execution(make_step().execution)
+
+    def commit(path: Path) -> bool:
+        return commit_staged(store.layout, path)
 
     with ThreadPoolExecutor(max_workers=4) as pool:
-        results = list(pool.map(store.commit_staged, [bundle] * 4))
+        results = list(pool.map(commit, [bundle] * 4))
 
     assert sorted(results) == [False, False, False, True]
     assert _table(store, EXECUTIONS).height == 1
-    assert _table(store, STEPS).height == 1
+    assert _table(store, EXECUTION_EDGES).height == 2

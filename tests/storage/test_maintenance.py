@@ -6,7 +6,6 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
@@ -17,8 +16,7 @@ from stemma.core.layout import RootLayout
 from stemma.core.live import RunStatus, read_state
 from stemma.core.operations.examples import DataGenerator, SlowCopy
 from stemma.core.pipeline.pipeline import Pipeline
-from stemma.core.records import StepOutcome, StepStarted
-from stemma.storage import DeltaStore, artifacts, lineage, steps
+from stemma.storage import DeltaStore, artifacts, commit_staged, lineage, steps
 from stemma.storage.locks import table_lock_path
 from stemma.storage.maintenance import (
     LiveRunError,
@@ -30,22 +28,19 @@ from stemma.storage.maintenance import (
 )
 from stemma.storage.schemas import BY_NAME
 
-StartedFactory = Callable[..., StepStarted]
-OutcomeFactory = Callable[..., StepOutcome]
+from .conftest import FunctionStepFactory, commit_function_step
+
 _HOURS_AGO_3 = time.time() - 3 * 3600
 
 
-def _busy_root(
-    store: DeltaStore, make_started: StartedFactory, make_outcome: OutcomeFactory
-) -> str:
+def _busy_root(store: DeltaStore, make_step: FunctionStepFactory) -> str:
     """Six chained steps, each committed on its own: several small files per table."""
     previous: str | None = None
     for number in range(6):
         inputs = {"data": (previous,)} if previous is not None else {}
-        outcome = make_outcome(make_started(f"step{number}"), value=number, inputs=inputs)
-        store.record_outcome(outcome)
-        assert outcome.output is not None
-        previous = outcome.output.artifact_id
+        step = make_step(f"step{number}", value=number, inputs=inputs)
+        commit_function_step(store, step)
+        previous = step.output.artifact_id
     assert previous is not None
     return previous
 
@@ -91,9 +86,9 @@ def _age(path: Path, when: float = _HOURS_AGO_3) -> Path:
 
 
 def test_compact_root_fewer_files_same_rows_and_query_results(
-    store: DeltaStore, make_started: StartedFactory, make_outcome: OutcomeFactory
+    store: DeltaStore, make_step: FunctionStepFactory
 ) -> None:
-    last = _busy_root(store, make_started, make_outcome)
+    last = _busy_root(store, make_step)
     layout = store.layout
     rows, answers = _contents(layout), _queries(layout.root, last)
     before = {name: len(files) for name, files in _all_files(layout).items()}
@@ -112,9 +107,9 @@ def test_compact_root_fewer_files_same_rows_and_query_results(
 
 
 def test_vacuum_root_dry_run_by_default_removes_nothing(
-    store: DeltaStore, make_started: StartedFactory, make_outcome: OutcomeFactory
+    store: DeltaStore, make_step: FunctionStepFactory
 ) -> None:
-    _busy_root(store, make_started, make_outcome)
+    _busy_root(store, make_step)
     compact_root(store.layout.root)
     on_disk = _all_files(store.layout)
 
@@ -128,9 +123,9 @@ def test_vacuum_root_dry_run_by_default_removes_nothing(
 
 
 def test_vacuum_root_apply_removes_exactly_the_replaced_files_and_keeps_every_row(
-    store: DeltaStore, make_started: StartedFactory, make_outcome: OutcomeFactory
+    store: DeltaStore, make_step: FunctionStepFactory
 ) -> None:
-    last = _busy_root(store, make_started, make_outcome)
+    last = _busy_root(store, make_step)
     layout = store.layout
     before = _all_files(layout)
     compact_root(layout.root)
@@ -150,24 +145,31 @@ def test_vacuum_root_apply_removes_exactly_the_replaced_files_and_keeps_every_ro
 
 
 def test_commits_stay_idempotent_after_compaction_and_vacuum(
-    store: DeltaStore, make_started: StartedFactory, make_outcome: OutcomeFactory
+    store: DeltaStore, make_step: FunctionStepFactory
 ) -> None:
-    outcome = make_outcome(make_started("again"), value=7)
-    store.record_outcome(outcome)
-    _busy_root(store, make_started, make_outcome)
+    waved = make_step("again", value=7)
+    commit_function_step(store, waved)
+    alone = make_step("recovered", value=8)
+    assert commit_staged(store.layout, store.stage_execution(alone.execution)) is True
+    _busy_root(store, make_step)
     compact_root(store.layout.root)
     vacuum_root(store.layout.root, retain_hours=0, min_retain_hours=0, apply=True)
     rows = _contents(store.layout)
 
-    store.record_outcome(outcome)  # a retried commit of something already committed
+    # Retried commits of what is already committed, each the way it was first committed: the
+    # same bundles staged again make the same wave, and a bundle recovery commits alone keeps
+    # its own transaction.
+    again = store.stage_execution(waved.execution)
+    assert store.commit_wave([again], step_outputs=waved.step_outputs).committed == 0
+    assert commit_staged(store.layout, store.stage_execution(alone.execution)) is False
 
     assert _contents(store.layout) == rows
 
 
 def test_vacuum_root_keeps_everything_younger_than_the_retention(
-    store: DeltaStore, make_started: StartedFactory, make_outcome: OutcomeFactory
+    store: DeltaStore, make_step: FunctionStepFactory
 ) -> None:
-    _busy_root(store, make_started, make_outcome)
+    _busy_root(store, make_step)
     layout = store.layout
     compact_root(layout.root)  # its replaced files were removed just now: too young to go
     table = layout.delta / "artifacts" / "index"
@@ -267,9 +269,9 @@ def test_vacuum_root_refuses_while_a_run_is_live_unless_forced(tmp_path: Path) -
 
 
 def test_stemma_compact_and_vacuum_commands_report_what_they_did(
-    store: DeltaStore, make_started: StartedFactory, make_outcome: OutcomeFactory
+    store: DeltaStore, make_step: FunctionStepFactory
 ) -> None:
-    _busy_root(store, make_started, make_outcome)
+    _busy_root(store, make_step)
     root = store.layout.root
     orphan = store.layout.delta / "orchestration" / "steps" / "part-orphan.parquet"
     orphan.write_bytes(b"x" * 100)

@@ -16,14 +16,15 @@ from stemma.core.operations.drafts import (
     FinalizedArtifact,
 )
 from stemma.core.operations.specs import get_artifact_type, register_artifact_type
-from stemma.core.records import StepOutcome, StepStatus
+from stemma.core.records import StepStatus
 from stemma.core.store import PipelineStore
 from stemma.storage import ARTIFACT_EDGES, DeltaStore
 from stemma.storage.artifact_tables import BUILTIN_TABLES, table_for_type
 
+from .conftest import FunctionStepFactory, commit_function_step
+
 RecordFactory = Callable[..., ExecutionRecord]
 MetricFactory = Callable[..., FinalizedArtifact]
-OutcomeFactory = Callable[..., StepOutcome]
 T0 = dt.datetime(2026, 1, 1, 12, 0, tzinfo=dt.UTC)
 
 register_artifact_type(
@@ -128,18 +129,17 @@ def test_load_artifacts_reads_every_type_from_its_own_table(
     assert pl.read_delta(str(store.layout.delta / "artifacts/structures")).height == 1
 
 
-def test_load_artifacts_reads_function_step_values(
-    store: DeltaStore, make_outcome: OutcomeFactory
+def test_load_artifacts_reads_function_step_values_and_outputs(
+    store: DeltaStore, make_step: FunctionStepFactory
 ) -> None:
-    outcome = make_outcome(value={"loss": 0.25})
-    store.record_outcome(outcome)
-    assert outcome.value_artifact_id is not None
-    assert outcome.value_json is not None
+    step = make_step(value={"loss": 0.25})
+    commit_function_step(store, step)
 
-    loaded = store.load_artifacts([outcome.value_artifact_id])[outcome.value_artifact_id]
+    loaded = store.load_artifacts([step.value.artifact_id, step.output.artifact_id])
 
-    assert loaded.artifact_type == "metric"
-    assert loaded.content == outcome.value_json.encode()
+    made = (step.value, step.output)  # read back with the step that made them
+    assert loaded == {a.artifact_id: dataclasses.replace(a, origin_step=1) for a in made}
+    assert loaded[step.value.artifact_id].content == b'{"loss":0.25}'
 
 
 def test_ancestry_walks_a_three_level_chain(

@@ -1,36 +1,26 @@
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
-from stemma.core.records import StepOutcome, StepStarted
 from stemma.storage import DeltaStore, artifacts, executions, lineage, steps
 
-StartedFactory = Callable[..., StepStarted]
-OutcomeFactory = Callable[..., StepOutcome]
+from .conftest import FunctionStep, FunctionStepFactory, commit_function_step
 
 
 def _chain(
-    store: DeltaStore, make_started: StartedFactory, make_outcome: OutcomeFactory
-) -> tuple[StepOutcome, StepOutcome, StepOutcome]:
+    store: DeltaStore, make_step: FunctionStepFactory
+) -> tuple[FunctionStep, FunctionStep, FunctionStep]:
     """Three steps, each reading the previous one's output: prepare -> train -> evaluate."""
-    prepare = make_outcome(make_started("prepare"), value=1)
-    assert prepare.output is not None
-    train = make_outcome(
-        make_started("train"), value=2, inputs={"data": (prepare.output.artifact_id,)}
-    )
-    assert train.output is not None
-    evaluate = make_outcome(
-        make_started("evaluate"), value=3, inputs={"model": (train.output.artifact_id,)}
-    )
-    for outcome in (prepare, train, evaluate):
-        store.record_outcome(outcome)
+    prepare = make_step("prepare", value=1)
+    train = make_step("train", value=2, inputs={"data": (prepare.output.artifact_id,)})
+    evaluate = make_step("evaluate", value=3, inputs={"model": (train.output.artifact_id,)})
+    for step in (prepare, train, evaluate):
+        commit_function_step(store, step)
     return prepare, train, evaluate
 
 
-def _out(outcome: StepOutcome) -> str:
-    assert outcome.output is not None
-    return outcome.output.artifact_id
+def _out(step: FunctionStep) -> str:
+    return step.output.artifact_id
 
 
 def _edges(frame_rows: list[dict[str, object]]) -> set[tuple[object, object, object]]:
@@ -40,9 +30,9 @@ def _edges(frame_rows: list[dict[str, object]]) -> set[tuple[object, object, obj
 
 
 def test_lineage_up_walks_to_every_ancestor_with_depth(
-    store: DeltaStore, make_started: StartedFactory, make_outcome: OutcomeFactory
+    store: DeltaStore, make_step: FunctionStepFactory
 ) -> None:
-    prepare, train, evaluate = _chain(store, make_started, make_outcome)
+    prepare, train, evaluate = _chain(store, make_step)
 
     found = lineage(store.layout.root, _out(evaluate), "up")
 
@@ -54,17 +44,17 @@ def test_lineage_up_walks_to_every_ancestor_with_depth(
 
 
 def test_lineage_down_walks_to_every_descendant_with_depth(
-    store: DeltaStore, make_started: StartedFactory, make_outcome: OutcomeFactory
+    store: DeltaStore, make_step: FunctionStepFactory
 ) -> None:
-    prepare, train, evaluate = _chain(store, make_started, make_outcome)
+    prepare, train, evaluate = _chain(store, make_step)
 
     found = lineage(store.layout.root, _out(prepare), "down")
 
     assert _edges(found.to_dicts()) == {
         (_out(prepare), _out(train), 1),
-        (_out(prepare), train.value_artifact_id, 1),
+        (_out(prepare), train.value.artifact_id, 1),
         (_out(train), _out(evaluate), 2),
-        (_out(train), evaluate.value_artifact_id, 2),
+        (_out(train), evaluate.value.artifact_id, 2),
     }
     shallow = lineage(store.layout, _out(prepare), "down", max_depth=1)
     assert set(shallow.get_column("depth").to_list()) == {1}
@@ -78,10 +68,9 @@ def test_lineage_of_unknown_artifact_is_empty_with_depth_column(store: DeltaStor
 
 
 def test_artifacts_joins_type_specific_columns(
-    store: DeltaStore, make_started: StartedFactory, make_outcome: OutcomeFactory
+    store: DeltaStore, make_step: FunctionStepFactory
 ) -> None:
-    prepare, _, _ = _chain(store, make_started, make_outcome)
-    assert prepare.output is not None
+    prepare, _, _ = _chain(store, make_step)
 
     found = artifacts(store.layout.root, step_name="prepare")
 
@@ -89,19 +78,19 @@ def test_artifacts_joins_type_specific_columns(
     assert set(by_type) == {"file_ref", "metric"}
     assert by_type["metric"]["content"] == "1"
     assert by_type["metric"]["path"] is None
-    assert by_type["file_ref"]["path"] == prepare.output.relative_path
+    assert by_type["file_ref"]["path"] == prepare.output_path
     assert by_type["file_ref"]["size"] == prepare.output.size
     assert artifacts(store.layout.root, artifact_type="metric").height == 3
 
 
 def test_steps_and_executions_filter_by_name(
-    store: DeltaStore, make_started: StartedFactory, make_outcome: OutcomeFactory
+    store: DeltaStore, make_step: FunctionStepFactory
 ) -> None:
-    _, train, _ = _chain(store, make_started, make_outcome)
+    _, train, _ = _chain(store, make_step)
 
-    assert steps(store.layout.root, name="train").get_column("step_run_id").to_list() == [
-        train.started.step_run_id
-    ]
+    train_steps = steps(store.layout.root, name="train")
+    assert train_steps.get_column("step_run_id").to_list() == [train.step_run_id] * 2
+    assert train_steps.get_column("status").to_list() == ["running", "completed"]
     assert steps(store.layout.root, status="completed").height == 3
     train_runs = executions(store.layout.root, step_name="train")
     assert train_runs.get_column("execution_run_id").to_list() == [train.execution_run_id]

@@ -19,7 +19,7 @@ from stemma.core.operations.examples import DataGenerator, MetricCalculator, Tra
 from stemma.core.pipeline.pipeline import Pipeline
 from stemma.core.records import StepStatus
 from stemma.core.sqlite_store import SqliteStore
-from stemma.storage import DeltaStore, artifacts, executions, steps
+from stemma.storage import DeltaStore, StorageError, artifacts, executions, steps
 from stemma.storage import sqlite_import as sqlite_import_module
 from stemma.storage.sqlite_import import MARKER
 
@@ -147,6 +147,17 @@ def test_function_step_records_read_the_same_after_the_import(
 
     assert after == before
     assert after["fp-fn"].value == {"value": 42}
+
+
+def test_a_damaged_core_database_stops_recovery_with_a_message_naming_it(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "core.sqlite").write_bytes(b"this is not a database" * 100)
+
+    with pytest.raises(StorageError, match=r"cannot import .*core\.sqlite.*move it out"):
+        DeltaStore(root).recover()
+
+    assert not (root / "delta" / MARKER).exists()
 
 
 def _event(status: StepStatus, metadata: dict[str, Any] | None = None) -> StepEvent:

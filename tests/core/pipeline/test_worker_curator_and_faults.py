@@ -3,6 +3,7 @@ import pathlib
 import sys
 from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
+from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -12,6 +13,7 @@ import pytest
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from worker_fakes import FakeStore, WtBoom, WtScale, final, group, make_unit
 
+import stemma.core.store as stores
 from stemma.core.operations import (
     ArtifactResult,
     DataDraft,
@@ -159,17 +161,22 @@ def test_missing_inputs_fail_the_unit(tmp_path: Path) -> None:
     assert "not in the store" in (report.error or "")
 
 
-def test_without_a_pipeline_store_the_report_says_stemma_storage_is_needed(
+def test_without_a_pipeline_store_the_report_says_the_store_cannot_run_steps(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("STEMMA_STORE", "file")
+    # As if a package registered a store that is only a Store under the name "plain".
+    plain = EntryPoint(name="plain", value="worker_fakes:PlainStore", group=stores.STORE_GROUP)
+    registered = {**stores._registered(), "plain": plain}  # pyright: ignore[reportPrivateUsage]
+    monkeypatch.setattr(stores, "_registered", lambda: registered)
+    monkeypatch.setenv("STEMMA_STORE", "plain")
     source = final(DataDraft.draft(b"x,y\n1,1\n", "design_1.csv"))
 
     report = run_unit(make_unit(WtScale(), tmp_path, group(data=[source])))
 
     assert not report.success
     assert report.bundle is None
-    assert "the Pipeline needs stemma-storage" in (report.error or "")
+    assert "is a PlainStore, which cannot run steps" in (report.error or "")
+    assert "unset STEMMA_STORE" in (report.error or "")
 
 
 def test_run_unit_runs_in_a_spawned_process(tmp_path: Path) -> None:

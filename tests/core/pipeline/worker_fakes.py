@@ -23,8 +23,28 @@ from stemma.core.operations import (
 )
 from stemma.core.operations.drafts import ArtifactDraft, FinalizedArtifact
 from stemma.core.pipeline.units import ExecutionUnit, UnitGroup
-from stemma.core.records import StepOutcome, StepRecord, StepSkipped, StepStarted, StepStatus
+from stemma.core.records import StepRecord, StepStatus
 from stemma.core.store import WaveOutcome
+
+
+class PlainStore:
+    """A ``Store`` and no more: it answers ``plan`` but cannot run steps (no ``PipelineStore``)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    @property
+    def layout(self) -> RootLayout:
+        return RootLayout(self.root)
+
+    def recover(self, step_name: str | None = None) -> int:
+        return 0
+
+    def completed(self, fingerprints: Collection[str]) -> dict[str, StepRecord]:
+        return {}
+
+    def latest_by_name(self, name: str) -> StepRecord | None:
+        return None
 
 
 class FakeStore:
@@ -86,15 +106,6 @@ class FakeStore:
         raise NotImplementedError
 
     def latest_by_name(self, name: str) -> StepRecord | None:
-        raise NotImplementedError
-
-    def record_started(self, event: StepStarted) -> None:
-        raise NotImplementedError
-
-    def record_outcome(self, outcome: StepOutcome) -> None:
-        raise NotImplementedError
-
-    def record_skipped(self, events: Sequence[StepSkipped]) -> None:
         raise NotImplementedError
 
     def record_events(self, events: Sequence[StepEvent]) -> None:

@@ -16,7 +16,7 @@ from stemma.core.sqlite_store import SqliteStore
 RecordFactory = Callable[..., ExecutionRecord]
 MetricFactory = Callable[..., FinalizedArtifact]
 PROCESS = Path(__file__).with_name("store_process.py")
-TABLES = ("executions", "artifacts", "artifact_edges", "execution_edges", "step_outputs")
+TABLES = ("executions", "artifacts", "artifact_edges", "execution_roles", "step_outputs")
 
 
 def _counts(store: SqliteStore) -> dict[str, int]:
@@ -46,7 +46,7 @@ def test_commit_twice_adds_nothing_the_second_time(
         "executions": 3,
         "artifacts": 3,
         "artifact_edges": 0,
-        "execution_edges": 3,
+        "execution_roles": 3,
         "step_outputs": 1,
     }
     assert not any(bundle.exists() for bundle in bundles)

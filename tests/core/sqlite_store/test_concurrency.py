@@ -63,6 +63,6 @@ def test_two_processes_commit_each_bundle_exactly_once(
     assert _count(store, "SELECT count(*) FROM executions") == 60
     assert _count(store, "SELECT count(DISTINCT execution_run_id) FROM executions") == 60
     assert _count(store, "SELECT count(*) FROM artifacts") == 61
-    assert _count(store, "SELECT count(*) FROM execution_edges") == 120
+    assert _count(store, "SELECT count(*) FROM execution_roles") == 60
     assert _count(store, "SELECT count(*) FROM committed_bundles") == 60
     assert not any(bundle.exists() for bundle in bundles)

@@ -8,9 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from stemma.core.file_store import FileStore
+from stemma.core.errors import StoreUnavailableError
 from stemma.core.sqlite_store import SqliteStore
-from stemma.core.store import available_stores, default_store_kind, open_store
+from stemma.core.store import (
+    available_stores,
+    default_store_kind,
+    open_pipeline_store,
+    open_store,
+)
 
 
 def test_open_store_defaults_to_sqlite_exactly_when_stemma_storage_is_absent(
@@ -25,13 +30,15 @@ def test_open_store_defaults_to_sqlite_exactly_when_stemma_storage_is_absent(
     assert default_store_kind() == ("delta" if storage_installed else "sqlite")
 
 
-def test_open_store_by_name_opens_sqlite_and_file(
+def test_open_store_by_name_opens_sqlite_and_refuses_an_unknown_name(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("STEMMA_STORE", "file")
-    assert isinstance(open_store(tmp_path), FileStore)
-    assert isinstance(open_store(tmp_path, kind="sqlite"), SqliteStore)
-    assert {"sqlite", "file"} <= set(available_stores())
+    monkeypatch.setenv("STEMMA_STORE", "sqlite")
+    assert isinstance(open_store(tmp_path), SqliteStore)
+    assert isinstance(open_pipeline_store(tmp_path), SqliteStore)
+    assert "sqlite" in available_stores()
+    with pytest.raises(StoreUnavailableError, match="'sqlite'"):
+        open_store(tmp_path, kind="nonesuch")
 
 
 def test_a_store_pickled_to_another_process_reopens_on_the_same_root(tmp_path: Path) -> None:

@@ -40,7 +40,8 @@ def _rows(store: SqliteStore, sql: str) -> list[tuple[object, ...]]:
 
 
 def test_sqlite_store_is_a_pipeline_store(store: SqliteStore) -> None:
-    assert isinstance(store, Store)
+    typed: PipelineStore = store  # checked by the type checker too, signatures included
+    assert isinstance(typed, Store)
     assert isinstance(store, PipelineStore)
 
 

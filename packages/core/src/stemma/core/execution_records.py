@@ -1,7 +1,8 @@
-"""What the Pipeline's workers and orchestrator hand a store: executions, step events, outputs.
+"""What the engine's workers and orchestrator hand a store: executions, step events, outputs.
 
-The function-step records (``records.py``) are the one-unit case of these. Frozen and plain, so
-they pickle from a worker process and stage as rows without interpretation.
+Every step is recorded in these terms, a lazy function step as one unit whose completed event
+names its output and value (``output_path``, ``output_artifact_id``, ``value_artifact_id``).
+Frozen and plain, so they pickle from a worker process and stage as rows without interpretation.
 """
 
 from __future__ import annotations

@@ -31,15 +31,15 @@ from stemma.core.artifact import Artifact
 from stemma.core.backends.thread import ThreadBackend
 from stemma.core.errors import StepFailedError
 from stemma.core.live.monitor import RunMonitor
-from stemma.core.pipeline.function_dispatch import (
-    artifact_of,
-    built_record,
-    check_inputs_unchanged,
-    function_unit,
+from stemma.core.pipeline.function_cache import artifact_of, built_record
+from stemma.core.pipeline.function_dispatch import check_inputs_unchanged, function_unit
+from stemma.core.pipeline.function_lifecycle import function_failed, settle_function
+from stemma.core.pipeline.function_operation import (
+    OUTPUT_ROLE,
+    VALUE_ROLE,
+    FunctionOperation,
     input_artifact_ids,
 )
-from stemma.core.pipeline.function_lifecycle import function_failed, settle_function
-from stemma.core.pipeline.function_operation import OUTPUT_ROLE, VALUE_ROLE, FunctionOperation
 from stemma.core.pipeline.lazy_door import deps_first
 from stemma.core.pipeline.planned_step import CachePolicy, FailurePolicy, PlannedStep
 from stemma.core.pipeline.run_context import PipelineContext

@@ -28,12 +28,11 @@ from stemma.storage.schemas import (
     EXECUTIONS,
     FILE_REFS,
     METRICS,
-    OUTCOME_TABLES,
     STEP_OUTPUTS,
     STEPS,
     TableSpec,
 )
-from stemma.storage.staging import stage_execution, stage_outcome
+from stemma.storage.staging import stage_execution
 from stemma.storage.staging_checks import (
     DEFAULT_STAGING_TIMEOUT,
     STAGING_TIMEOUT_ENV,
@@ -46,10 +45,9 @@ from stemma.storage.waves import commit_wave, commit_wave_report
 __all__ = [
     # The store
     "DeltaStore",
-    # Staging and committing, for runners that split the two
-    "stage_outcome",
-    "commit_staged",
+    # Staging and committing, for runners that split the two (commit_staged: one bundle alone)
     "stage_execution",
+    "commit_staged",
     "commit_wave",
     "commit_wave_report",
     "recover_staged",
@@ -83,7 +81,6 @@ __all__ = [
     "STEP_OUTPUTS",
     "STEPS",
     "COMMIT_ORDER",
-    "OUTCOME_TABLES",
     # Errors
     "StorageError",
     "StagedBundleError",

@@ -82,8 +82,8 @@ def artifact_from_row(
 ) -> FinalizedArtifact:
     """The :class:`FinalizedArtifact` one content-table row holds.
 
-    Rows a function step wrote lack the pipeline-only columns; they read back with the file's
-    name for a file ref and ``value.json`` for a metric.
+    Rows an older stemma wrote for a function step lack the pipeline-only columns; they read
+    back with the file's name for a file ref and ``value.json`` for a metric.
     """
     content: Any = row.get("content")
     if isinstance(content, str):

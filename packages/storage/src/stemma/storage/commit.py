@@ -1,6 +1,8 @@
 """Committing a staged bundle to the Delta tables, idempotently, then removing it.
 
-Each table's append carries the Delta application transaction of the bundle (keyed by its
+Recovery commits each bundle left in staging this way; the engine commits its bundles together
+in waves (:mod:`stemma.storage.waves`), which append through :func:`commit_frames` too. Each
+table's append carries the Delta application transaction of the bundle (keyed by its
 ``execution_run_id``) and is skipped when the table already holds it, so a commit interrupted
 half-way and retried (by ``recover()``, in another process) writes each table exactly once. An
 exclusive lock per bundle, kept outside it (:func:`~stemma.storage.locks.bundle_lock`), keeps
@@ -23,7 +25,6 @@ from stemma.core.layout import RootLayout
 from stemma.storage.errors import StagedBundleError
 from stemma.storage.locks import bundle_lock
 from stemma.storage.retire import retire_bundle
-from stemma.storage.rows import app_id
 from stemma.storage.schemas import (
     ARTIFACT_EDGES,
     ARTIFACT_INDEX,
@@ -35,15 +36,23 @@ from stemma.storage.staging import read_bundle
 from stemma.storage.tables import append_rows, read_table
 
 
+def app_id(execution_run_id: str) -> str:
+    """The Delta application-transaction id that makes committing one bundle idempotent."""
+    return f"stemma-exec-{execution_run_id}"
+
+
 def commit_staged(layout: RootLayout, bundle: Path) -> bool:
     """Commit one staged bundle to the tables under ``layout`` and delete it.
 
-    Safe to call for the same bundle from several threads or processes at once, and again after
-    a crash: the bundle's rows land exactly once.
+    What recovery does with each bundle left in staging, whatever wrote it: the tables a bundle
+    holds are the ones its sentinel lists (a function step's bundle staged by an older stemma
+    also holds its step events). Safe to call for the same bundle from several threads or
+    processes at once, and again after a crash: the bundle's rows land exactly once.
 
     Args:
         layout: the store root the bundle belongs to.
-        bundle: the bundle directory :func:`~stemma.storage.staging.stage_outcome` returned.
+        bundle: a bundle directory under ``layout``'s staging
+            (:func:`~stemma.storage.staging.stage_executions` returns one).
 
     Returns:
         ``True`` if this call committed the bundle; ``False`` if it was already committed (the

@@ -3,7 +3,8 @@
 An :class:`ExecutionRecord` becomes rows of its artifacts' content tables, the index, artifact
 edges, execution edges and one execution row; a :class:`StepEvent` one steps row; a
 :class:`StepOutputs` one row per (role, artifact). The reverse functions rebuild the records the
-queries return. Function steps' rows (``rows.py``) use the same tables and columns.
+queries return. A function step is one unit like any other: its output a ``file_ref``, its
+return value a ``metric``.
 """
 
 # (polars' signatures name numpy types and numpy is not installed, so every polars method reads

@@ -279,16 +279,6 @@ COMMIT_ORDER: tuple[TableSpec, ...] = (
 """stemma's own tables in commit order: content, index, provenance, step outputs, the step event,
 and the execution rows last, so a reader that sees an execution row sees everything it refers to.
 User content tables come with the built-in ones (:func:`commit_order`)."""
-OUTCOME_TABLES: tuple[TableSpec, ...] = (
-    METRICS,
-    FILE_REFS,
-    ARTIFACT_INDEX,
-    ARTIFACT_EDGES,
-    EXECUTION_EDGES,
-    STEPS,
-    EXECUTIONS,
-)
-"""The tables a function step's bundle holds."""
 BY_NAME: Mapping[str, TableSpec] = {spec.name: spec for spec in COMMIT_ORDER}
 _RESERVED = frozenset(BY_NAME)
 

@@ -33,19 +33,21 @@ import os
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import polars as pl
 
-from stemma.core import FileLock
 from stemma.core.errors import ArtifactTypeError
+from stemma.core.file_lock import FileLock
 from stemma.core.identity import hash_plain
 from stemma.core.layout import RootLayout
 from stemma.core.sqlite_store import SqliteStore
 from stemma.core.sqlite_store import event_rows as core_events
 from stemma.core.sqlite_store import execution_rows as core_rows
 from stemma.core.sqlite_store import schema as core_schema
+from stemma.core.sqlite_store.schema import SchemaVersionError
 from stemma.storage.artifact_tables import content_row, table_for_type
+from stemma.storage.errors import StorageError
 from stemma.storage.execution_rows import event_row, execution_row
 from stemma.storage.schemas import (
     ARTIFACT_EDGES,
@@ -63,7 +65,7 @@ log = logging.getLogger(__name__)
 
 MARKER = "core-sqlite-import.json"
 """The file under ``{root}/delta`` recording that ``core.sqlite`` was imported."""
-_TABLES = ("artifacts", "artifact_edges", "execution_edges", "step_outputs", "steps", "executions")
+_TABLES = ("artifacts", "artifact_edges", "execution_roles", "step_outputs", "steps", "executions")
 """The SQLite tables imported, in the order their Delta tables are committed."""
 
 
@@ -75,6 +77,7 @@ def import_core_records(layout: RootLayout) -> int:
 
     Raises:
         CommitConflictError: a Delta table kept conflicting; the next call resumes the import.
+        StorageError: ``core.sqlite`` cannot be read (damaged, or of a newer stemma-core).
     """
     database = layout.root / core_schema.DATABASE_FILE
     marker = layout.delta / MARKER
@@ -83,8 +86,15 @@ def import_core_records(layout: RootLayout) -> int:
     with FileLock(layout.locks / "delta" / "core-sqlite-import.lock"):
         if marker.is_file():
             return 0  # imported by another process while we waited
-        staged = SqliteStore(layout.root).recover()
-        snapshot, counts, unknown = _import(layout, database)
+        try:
+            staged = SqliteStore(layout.root).recover()
+            snapshot, counts, unknown = _import(layout, database)
+        except (sqlite3.Error, SchemaVersionError) as err:
+            raise StorageError(
+                f"cannot import {database}, what stemma-core recorded on this root, into the "
+                f"Delta tables: {err}. Repair it (sqlite3 {database} '.recover'), or move it "
+                "out of the root to use the Delta store without that history"
+            ) from err
         if unknown:
             log.warning(
                 "imported %s into the Delta tables except the artifacts of the unregistered "
@@ -113,6 +123,12 @@ def _import(layout: RootLayout, database: Path) -> tuple[str, dict[str, int], se
     with contextlib.closing(sqlite3.connect(database, isolation_level=None)) as connection:
         connection.execute("BEGIN")  # one snapshot for every read below
         try:
+            (version,) = connection.execute("PRAGMA user_version").fetchone()
+            if version != core_schema.SCHEMA_VERSION:
+                raise SchemaVersionError(
+                    f"its schema is version {version}; this stemma-storage imports version "
+                    f"{core_schema.SCHEMA_VERSION} (install a matching stemma-storage)"
+                )
             snapshot = _snapshot_id(connection)
             rows = commit_chunk_rows()
             for table in _TABLES:
@@ -163,7 +179,7 @@ def _chunks(
 _COLUMNS: dict[str, tuple[str, ...]] = {
     "artifacts": core_schema.ARTIFACT_COLUMNS,
     "artifact_edges": core_schema.ARTIFACT_EDGE_COLUMNS,
-    "execution_edges": core_schema.EXECUTION_EDGE_COLUMNS,
+    "execution_roles": core_schema.EXECUTION_ROLE_COLUMNS,
     "step_outputs": core_schema.STEP_OUTPUT_COLUMNS,
     "steps": core_schema.STEP_COLUMNS,
     "executions": core_schema.EXECUTION_COLUMNS,
@@ -185,8 +201,40 @@ def _frames(
     if table == "artifact_edges":
         edges = [{**row, "step_boundary": bool(row["step_boundary"])} for row in rows]
         return {ARTIFACT_EDGES: ARTIFACT_EDGES.frame(edges)}
-    spec = EXECUTION_EDGES if table == "execution_edges" else STEP_OUTPUTS
-    return {spec: spec.frame(rows)}
+    if table == "execution_roles":
+        return {EXECUTION_EDGES: EXECUTION_EDGES.frame(_execution_edges(rows))}
+    return {STEP_OUTPUTS: STEP_OUTPUTS.frame(_step_outputs(rows))}
+
+
+def _execution_edges(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A row per id of each role (SQLite keeps a role's ids as one JSON array)."""
+    return [
+        {
+            "execution_run_id": row["execution_run_id"],
+            "direction": row["direction"],
+            "role": row["role"],
+            "artifact_id": artifact_id,
+            "position": position,
+        }
+        for row in rows
+        for position, artifact_id in enumerate(_ids(row["artifact_ids"]))
+    ]
+
+
+def _step_outputs(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A row per id of each role, and one with a null id for a role with none."""
+    found: list[dict[str, Any]] = []
+    for row in rows:
+        ids: list[str | None] = [*_ids(row["artifact_ids"])] or [None]
+        found.extend(
+            {"step_run_id": row["step_run_id"], "role": row["role"], "artifact_id": artifact_id}
+            for artifact_id in ids
+        )
+    return found
+
+
+def _ids(text: str) -> list[str]:
+    return [str(artifact_id) for artifact_id in cast(list[Any], json.loads(text))]
 
 
 def _artifact_frames(

@@ -1,13 +1,13 @@
 """Staging: a finished execution written as one Parquet file per table, the sentinel last.
 
-A function step's bundle lives at ``staging/{step name}/{id[0:2]}/{id[2:4]}/{execution_run_id}/``,
-a pipeline unit's at ``staging/{step number}_{step name}/…`` (same shape below). Every file is
-fsynced before ``executions.parquet`` appears (written under a temporary name, then renamed), so a
-bundle holding the sentinel is complete, and one without it was left by a writer that has not
-finished or died. The sentinel (:mod:`stemma.storage.sentinel`) lists the tables staged beside it,
-so a bundle missing one of them is refused rather than committed in part, the fields of any
-user-type content table, and each table's row count, so a wave commit plans its reads from the
-sentinels alone. Staging holds
+A bundle lives at ``staging/{step number}_{step name}/{id[0:2]}/{id[2:4]}/{execution_run_id}/``;
+function steps' bundles staged by an older stemma, at ``staging/{step name}/…``, are found and
+recovered the same way. Every file is fsynced before ``executions.parquet`` appears (written
+under a temporary name, then renamed), so a bundle holding the sentinel is complete, and one
+without it was left by a writer that has not finished or died. The sentinel
+(:mod:`stemma.storage.sentinel`) lists the tables staged beside it, so a bundle missing one of
+them is refused rather than committed in part, the fields of any user-type content table, and
+each table's row count, so a wave commit plans its reads from the sentinels alone. Staging holds
 the bundle's lock (:func:`~stemma.storage.locks.bundle_lock`), so no committer reads a bundle
 being written, and never touches Delta: workers may stage, only committers commit.
 """
@@ -26,12 +26,10 @@ import polars as pl
 
 from stemma.core.execution_records import ExecutionRecord
 from stemma.core.layout import RootLayout
-from stemma.core.records import StepOutcome
 from stemma.storage.errors import StagedBundleError
 from stemma.storage.execution_rows import execution_frames
 from stemma.storage.locks import bundle_lock
 from stemma.storage.retire import RETIRED
-from stemma.storage.rows import outcome_frames
 from stemma.storage.schemas import EXECUTIONS, TableSpec, commit_order
 from stemma.storage.sentinel import SENTINEL, Listing, read_listing, sentinel_metadata
 from stemma.storage.worker_logs import with_worker_logs
@@ -68,9 +66,11 @@ def bundle_dir(layout: RootLayout, step_name: str, execution_run_id: str) -> Pat
 
 
 def stage_execution(layout: RootLayout, record: ExecutionRecord) -> Path:
-    """Write the bundle of one pipeline execution unit and return its directory.
+    """Write the bundle of one execution unit and return its directory.
 
-    Same rules as :func:`stage_outcome`; the bundle is under ``{step number}_{step name}``.
+    Staging the same record again rewrites the same bundle, which commits to the same rows. The
+    returned bundle may already be gone if a concurrent ``recover()`` committed it; committing it
+    then reports it as already committed.
     """
     return stage_executions(layout, [record])
 
@@ -94,18 +94,6 @@ def stage_executions(layout: RootLayout, records: Sequence[ExecutionRecord]) -> 
     name = f"{first.step_number}_{first.step_name}"
     bundle = bundle_dir(layout, name, first.execution_run_id)
     _write_bundle(layout, bundle, frames)
-    return bundle
-
-
-def stage_outcome(layout: RootLayout, outcome: StepOutcome) -> Path:
-    """Write the bundle of one finished execution and return its directory.
-
-    Staging the same outcome again rewrites the same bundle, which commits to the same rows. The
-    returned bundle may already be gone if a concurrent ``recover()`` committed it; committing it
-    then reports it as already committed.
-    """
-    bundle = bundle_dir(layout, outcome.started.step.name, outcome.execution_run_id)
-    _write_bundle(layout, bundle, outcome_frames(outcome))
     return bundle
 
 

@@ -132,7 +132,7 @@ def scan_table(table: DeltaTable) -> pl.LazyFrame:
     looks for verbatim; such a root is read through a pyarrow dataset instead.
     """
     if "%" in table.table_uri:
-        return pl.scan_pyarrow_dataset(table.to_pyarrow_dataset())
+        return pl.scan_pyarrow_dataset(table.to_pyarrow_dataset())  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
     return pl.scan_delta(table)
 
 
@@ -149,10 +149,7 @@ def _new_rows(table: DeltaTable, spec: TableSpec, frame: pl.DataFrame) -> pl.Dat
     unique = frame.unique(subset=spec.key, keep="first", maintain_order=True)
     keys = unique.get_column(spec.key)
     present = (
-        scan_table(table)
-        .select(spec.key)
-        .filter(pl.col(spec.key).is_in(keys.implode()))
-        .collect()
+        scan_table(table).select(spec.key).filter(pl.col(spec.key).is_in(keys.implode())).collect()
     )
     if present.is_empty():
         return unique

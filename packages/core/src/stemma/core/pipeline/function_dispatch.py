@@ -20,6 +20,11 @@ from stemma.core.artifact import Artifact
 from stemma.core.context import StepContext
 from stemma.core.errors import InputsChangedError
 from stemma.core.identity import content_id
+from stemma.core.pipeline.function_cache import (
+    artifact_of,
+    built_record,
+    committed_without_event,
+)
 from stemma.core.pipeline.function_lifecycle import EXCEPTION, VALUE_JSON, scratch_for
 from stemma.core.pipeline.function_operation import (
     OUTPUT_ROLE,
@@ -27,6 +32,7 @@ from stemma.core.pipeline.function_operation import (
     FunctionCall,
     FunctionOperation,
     execution_key,
+    input_artifact_ids,
 )
 from stemma.core.pipeline.pack_sizing import PackSizer
 from stemma.core.pipeline.planned_step import PlannedStep
@@ -39,7 +45,7 @@ from stemma.core.pipeline.unit_dispatch import execute_units
 from stemma.core.pipeline.units import ExecutionUnit, UnitGroup, UnitTally
 from stemma.core.records import StepRecord, StepStatus
 from stemma.core.run_ids import new_attempt_id
-from stemma.core.step import encode_inputs, handles_in
+from stemma.core.step import encode_inputs
 from stemma.core.step_spec import StepSpec
 from stemma.core.store import store_kind
 
@@ -66,38 +72,12 @@ def run_function_step(
         done = built_record(ctx, spec)
         if done is not None:
             return _cached(ctx, step, done, started)
+        found = committed_without_event(ctx, step, spec, deps, started)
+        if found is not None:
+            return found
         return _execute(ctx, step, spec, deps, started)
     finally:
         lease.release()
-
-
-def built_record(ctx: PipelineContext, spec: StepSpec) -> StepRecord | None:
-    """The completed record of ``spec`` whose output is still in place, if there is one.
-
-    Without an output in place no build is done, and the store need not be asked (a query
-    and a staging scan per step).
-    """
-    layout = ctx.store.layout
-    if not layout.output_dir(spec.output_relpath).exists():
-        return None
-    ctx.store.recover(spec.name)
-    done = ctx.store.completed([spec.fingerprint]).get(spec.fingerprint)
-    if done is None or not layout.output_dir(done.output_path or "").exists():
-        return None
-    return done
-
-
-def artifact_of(root: Path, record: StepRecord) -> Artifact:
-    """The artifact of a step another run built."""
-    return Artifact(
-        name=record.name,
-        fingerprint=record.fingerprint,
-        root=root,
-        relative_path=record.output_path or "",
-        artifact_id=record.output_artifact_id or "",
-        value=record.value,
-        cached=True,
-    )
 
 
 def _execute(
@@ -261,14 +241,3 @@ def check_inputs_unchanged(spec: StepSpec) -> None:
             "or an input file rewritten), so its fingerprint no longer describes them; build "
             "the step again with apply() after the change"
         )
-
-
-def input_artifact_ids(spec: StepSpec, deps: Mapping[str, Artifact]) -> dict[str, tuple[str, ...]]:
-    """Per argument, the artifact ids of the deps found in it (what the execution key holds)."""
-    by_handle = {id(dep.step): deps[dep.fingerprint].artifact_id for dep in spec.deps}
-    found: dict[str, tuple[str, ...]] = {}
-    for role, value in spec.step.inputs.items():
-        ids = tuple(by_handle[id(handle)] for handle in handles_in(value))
-        if ids:
-            found[role] = ids
-    return found

@@ -24,6 +24,7 @@ from stemma.core.artifact import Artifact
 from stemma.core.identity import hash_plain
 from stemma.core.operations.definition import OperationDefinition, OperationKind
 from stemma.core.operations.specs import OutputSpec
+from stemma.core.step import handles_in
 from stemma.core.step_spec import StepSpec
 
 OUTPUT_ROLE = "output"
@@ -158,3 +159,14 @@ def execution_key(spec: StepSpec, inputs: Mapping[str, tuple[str, ...]]) -> str:
             "inputs": {role: sorted(ids) for role, ids in inputs.items()},
         }
     )
+
+
+def input_artifact_ids(spec: StepSpec, deps: Mapping[str, Artifact]) -> dict[str, tuple[str, ...]]:
+    """Per argument, the artifact ids of the deps found in it (what the execution key holds)."""
+    by_handle = {id(dep.step): deps[dep.fingerprint].artifact_id for dep in spec.deps}
+    found: dict[str, tuple[str, ...]] = {}
+    for role, value in spec.step.inputs.items():
+        ids = tuple(by_handle[id(handle)] for handle in handles_in(value))
+        if ids:
+            found[role] = ids
+    return found

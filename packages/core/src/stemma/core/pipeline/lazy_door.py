@@ -26,7 +26,7 @@ from stemma.core.errors import (
 )
 from stemma.core.pipeline.cancellation import print_cancel_summary
 from stemma.core.pipeline.engine_run import DEFAULT_PARALLEL_STEPS, EngineRun
-from stemma.core.pipeline.function_dispatch import artifact_of
+from stemma.core.pipeline.function_cache import artifact_of
 from stemma.core.pipeline.function_operation import FunctionOperation
 from stemma.core.pipeline.lazy_operations import (
     is_operation_step,

@@ -64,6 +64,6 @@ class PipelineContext:
         """Write ``events`` and everything deferred, in one append (holds the commit lock)."""
         with self.commit_lock:
             batch = [*self.deferred_events, *events]
-            self.deferred_events.clear()
             if batch:
                 self.store.record_events(batch)
+            self.deferred_events.clear()  # only once written: a failed write keeps them

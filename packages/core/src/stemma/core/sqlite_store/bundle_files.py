@@ -24,7 +24,7 @@ from stemma.core.sqlite_store.schema import (
     ARTIFACT_COLUMNS,
     ARTIFACT_EDGE_COLUMNS,
     EXECUTION_COLUMNS,
-    EXECUTION_EDGE_COLUMNS,
+    EXECUTION_ROLE_COLUMNS,
 )
 from stemma.core.sqlite_store.staging_problems import StagingProblem, corrupt, missing
 
@@ -38,7 +38,7 @@ _WIDTHS = {
     "executions": len(EXECUTION_COLUMNS),
     "artifacts": len(ARTIFACT_COLUMNS),
     "artifact_edges": len(ARTIFACT_EDGE_COLUMNS),
-    "execution_edges": len(EXECUTION_EDGE_COLUMNS),
+    "execution_roles": len(EXECUTION_ROLE_COLUMNS),
 }
 
 

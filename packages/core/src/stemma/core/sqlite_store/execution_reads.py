@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from stemma.core.execution_records import ExecutionRecord
 from stemma.core.sqlite_store.connections import Connections
@@ -34,14 +34,13 @@ def step_outputs(
     if not step_run_ids:
         return {}
     rows = connections.query(
-        f"SELECT step_run_id, role, artifact_id FROM step_outputs WHERE step_run_id {_IN}",
+        f"SELECT step_run_id, role, artifact_ids FROM step_outputs WHERE step_run_id {_IN}",
         (_keys(step_run_ids),),
     )
     found: dict[str, dict[str, set[str]]] = {}
     for row in rows:
         ids = found.setdefault(row["step_run_id"], {}).setdefault(row["role"], set())
-        if row["artifact_id"] is not None:
-            ids.add(row["artifact_id"])
+        ids.update(_ids(row["artifact_ids"]))
     return {
         run: {role: tuple(sorted(ids)) for role, ids in roles.items()}
         for run, roles in found.items()
@@ -69,8 +68,8 @@ def executions_by_key(
     if not rows:
         return {}
     edges = connections.query(
-        "SELECT execution_run_id, direction, role, artifact_id FROM execution_edges "
-        f"WHERE execution_run_id {_IN} ORDER BY position, rowid",
+        "SELECT execution_run_id, direction, role, artifact_ids FROM execution_roles "
+        f"WHERE execution_run_id {_IN} ORDER BY rowid",
         (_keys([row["execution_run_id"] for row in rows]),),
     )
     by_run = _edges_by_run(edges)
@@ -83,21 +82,16 @@ def executions_by_key(
 def _edges_by_run(
     edges: list[dict[str, Any]],
 ) -> dict[str, dict[str, dict[str, tuple[str, ...]]]]:
-    grouped: dict[str, dict[str, dict[str, dict[str, None]]]] = {}
+    by_run: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {}
     for edge in edges:
-        ids = (
-            grouped.setdefault(edge["execution_run_id"], {})
-            .setdefault(edge["direction"], {})
-            .setdefault(edge["role"], {})
-        )
-        ids.setdefault(edge["artifact_id"], None)  # first occurrence wins, in position order
-    return {
-        run: {
-            direction: {role: tuple(ids) for role, ids in roles.items()}
-            for direction, roles in directions.items()
-        }
-        for run, directions in grouped.items()
-    }
+        roles = by_run.setdefault(edge["execution_run_id"], {}).setdefault(edge["direction"], {})
+        # in recorded order, each id once (its first place)
+        roles[edge["role"]] = tuple(dict.fromkeys(_ids(edge["artifact_ids"])))
+    return by_run
+
+
+def _ids(text: str) -> list[str]:
+    return [str(artifact_id) for artifact_id in cast(list[Any], json.loads(text))]
 
 
 def load_artifacts(

@@ -28,8 +28,8 @@ _MICROSECOND = dt.timedelta(microseconds=1)
 EXECUTIONS = "executions"
 ARTIFACTS = "artifacts"
 ARTIFACT_EDGES = "artifact_edges"
-EXECUTION_EDGES = "execution_edges"
-STAGED_TABLES: tuple[str, ...] = (ARTIFACTS, ARTIFACT_EDGES, EXECUTION_EDGES, EXECUTIONS)
+EXECUTION_ROLES = "execution_roles"
+STAGED_TABLES: tuple[str, ...] = (ARTIFACTS, ARTIFACT_EDGES, EXECUTION_ROLES, EXECUTIONS)
 """The tables a bundle stages rows for, in the order a commit inserts them."""
 CONTENT_COLUMN = 2
 """Where ``content`` sits in an artifact row (base64 text staged, bytes committed)."""
@@ -75,11 +75,11 @@ def staged_rows(records: Sequence[ExecutionRecord]) -> dict[str, list[list[Any]]
                 ]
             )
         for direction, by_role in (("input", record.inputs), ("output", record.outputs)):
-            for role, artifact_ids in by_role.items():
-                rows[EXECUTION_EDGES].extend(
-                    [record.execution_run_id, direction, role, artifact_id, position]
-                    for position, artifact_id in enumerate(artifact_ids)
-                )
+            rows[EXECUTION_ROLES].extend(
+                [record.execution_run_id, direction, role, dumps_plain(list(artifact_ids))]
+                for role, artifact_ids in by_role.items()
+                if artifact_ids
+            )
     return rows
 
 

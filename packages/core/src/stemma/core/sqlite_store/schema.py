@@ -7,11 +7,14 @@ because SQLite has neither lists nor time zones nor one table per artifact type:
 - one ``artifacts`` table holds every artifact (the Delta index and content tables in one),
   its type's own columns as canonical JSON in ``fields``;
 - lists (``dep_fingerprints``, ``output_roles``) are JSON arrays in text columns;
-- times are whole microseconds since the Unix epoch, UTC (they sort as numbers).
+- times are whole microseconds since the Unix epoch, UTC (they sort as numbers);
+- which artifacts an execution consumed and produced, and what a step run offers downstream,
+  are one row per role holding the ids as a JSON array (``execution_roles``, ``step_outputs``),
+  not one row per id: a step offering 10^5 artifacts writes one row, not 10^5.
 
 ``committed_bundles`` records every bundle a commit wrote, keyed by its name (the first
 execution run id it holds): committing it again finds it there and adds nothing.
-``committed_outputs`` does the same for a step run's outputs, keyed by their digest.
+A step run's outputs carry the digest of their ids, which does the same for them.
 """
 
 from __future__ import annotations
@@ -99,16 +102,12 @@ ARTIFACT_EDGE_COLUMNS: tuple[str, ...] = (
     "step_boundary",
 )
 """Lineage: this input artifact produced that output artifact."""
-EXECUTION_EDGE_COLUMNS: tuple[str, ...] = (
-    "execution_run_id",
-    "direction",
-    "role",
-    "artifact_id",
-    "position",
-)
-"""Which artifacts an execution consumed (``input``) and produced (``output``), per role."""
-STEP_OUTPUT_COLUMNS: tuple[str, ...] = ("step_run_id", "role", "artifact_id")
-"""What a step run offers downstream; a role with no artifacts is one row with a null id."""
+EXECUTION_ROLE_COLUMNS: tuple[str, ...] = ("execution_run_id", "direction", "role", "artifact_ids")
+"""Which artifacts an execution consumed (``input``) and produced (``output``): per role, their
+ids in order as a JSON array; a role with none has no row."""
+STEP_OUTPUT_COLUMNS: tuple[str, ...] = ("step_run_id", "role", "artifact_ids", "digest")
+"""What a step run offers downstream: per role, its sorted ids as a JSON array (``[]`` for a
+role with none) and that text's xxh3_128, which makes writing the same outputs twice a no-op."""
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS steps (
@@ -146,18 +145,16 @@ CREATE TABLE IF NOT EXISTS artifact_edges (
 );
 CREATE INDEX IF NOT EXISTS edges_by_source ON artifact_edges (source_artifact_id);
 CREATE INDEX IF NOT EXISTS edges_by_target ON artifact_edges (target_artifact_id);
-CREATE TABLE IF NOT EXISTS execution_edges (
+CREATE TABLE IF NOT EXISTS execution_roles (
     execution_run_id TEXT NOT NULL, direction TEXT NOT NULL, role TEXT NOT NULL,
-    artifact_id TEXT NOT NULL, position INTEGER
+    artifact_ids TEXT NOT NULL
 );
-CREATE INDEX IF NOT EXISTS execution_edges_by_run ON execution_edges (execution_run_id);
+CREATE INDEX IF NOT EXISTS execution_roles_by_run ON execution_roles (execution_run_id);
 CREATE TABLE IF NOT EXISTS step_outputs (
-    step_run_id TEXT NOT NULL, role TEXT NOT NULL, artifact_id TEXT
+    step_run_id TEXT NOT NULL, role TEXT NOT NULL, artifact_ids TEXT NOT NULL,
+    digest TEXT NOT NULL
 );
-CREATE INDEX IF NOT EXISTS step_outputs_by_run ON step_outputs (step_run_id);
-CREATE TABLE IF NOT EXISTS committed_outputs (
-    step_run_id TEXT NOT NULL, digest TEXT NOT NULL, PRIMARY KEY (step_run_id, digest)
-);
+CREATE UNIQUE INDEX IF NOT EXISTS step_outputs_by_run ON step_outputs (step_run_id, role, digest);
 CREATE TABLE IF NOT EXISTS committed_bundles (
     bundle TEXT PRIMARY KEY, step_dir TEXT NOT NULL, committed_at INTEGER NOT NULL
 );

@@ -14,19 +14,20 @@ from collections.abc import Collection, Mapping, Sequence
 from itertools import pairwise
 from typing import Any
 
+from stemma.core.canonical import dumps_plain
 from stemma.core.execution_records import StepOutputs
-from stemma.core.identity import hash_plain
+from stemma.core.identity import hash_encoded
 from stemma.core.sqlite_store.execution_rows import (
     ARTIFACT_EDGES,
     ARTIFACTS,
-    EXECUTION_EDGES,
+    EXECUTION_ROLES,
     EXECUTIONS,
 )
 from stemma.core.sqlite_store.schema import (
     ARTIFACT_COLUMNS,
     ARTIFACT_EDGE_COLUMNS,
     EXECUTION_COLUMNS,
-    EXECUTION_EDGE_COLUMNS,
+    EXECUTION_ROLE_COLUMNS,
     STEP_OUTPUT_COLUMNS,
     insert_sql,
 )
@@ -34,7 +35,7 @@ from stemma.core.sqlite_store.schema import (
 _INSERTS = {
     ARTIFACTS: insert_sql("artifacts", ARTIFACT_COLUMNS, or_ignore=True),
     ARTIFACT_EDGES: insert_sql("artifact_edges", ARTIFACT_EDGE_COLUMNS),
-    EXECUTION_EDGES: insert_sql("execution_edges", EXECUTION_EDGE_COLUMNS),
+    EXECUTION_ROLES: insert_sql("execution_roles", EXECUTION_ROLE_COLUMNS),
     EXECUTIONS: insert_sql("executions", EXECUTION_COLUMNS, or_ignore=True),
 }
 _WORKER_LOG = EXECUTION_COLUMNS.index("worker_log")
@@ -101,16 +102,16 @@ def fill_edge_types(connection: sqlite3.Connection, after: int) -> None:
 def insert_step_outputs(
     connection: sqlite3.Connection, outputs: StepOutputs, *, committed_only: bool
 ) -> None:
-    """Insert a step run's outputs, once; a role with no artifacts is one row with a null id.
+    """Insert a step run's outputs, one row per role (a role with no artifacts included).
 
-    The same outputs inserted again for the same step run (a wave committed twice) add nothing;
-    other outputs of the same step run add to them, as readers take each role's set.
+    The same ids inserted again for the same role of the same step run (a wave committed twice)
+    add nothing; other ids add to them, as readers take each role's set.
 
     Args:
         connection: inside the wave's transaction.
         outputs: the step run's artifacts per role.
         committed_only: leave out artifacts the store does not hold (some bundles of the wave
-            were left out); a role left with none keeps its null row.
+            were left out); a role left with none keeps its row, empty.
     """
     by_role: dict[str, Sequence[str]] = {}
     for role, artifact_ids in outputs.outputs.items():
@@ -119,19 +120,11 @@ def insert_step_outputs(
     if committed_only:
         present = _present(connection, {i for ids in by_role.values() for i in ids})
         by_role = {role: [i for i in ids if i in present] for role, ids in by_role.items()}
-    digest = hash_plain({role: list(ids) for role, ids in by_role.items()})
-    marked = connection.execute(
-        "INSERT OR IGNORE INTO committed_outputs (step_run_id, digest) VALUES (?, ?)",
-        (outputs.step_run_id, digest),
-    )
-    if marked.rowcount == 0:
-        return  # these very outputs were committed before (the same wave, committed again)
-    rows = [
-        (outputs.step_run_id, role, artifact_id)
-        for role, ids in by_role.items()
-        for artifact_id in (ids or [None])
-    ]
-    connection.executemany(insert_sql("step_outputs", STEP_OUTPUT_COLUMNS), rows)
+    rows: list[tuple[str, str, str, str]] = []
+    for role, ids in by_role.items():
+        text = dumps_plain(list(ids))
+        rows.append((outputs.step_run_id, role, text, hash_encoded(text)))
+    connection.executemany(insert_sql("step_outputs", STEP_OUTPUT_COLUMNS, or_ignore=True), rows)
 
 
 def _present(connection: sqlite3.Connection, artifact_ids: Collection[str]) -> set[str]:
