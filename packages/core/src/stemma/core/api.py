@@ -16,7 +16,7 @@ from stemma.core.step_spec import StepSpec, lower
 from stemma.core.store import PipelineStore, Store, open_pipeline_store, open_store
 
 RootLike = str | os.PathLike[str] | None
-DEFAULT_PARALLEL_STEPS = 16
+DEFAULT_PARALLEL_STEPS = 64
 
 
 def _lower_all(handles: tuple[ArtifactStep, ...]) -> list[StepSpec]:
