@@ -5,13 +5,13 @@ what this store recorded. Open it by name with ``stemma.core.store.open_store(ki
 (the default when stemma-storage is not installed) or directly as :class:`SqliteStore`.
 """
 
-from stemma.core.sqlite_store.staging_problems import (
+from stemma.core.sqlite_store.store import SqliteStore
+from stemma.core.staging_problems import (
     ProblemKind,
     StagedBundleError,
     StagingProblem,
     WaveReport,
 )
-from stemma.core.sqlite_store.store import SqliteStore
 
 __all__ = [
     "ProblemKind",

@@ -26,7 +26,7 @@ from stemma.core.sqlite_store.schema import (
     EXECUTION_COLUMNS,
     EXECUTION_ROLE_COLUMNS,
 )
-from stemma.core.sqlite_store.staging_problems import StagingProblem, corrupt, missing
+from stemma.core.staging_problems import StagingProblem, corrupt, missing
 
 RECORDS = "records.json"
 """The bundle's rows, per table."""

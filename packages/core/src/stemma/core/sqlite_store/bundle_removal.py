@@ -24,7 +24,7 @@ from pathlib import Path
 
 from stemma.core.layout import RootLayout
 from stemma.core.sqlite_store.staging import QUARANTINE, RETIRED
-from stemma.core.sqlite_store.staging_problems import StagingProblem
+from stemma.core.staging_problems import StagingProblem
 
 _NUMBERED = re.compile(r"(\d+)_(.+)")
 

@@ -22,8 +22,8 @@ from stemma.core.sqlite_store.bundle_removal import (
 )
 from stemma.core.sqlite_store.connections import Connections
 from stemma.core.sqlite_store.staging import staged_bundles
-from stemma.core.sqlite_store.staging_problems import ProblemKind
 from stemma.core.sqlite_store.wave_commit import Ready, commit_ready
+from stemma.core.staging_problems import ProblemKind
 
 INCOMPLETE_GRACE_SECONDS = 3600.0
 """How long a bundle without its sentinel is assumed to belong to a live writer."""

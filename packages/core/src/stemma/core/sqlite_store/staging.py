@@ -22,7 +22,7 @@ from stemma.core.execution_records import ExecutionRecord
 from stemma.core.layout import RootLayout
 from stemma.core.sqlite_store.bundle_files import write_bundle
 from stemma.core.sqlite_store.execution_rows import staged_rows
-from stemma.core.sqlite_store.staging_problems import StagedBundleError
+from stemma.core.staging_problems import StagedBundleError
 
 QUARANTINE = ".quarantine"
 """The directory under ``staging`` unreadable bundles are moved into."""

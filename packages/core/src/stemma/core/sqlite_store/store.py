@@ -7,18 +7,19 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from stemma.core import staging_problems
 from stemma.core.execution_records import ExecutionRecord, StepEvent, StepOutputs
 from stemma.core.layout import RootLayout
 from stemma.core.records import StepRecord, StepStatus
-from stemma.core.sqlite_store import execution_reads, lineage, staging_problems, step_reads
+from stemma.core.sqlite_store import execution_reads, lineage, step_reads
 from stemma.core.sqlite_store.connections import Connections
 from stemma.core.sqlite_store.event_rows import event_row
 from stemma.core.sqlite_store.recovery import recover_staged
 from stemma.core.sqlite_store.schema import DATABASE_FILE, STEP_COLUMNS, insert_sql
 from stemma.core.sqlite_store.staging import stage_executions
-from stemma.core.sqlite_store.staging_problems import WaveReport
 from stemma.core.sqlite_store.wave_commit import commit_wave
 from stemma.core.sqlite_store.worker_logs import note_worker_log
+from stemma.core.staging_problems import WaveReport
 
 if TYPE_CHECKING:  # annotations only: opening a store must not load the operations (pydantic)
     from stemma.core.operations.drafts import FinalizedArtifact

@@ -44,13 +44,13 @@ from stemma.core.sqlite_store.bundle_removal import (
 from stemma.core.sqlite_store.connections import Connections
 from stemma.core.sqlite_store.execution_rows import to_micros
 from stemma.core.sqlite_store.staging import step_dir_of
-from stemma.core.sqlite_store.staging_problems import (
+from stemma.core.sqlite_store.worker_logs import read_worker_logs
+from stemma.core.staging_problems import (
     Backoff,
     ProblemKind,
     StagingProblem,
     WaveReport,
 )
-from stemma.core.sqlite_store.worker_logs import read_worker_logs
 
 Ready = dict[Path, tuple[str, Sentinel]]
 """Bundles found whole, with their step directory and sentinel."""

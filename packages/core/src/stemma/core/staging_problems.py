@@ -1,11 +1,12 @@
 """What a wave commit reports about the bundles it left out, and how long it waits for them.
 
-On a shared filesystem a bundle a worker finished on another node may show up late on the
-committer's node: its directory, its sentinel or its records. A commit looks again with
+Every store's commit speaks this vocabulary (the SQLite store here, the Delta store in
+stemma-storage). On a shared filesystem a bundle a worker finished on another node may show up
+late on the committer's node: its directory, its sentinel or a file. A commit looks again with
 exponential backoff (:class:`Backoff`) until the bundle is whole or the staging timeout passes
-(:func:`staging_timeout`: ``SqliteStore(staging_timeout=…)``, else ``$STEMMA_STAGING_TIMEOUT``,
+(:func:`staging_timeout`: the store's ``staging_timeout=``, else ``$STEMMA_STAGING_TIMEOUT``,
 else 30 seconds). A file that is there but cannot be read is *corrupt*: waiting does not fix it,
-so it is reported (and quarantined) at once. The same vocabulary as the Delta store's.
+so it is reported (and quarantined) at once.
 """
 
 from __future__ import annotations
