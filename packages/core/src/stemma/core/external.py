@@ -45,7 +45,8 @@ from stemma.core.pipeline.planned_step import CachePolicy, FailurePolicy, Planne
 from stemma.core.pipeline.run_context import PipelineContext
 from stemma.core.pipeline.step_events import event_factory
 from stemma.core.pipeline.step_finish import finish_step
-from stemma.core.pipeline.units import ExecutionUnit, UnitTally
+from stemma.core.pipeline.unit_tally import UnitTally
+from stemma.core.pipeline.units import ExecutionUnit
 from stemma.core.pipeline.worker import report_outcome
 from stemma.core.pipeline.worker_entry import UnitOutcome
 from stemma.core.provenance import capture_provenance

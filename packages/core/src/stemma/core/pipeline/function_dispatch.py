@@ -42,7 +42,8 @@ from stemma.core.pipeline.step_cache import acquire_lease
 from stemma.core.pipeline.step_events import EventFactory, event_factory, step_result
 from stemma.core.pipeline.step_finish import final_event, finish_step, skipped_by_cancel
 from stemma.core.pipeline.unit_dispatch import execute_units
-from stemma.core.pipeline.units import ExecutionUnit, UnitGroup, UnitTally
+from stemma.core.pipeline.unit_tally import UnitTally
+from stemma.core.pipeline.units import ExecutionUnit, UnitGroup
 from stemma.core.records import StepRecord, StepStatus
 from stemma.core.run_ids import new_attempt_id
 from stemma.core.step import encode_inputs

@@ -16,10 +16,10 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from stemma.core.execution_records import StepEvent
-from stemma.core.pipeline.run_context import PipelineContext
-from stemma.core.store import WaveProblem
+from stemma.core.store import PipelineStore, WaveProblem
 
 Settle = Callable[[Sequence[WaveProblem]], StepEvent]
 """Makes a step's final event once its commit says what it left out of the step's bundles."""
@@ -34,10 +34,22 @@ class _Entry:
     error: BaseException | None = None
 
 
+class _Run(Protocol):
+    """What a group commit needs of its run: the store, its commit lock, its event writer."""
+
+    @property
+    def store(self) -> PipelineStore: ...
+
+    @property
+    def commit_lock(self) -> threading.Lock: ...
+
+    def record(self, events: Sequence[StepEvent]) -> None: ...
+
+
 class GroupCommit:
     """Commits the queued steps of one run together; thread-safe."""
 
-    def __init__(self, ctx: PipelineContext) -> None:
+    def __init__(self, ctx: _Run) -> None:
         self._ctx = ctx
         self._queue: list[_Entry] = []
         self._queue_lock = threading.Lock()

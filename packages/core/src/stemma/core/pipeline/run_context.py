@@ -6,17 +6,15 @@ import datetime as dt
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from stemma.core.backends.base import Backend
 from stemma.core.execution_records import StepEvent
 from stemma.core.live.monitor import RunMonitor
+from stemma.core.pipeline.group_commit import GroupCommit
 from stemma.core.pipeline.planned_step import CachePolicy, PlannedStep
 from stemma.core.pipeline.worker_slots import WorkerSlots
 from stemma.core.store import PipelineStore
-
-if TYPE_CHECKING:
-    from stemma.core.pipeline.group_commit import GroupCommit
 
 
 @dataclass(kw_only=True)
@@ -51,8 +49,6 @@ class PipelineContext:
     """The store's completed steps by fingerprint, read once; a miss asks the store again."""
 
     def __post_init__(self) -> None:
-        from stemma.core.pipeline.group_commit import GroupCommit  # it reads this context
-
         self.group_commit = GroupCommit(self)
 
     def oldest_deferred(self) -> dt.datetime | None:

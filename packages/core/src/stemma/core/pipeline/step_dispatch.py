@@ -30,7 +30,8 @@ from stemma.core.pipeline.step_finish import finish_step, skipped_by_cancel
 from stemma.core.pipeline.step_keys import step_fingerprint
 from stemma.core.pipeline.unit_dispatch import execute_units, promote_files
 from stemma.core.pipeline.unit_plan import LOOKUP_UNITS, Groups, UnitPlan, plan_units
-from stemma.core.pipeline.units import ExecutionUnit, UnitTally
+from stemma.core.pipeline.unit_tally import UnitTally
+from stemma.core.pipeline.units import ExecutionUnit
 from stemma.core.records import StepStatus
 from stemma.core.run_ids import new_attempt_id
 from stemma.core.store import store_kind

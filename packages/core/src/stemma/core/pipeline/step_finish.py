@@ -15,7 +15,7 @@ from stemma.core.pipeline.planned_step import FailurePolicy, PlannedStep
 from stemma.core.pipeline.references import StepResult
 from stemma.core.pipeline.run_context import PipelineContext
 from stemma.core.pipeline.step_events import EventFactory, event_factory, step_result
-from stemma.core.pipeline.units import UnitTally
+from stemma.core.pipeline.unit_tally import UnitTally
 from stemma.core.records import StepStatus
 from stemma.core.run_ids import new_attempt_id
 from stemma.core.store import WaveProblem
