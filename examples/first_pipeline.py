@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import time
 
+from stemma.core import Pipeline
 from stemma.core.operations.examples import DataGenerator, MetricCalculator, Transform
-from stemma.core.pipeline.pipeline import Pipeline
 
 
 def first_pipeline(scale: float) -> dict[str, object]:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import sys
 
+from stemma.core import Pipeline
 from stemma.core.operations.examples import DataGenerator, MetricCalculator, Transform
-from stemma.core.pipeline.pipeline import Pipeline
 
 
 # --8<-- [start:pipeline]

@@ -3,7 +3,8 @@
 Run it with ``python3 scripts/dev.py demo`` (or ``uv run python examples/lazy_steps.py``).
 Results go under ``.stemma/`` in the current directory, or ``$STEMMA_ROOT``. Run it twice: the
 second time nothing executes. Change ``SCALE`` below and run it again: the plan says which
-field changed, and only the steps downstream of it rerun.
+field changed, and only the steps downstream of it rerun. Each step runs in a worker process,
+which imports this file to find its function: hence the ``if __name__ == "__main__":`` below.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import statistics
 import time
 
 from stemma.core import OUT, ArtifactStep, StepSpec, apply, open_store, plan, run
+from stemma.core.live import list_states
 
 SCALE = 2.0
 SHARDS = 3
@@ -77,24 +79,40 @@ def main() -> None:
     print(f"store: {store.layout.root} ({type(store).__name__})")
     print(f"graph: {len(memo)} steps; report fingerprint {spec.fingerprint}\n")
     print("plan (a dry run, nothing written):")
-    for entry in plan(top, store=store):
+    entries = plan(top, store=store)
+    for entry in entries:
         print(f"  {entry.action:>6}  {entry.spec.name:<22} {entry.reason}")
+    root = store.layout.root
+    if any(entry.action == "run" for entry in entries):
+        print("\nbuilding; `stemma watch demo` in another terminal follows the run")
+    before = {state.run_id for state in list_states(root)}
     started = time.perf_counter()
-    (artifact,) = run(top, store=store)
+    (artifact,) = run(top, store=store, name="demo")
     elapsed = time.perf_counter() - started
+    _say_which_run(root, before)
     print(f"\nran in {elapsed:.2f} s; the report is {'cached' if artifact.cached else 'new'}:")
     print(f"  value: {artifact.value}")
     print(f"  path:  {artifact.path()}")
     print(f"  id:    {artifact.artifact_id}")
-    _show_tables(store.layout.root, artifact.artifact_id)
+    if getattr(store, "kind", None) == "delta":
+        _show_tables(root, artifact.artifact_id)
+    else:  # stemma-core alone (or STEMMA_STORE=sqlite): the history is in one SQLite file
+        print(f"\nrecorded in {root / 'core.sqlite'} (stemma-storage adds Delta tables)")
+
+
+def _say_which_run(root: pathlib.Path, before: set[str]) -> None:
+    """Name the run ``run()`` just made (it made none if everything was built)."""
+    made = [state.run_id for state in list_states(root) if state.run_id not in before]
+    if not made:
+        print("\neverything was built already: no run was started")
+        return
+    print(f"run {made[0]}: `stemma status {made[0]}` lists its steps,")
+    print("`stemma runs` every run of this root, `stemma tui` opens the dashboard")
 
 
 def _show_tables(root: pathlib.Path, artifact_id: str) -> None:
-    try:
-        from stemma.storage import lineage, steps
-    except ImportError:
-        print("\n(install stemma-storage to record into Delta tables and query lineage)")
-        return
+    from stemma.storage import lineage, steps
+
     print(f"\nsteps table: {steps(root).height} events under {root / 'delta'}")
     up = lineage(root, artifact_id, direction="up")
     print(f"lineage of the report: {up.height} edges up to the raw shards")

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import sys
 
+from stemma.core import Pipeline
 from stemma.core.operations.examples import DataGenerator, MetricCalculator, SlowCopy, Transform
-from stemma.core.pipeline.pipeline import Pipeline
 
 
 # --8<-- [start:pipeline]

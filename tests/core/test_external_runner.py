@@ -107,3 +107,15 @@ def test_external_runner_refuses_a_step_whose_dep_is_not_built(tmp_path: pathlib
     _, total = _graph()
     with ExternalRun(root=tmp_path) as ext, pytest.raises(LookupError, match="'data'"):
         ext.prepare(lower(total))
+
+
+def test_external_runner_order_never_lists_what_is_under_a_built_step(
+    tmp_path: pathlib.Path,
+) -> None:
+    data, total = _graph()
+    run(total, root=tmp_path)
+    (tmp_path / lower(data).output_relpath).unlink()  # the dep's output is gone; total is built
+    memo: dict[ArtifactStep, StepSpec] = {}
+    lower(total, memo)
+    with ExternalRun(root=tmp_path) as ext:
+        assert ext.order(memo.values()) == []

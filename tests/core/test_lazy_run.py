@@ -278,3 +278,15 @@ def test_run_refuses_an_input_file_rewritten_after_apply(
     assert isinstance(info.value.__cause__, InputsChangedError)
     fresh = apply(name="from-file", fn=read_and_add, version="v0", source=source, out_path=OUT)
     assert resolve(fresh, store=store).value == 3
+
+
+def test_step_failed_error_survives_a_pickle_trip() -> None:
+    import pickle
+
+    from stemma.core.errors import RunCancelledError
+
+    for kind in (StepFailedError, RunCancelledError):
+        error = kind("2 step(s) failed: a, b", failed=["a", "b"], skipped=["c"])
+        again = pickle.loads(pickle.dumps(error))
+        assert type(again) is kind
+        assert (str(again), again.failed, again.skipped) == (str(error), ["a", "b"], ["c"])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class StemmaError(Exception):
     """Root of every error stemma raises on purpose."""
@@ -44,6 +46,17 @@ class StepFailedError(StemmaError, RuntimeError):
         super().__init__(message)
         self.failed = failed
         self.skipped = skipped
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Keyword-only fields: pickle (a worker's result, a multiprocessing pool) rebuilds it
+        # through this, not through ``type(self)(*self.args)``.
+        return (_rebuild_step_failure, (type(self), str(self), self.failed, self.skipped))
+
+
+def _rebuild_step_failure(
+    kind: type[StepFailedError], message: str, failed: list[str], skipped: list[str]
+) -> StepFailedError:
+    return kind(message, failed=failed, skipped=skipped)
 
 
 class RunCancelledError(StepFailedError):

@@ -52,6 +52,7 @@ from stemma.core.pipeline.worker_entry import UnitOutcome
 from stemma.core.provenance import capture_provenance
 from stemma.core.records import StepStatus
 from stemma.core.run_ids import new_attempt_id, new_run_id
+from stemma.core.step_graph import needed
 from stemma.core.step_spec import StepSpec
 from stemma.core.store import PipelineStore, open_pipeline_store
 
@@ -126,9 +127,11 @@ class ExternalRun:
 
     def order(self, specs: Iterable[StepSpec]) -> list[StepSpec]:
         """The steps to run, deps first, leaving out those built already and what is under them."""
-        wanted = list(specs)
-        built = {s.fingerprint for s in wanted if self.built(s) is not None}
-        return [s for s in deps_first(wanted) if s.fingerprint not in built]
+        wanted = {s.fingerprint: s for s in specs}
+        built = {fp for fp, s in wanted.items() if self.built(s) is not None}
+        under = {dep.fingerprint for s in wanted.values() for dep in s.deps}
+        roots = [s for fp, s in wanted.items() if fp not in under]
+        return deps_first([s for root in roots for s in needed(root, built)])
 
     def prepare(self, spec: StepSpec) -> ExternalCall:
         """Resolve the step's arguments and open its attempt.
