@@ -25,9 +25,15 @@ def _expected() -> list[dict[str, Any]]:
     return json.loads((FIXTURE / "expected.json").read_text())
 
 
+EMPTY_OUTPUT = "outputs/fixture/nothing/v0-2bbf5cd37ca3c81a"
+"""fixture/nothing's output, an empty directory: git keeps no empty directory, so it is made
+again here (a file in it to keep it would change its content hash, and so its artifact id)."""
+
+
 def _copy_fixture(tmp_path: pathlib.Path) -> tuple[pathlib.Path, pathlib.Path]:
     copy = tmp_path / "old root copy"  # a path with a space, as users have
     shutil.copytree(FIXTURE, copy)
+    (copy / "root" / EMPTY_OUTPUT).mkdir(parents=True, exist_ok=True)
     return copy / "root", copy / "data"
 
 
