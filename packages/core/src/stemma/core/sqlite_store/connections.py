@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Generator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -85,6 +86,26 @@ class Connections:
             connection.close()
         self._local.connection = None
 
+    def _set_wal(self, connection: sqlite3.Connection) -> None:
+        """Switch the database to WAL, waiting out another process doing the same.
+
+        Changing the journal mode of a new database needs it to itself, and SQLite answers
+        "database is locked" at once (no busy handler) while another process's first
+        connection holds it: two runs opening a fresh root together. Try again until the busy
+        timeout has passed.
+        """
+        deadline = time.monotonic() + self._busy_timeout
+        delay = 0.005
+        while True:
+            try:
+                connection.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError as err:
+                if "locked" not in str(err) or time.monotonic() > deadline:
+                    raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.25)
+
     def _connection(self) -> sqlite3.Connection:
         connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
         if connection is not None and getattr(self._local, "pid", None) == os.getpid():
@@ -97,7 +118,7 @@ class Connections:
         )
         try:
             connection.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
-            connection.execute("PRAGMA journal_mode = WAL")
+            self._set_wal(connection)
             # FULL, not WAL's usual NORMAL: a staged bundle is deleted once its commit returns,
             # so the commit must survive a power cut, not only a crash of the process.
             connection.execute("PRAGMA synchronous = FULL")
