@@ -129,6 +129,10 @@ class LocalBackend:
 
     def _dispatch(self, task: _Task) -> None:
         pool = self._current_pool()
+        if pool is None:  # terminated by a cancel: a unit sent after it must not start a pool
+            self._forget(task)
+            _settle_once(task.outer, error=_terminated())
+            return
         try:
             with signals_blocked(), main_hidden(not self._import_main):  # workers start here
                 inner = pool.submit(run_tracked, task.fn, task.payload, str(task.marker))
@@ -142,8 +146,11 @@ class LocalBackend:
         task.outer.link(inner)
         inner.add_done_callback(lambda done: self._settle(task, done))
 
-    def _current_pool(self) -> ProcessPoolExecutor:
+    def _current_pool(self) -> ProcessPoolExecutor | None:
+        """The pool, started on first use; None once terminated (nothing starts again)."""
         with self._lock:
+            if self._terminating:
+                return None
             if self._pool is None:
                 self._pool = pool = ProcessPoolExecutor(
                     self.max_workers,
