@@ -10,10 +10,11 @@ out are skipped. A table not created yet costs one ``stat`` and answers empty.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 
 import polars as pl
 
+from stemma.core import lineage_walk
 from stemma.core.execution_records import ExecutionRecord, StepEvent
 from stemma.core.layout import RootLayout
 from stemma.core.operations.drafts import FinalizedArtifact
@@ -130,61 +131,28 @@ def load_artifacts(
 
 def ancestry(layout: RootLayout, artifact_ids: Collection[str]) -> dict[str, frozenset[str]]:
     """Each artifact's ancestors, itself included: one edge scan per generation walked up."""
-    reached, _ = _walk(layout, artifact_ids, up=True)
-    return {i: reached[i] | {i} for i in artifact_ids}
+    return lineage_walk.ancestry(_hop(layout), artifact_ids)
 
 
 def descendants(
     layout: RootLayout, artifact_ids: Collection[str], artifact_type: str | None = None
 ) -> dict[str, frozenset[str]]:
-    """Each artifact's descendants, itself excluded: one edge scan per generation walked down.
+    """Each artifact's descendants (of ``artifact_type`` when given), itself excluded.
 
-    With ``artifact_type``, only descendants of that type are returned, but the walk still goes
-    through every type (a metric computed from a transformed dataset is found from the raw one).
+    One edge scan per generation walked down.
     """
-    reached, types = _walk(layout, artifact_ids, up=False)
-    if artifact_type is None:
-        return reached
-    return {
-        i: frozenset(d for d in found if types.get(d) == artifact_type)
-        for i, found in reached.items()
-    }
+    return lineage_walk.descendants(_hop(layout), artifact_ids, artifact_type)
 
 
-def _walk(
-    layout: RootLayout, artifact_ids: Collection[str], *, up: bool
-) -> tuple[dict[str, frozenset[str]], dict[str, str | None]]:
-    """Everything reachable from each artifact along lineage edges (itself excluded).
-
-    One filtered scan of the edges per generation, then an in-memory walk per start. Returns the
-    reached sets and the type of every reached artifact.
-    """
-    near, far = ("target", "source") if up else ("source", "target")
-    links: dict[str, set[str]] = {}
-    types: dict[str, str | None] = {}
-    seen: set[str] = set(artifact_ids)
-    frontier = sorted(seen)
-    while frontier:
-        hop = read_table(
+def _hop(layout: RootLayout) -> lineage_walk.Hop:
+    def hop(frontier: list[str], up: bool) -> Iterable[tuple[str, str, str | None]]:
+        near, far = ("target", "source") if up else ("source", "target")
+        edges = read_table(
             layout,
             ARTIFACT_EDGES,
             pl.col(f"{near}_artifact_id").is_in(frontier),
             columns=[f"{near}_artifact_id", f"{far}_artifact_id", f"{far}_artifact_type"],
         )
-        for start, end, end_type in hop.iter_rows():
-            links.setdefault(start, set()).add(end)
-            types[end] = end_type
-        reached = set(hop.get_column(f"{far}_artifact_id").to_list())
-        frontier = sorted(reached - seen)
-        seen |= reached
-    result: dict[str, frozenset[str]] = {}
-    for artifact_id in artifact_ids:
-        found: set[str] = set()
-        stack = [artifact_id]
-        while stack:
-            for nxt in links.get(stack.pop(), ()):
-                if nxt not in found and nxt != artifact_id:
-                    found.add(nxt)
-                    stack.append(nxt)
-        result[artifact_id] = frozenset(found)
-    return result, types
+        return edges.iter_rows()
+
+    return hop
