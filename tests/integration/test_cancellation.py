@@ -21,6 +21,7 @@ import pytest
 from stemma.core.live import RunState, RunStatus, read_state, request_cancel
 from stemma.core.pipeline.pipeline import Pipeline
 from stemma.core.store import open_pipeline_store
+from tests.integration.process_tree import alive, descendants
 
 SCRIPT = pathlib.Path(__file__).with_name("cancellable_pipeline.py")
 
@@ -58,37 +59,6 @@ def _wait_state(
 
 def _slow_step_running(state: RunState) -> bool:
     return len(state.steps) >= 2 and state.steps[1].running > 0
-
-
-def _descendants(pid: int) -> set[int]:
-    """Every live process whose parent chain leads to ``pid`` (read from /proc)."""
-    parents: dict[int, int] = {}
-    for entry in pathlib.Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if fields[0] != "Z":
-                parents[int(entry.name)] = int(fields[1])
-    found: set[int] = set()
-    frontier = {pid}
-    while frontier:
-        frontier = {child for child, parent in parents.items() if parent in frontier} - found
-        found |= frontier
-    return found
-
-
-def _alive(pids: set[int]) -> set[int]:
-    alive: set[int] = set()
-    for pid in pids:
-        try:
-            state = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if state != "Z":
-            alive.add(pid)
-    return alive
 
 
 def _press(process: subprocess.Popen[str], presses: int, gap: float = 0.3) -> None:
@@ -164,7 +134,7 @@ def test_force_and_hard_presses_leave_no_worker_behind(
     # ends it (a force cancel of obedient workers ends the run before a third press can land).
     process, run_id = _start(tmp_path, seconds=60.0, stubborn=presses == 3)
     _wait_state(tmp_path, run_id, _slow_step_running)
-    workers = _descendants(process.pid)
+    workers = descendants(process.pid)
     assert workers, "the slow step's workers should be running"
     started = time.monotonic()
     for level in range(1, presses + 1):
@@ -174,9 +144,9 @@ def test_force_and_hard_presses_leave_no_worker_behind(
     _, err = process.communicate(timeout=60)
     assert time.monotonic() - started < 30  # the 60 s units were not waited for
     deadline = time.monotonic() + 10
-    while _alive(workers) and time.monotonic() < deadline:
+    while alive(workers) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _alive(workers), f"orphaned workers: {_alive(workers)}"
+    assert not alive(workers), f"orphaned workers: {alive(workers)}"
     state = read_state(tmp_path, run_id)
     assert state.cancel_level == presses
     assert state.status is RunStatus.CANCELLED
@@ -209,14 +179,14 @@ def test_killed_orchestrator_takes_its_workers_with_it_and_shows_as_stale(
 ) -> None:
     process, run_id = _start(tmp_path, seconds=60.0)
     _wait_state(tmp_path, run_id, _slow_step_running)
-    workers = _descendants(process.pid)
+    workers = descendants(process.pid)
     assert workers
     os.kill(process.pid, signal.SIGKILL)
     process.communicate(timeout=30)
     deadline = time.monotonic() + 15
-    while _alive(workers) and time.monotonic() < deadline:
+    while alive(workers) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _alive(workers), f"orphaned workers: {_alive(workers)}"
+    assert not alive(workers), f"orphaned workers: {alive(workers)}"
     assert read_state(tmp_path, run_id).status is RunStatus.STALE  # its pid is gone
     # The next start commits what was staged; the rerun finishes the job.
     rerun = subprocess.run(

@@ -18,6 +18,7 @@ import pytest
 
 from stemma.core.live import RunState, RunStatus, list_states
 from stemma.core.store import open_pipeline_store
+from tests.integration.process_tree import alive, descendants
 
 HERE = pathlib.Path(__file__).parent
 SCRIPT = HERE / "cancellable_lazy.py"
@@ -55,36 +56,6 @@ def _wait_run(
 
 def _two_slow_running(state: RunState) -> bool:
     return sum(step.running for step in state.steps if step.name.startswith("slow/")) >= 2
-
-
-def _descendants(pid: int) -> set[int]:
-    parents: dict[int, int] = {}
-    for entry in pathlib.Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if fields[0] != "Z":
-                parents[int(entry.name)] = int(fields[1])
-    found: set[int] = set()
-    frontier = {pid}
-    while frontier:
-        frontier = {child for child, parent in parents.items() if parent in frontier} - found
-        found |= frontier
-    return found
-
-
-def _alive(pids: set[int]) -> set[int]:
-    alive: set[int] = set()
-    for pid in pids:
-        try:
-            state = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if state != "Z":
-            alive.add(pid)
-    return alive
 
 
 def _final_statuses(root: pathlib.Path, run_id: str) -> dict[str, str]:
@@ -166,7 +137,7 @@ def test_lazy_run_force_and_hard_presses_leave_no_worker_behind(
     root = tmp_path / "root"
     process = _start(root, seconds=60.0, stubborn=presses == 3)
     state = _wait_run(root, _two_slow_running)
-    workers = _descendants(process.pid)
+    workers = descendants(process.pid)
     assert workers, "the slow steps' workers should be running"
     started = time.monotonic()
     for level in range(1, presses + 1):
@@ -176,9 +147,9 @@ def test_lazy_run_force_and_hard_presses_leave_no_worker_behind(
     _, err = process.communicate(timeout=60)
     assert time.monotonic() - started < 30  # the 60 s steps were not waited for
     deadline = time.monotonic() + 10
-    while _alive(workers) and time.monotonic() < deadline:
+    while alive(workers) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _alive(workers), f"orphaned workers: {_alive(workers)}"
+    assert not alive(workers), f"orphaned workers: {alive(workers)}"
     (after,) = [s for s in list_states(root) if s.run_id == state.run_id]
     assert after.cancel_level == presses
     assert after.status is RunStatus.CANCELLED
