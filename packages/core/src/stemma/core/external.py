@@ -31,7 +31,7 @@ from stemma.core.artifact import Artifact
 from stemma.core.backends.thread import ThreadBackend
 from stemma.core.errors import StepFailedError
 from stemma.core.live.monitor import RunMonitor
-from stemma.core.pipeline.function_cache import artifact_of, built_record
+from stemma.core.pipeline.function_cache import built_record
 from stemma.core.pipeline.function_dispatch import check_inputs_unchanged, function_unit
 from stemma.core.pipeline.function_lifecycle import function_failed, settle_function
 from stemma.core.pipeline.function_operation import (
@@ -53,6 +53,7 @@ from stemma.core.provenance import capture_provenance
 from stemma.core.records import StepStatus
 from stemma.core.run_ids import new_attempt_id, new_run_id
 from stemma.core.step_graph import needed
+from stemma.core.step_planner import artifact_from_record
 from stemma.core.step_spec import StepSpec
 from stemma.core.store import PipelineStore, open_pipeline_store
 
@@ -123,7 +124,7 @@ class ExternalRun:
         if spec.mutable:
             return None
         record = built_record(self._ctx, spec)
-        return None if record is None else artifact_of(self.store.layout.root, record)
+        return None if record is None else artifact_from_record(self.store.layout.root, record)
 
     def order(self, specs: Iterable[StepSpec]) -> list[StepSpec]:
         """The steps to run, deps first, leaving out those built already and what is under them."""
@@ -220,7 +221,9 @@ class ExternalRun:
                 failed=[call.spec.name],
                 skipped=[],
             )
-        artifact = dataclasses.replace(artifact_of(self.store.layout.root, record), cached=False)
+        artifact = dataclasses.replace(
+            artifact_from_record(self.store.layout.root, record), cached=False
+        )
         self._built[call.spec.fingerprint] = artifact
         return artifact
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from stemma.core.artifact import Artifact
@@ -47,7 +48,7 @@ class StepPlanner:
         records = self.store.completed(wanted)
         layout = self.store.layout
         return {
-            fingerprint: _artifact(self.store, record)
+            fingerprint: artifact_from_record(self.store.layout.root, record)
             for fingerprint, record in records.items()
             if record.output_path and layout.output_dir(record.output_path).exists()
         }
@@ -86,12 +87,12 @@ class StepPlanner:
         return out
 
 
-def _artifact(store: Store, record: StepRecord) -> Artifact:
-    """The artifact of a step recorded built."""
+def artifact_from_record(root: Path, record: StepRecord) -> Artifact:
+    """The artifact of a step recorded built under ``root`` (``cached``: this run did not)."""
     return Artifact(
         name=record.name,
         fingerprint=record.fingerprint,
-        root=store.layout.root,
+        root=root,
         relative_path=record.output_path or "",
         artifact_id=record.output_artifact_id or "",
         value=record.value,

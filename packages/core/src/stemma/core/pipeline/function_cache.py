@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Mapping
-from pathlib import Path
 
 from stemma.core.artifact import Artifact
 from stemma.core.pipeline.function_operation import (
@@ -24,6 +23,7 @@ from stemma.core.pipeline.references import StepResult
 from stemma.core.pipeline.run_context import PipelineContext
 from stemma.core.pipeline.step_events import event_factory, step_result
 from stemma.core.records import StepRecord, StepStatus
+from stemma.core.step_planner import artifact_from_record
 from stemma.core.step_spec import StepSpec
 
 
@@ -97,17 +97,4 @@ def committed_without_event(
         value_json=value.content.decode(),
     )
     result = step_result(step, final.step_run_id, final, started, cache="step")
-    return dataclasses.replace(result, artifact=artifact_of(ctx.store.layout.root, record))
-
-
-def artifact_of(root: Path, record: StepRecord) -> Artifact:
-    """The artifact of a step another run built."""
-    return Artifact(
-        name=record.name,
-        fingerprint=record.fingerprint,
-        root=root,
-        relative_path=record.output_path or "",
-        artifact_id=record.output_artifact_id or "",
-        value=record.value,
-        cached=True,
-    )
+    return dataclasses.replace(result, artifact=artifact_from_record(ctx.store.layout.root, record))

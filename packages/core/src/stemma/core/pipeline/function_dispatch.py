@@ -20,11 +20,7 @@ from stemma.core.artifact import Artifact
 from stemma.core.context import StepContext
 from stemma.core.errors import InputsChangedError
 from stemma.core.identity import content_id
-from stemma.core.pipeline.function_cache import (
-    artifact_of,
-    built_record,
-    committed_without_event,
-)
+from stemma.core.pipeline.function_cache import built_record, committed_without_event
 from stemma.core.pipeline.function_lifecycle import EXCEPTION, VALUE_JSON, scratch_for
 from stemma.core.pipeline.function_operation import (
     OUTPUT_ROLE,
@@ -47,6 +43,7 @@ from stemma.core.pipeline.units import ExecutionUnit, UnitGroup
 from stemma.core.records import StepRecord, StepStatus
 from stemma.core.run_ids import new_attempt_id
 from stemma.core.step import encode_inputs
+from stemma.core.step_planner import artifact_from_record
 from stemma.core.step_spec import StepSpec
 from stemma.core.store import store_kind
 
@@ -139,7 +136,7 @@ def _execute(
         output_artifact_id=extra["output_artifact_id"],
         value_json=str(value_json),
     )
-    fresh = dataclasses.replace(artifact_of(ctx.store.layout.root, record), cached=False)
+    fresh = dataclasses.replace(artifact_from_record(ctx.store.layout.root, record), cached=False)
     return dataclasses.replace(result, artifact=fresh)
 
 
@@ -206,7 +203,7 @@ def _cached(
     ctx.monitor.units_planned(step.number, total=1, cached=1)
     ctx.monitor.step_finished(step.number, StepStatus.COMPLETED, cache="step")
     result = step_result(step, step_run_id, event, started, cache="step")
-    return dataclasses.replace(result, artifact=artifact_of(ctx.store.layout.root, done))
+    return dataclasses.replace(result, artifact=artifact_from_record(ctx.store.layout.root, done))
 
 
 def _dependency_failed(

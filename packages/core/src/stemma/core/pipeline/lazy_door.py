@@ -26,7 +26,6 @@ from stemma.core.errors import (
 )
 from stemma.core.pipeline.cancellation import print_cancel_summary
 from stemma.core.pipeline.engine_run import DEFAULT_PARALLEL_STEPS, EngineRun
-from stemma.core.pipeline.function_cache import artifact_of
 from stemma.core.pipeline.function_operation import FunctionOperation
 from stemma.core.pipeline.lazy_operations import (
     is_operation_step,
@@ -145,16 +144,11 @@ def _log_reasons(store: PipelineStore, specs: list[StepSpec]) -> None:
 
 
 def _built(store: PipelineStore, specs: list[StepSpec]) -> dict[str, Artifact]:
-    """The specs recorded completed whose output is still in place (never a ``dev`` one)."""
-    wanted = [s.fingerprint for s in specs if not s.mutable and not is_operation_step(s)]
-    if not wanted:
-        return {}
-    layout = store.layout
-    return {
-        fingerprint: artifact_of(layout.root, record)
-        for fingerprint, record in store.completed(wanted).items()
-        if record.output_path and layout.output_dir(record.output_path).exists()
-    }
+    """The function steps recorded completed whose output is still in place (never ``dev``).
+
+    Operation steps are never built this way: their cache is the engine's step index.
+    """
+    return StepPlanner(store).built([s for s in specs if not is_operation_step(s)])
 
 
 def deps_first(specs: list[StepSpec]) -> list[StepSpec]:
