@@ -23,3 +23,14 @@ def double(source: str, out_path: str) -> int:
 def where(out_path: str) -> dict[str, str]:
     """Where the step ran: its job id tells a SLURM element from a local worker."""
     return {"job": os.environ.get("SLURM_JOB_ID", ""), "host": socket.gethostname()}
+
+
+def square(i: int, out_path: str) -> int:
+    pathlib.Path(out_path).write_text(str(i * i))
+    return i * i
+
+
+def total(items: list[str], out_path: str) -> int:
+    value = sum(int(pathlib.Path(item).read_text()) for item in items)
+    pathlib.Path(out_path).write_text(str(value))
+    return value

@@ -4,7 +4,7 @@ import json
 import pathlib
 
 import pytest
-from lazy_tasks import double, where, write_json
+from lazy_tasks import double, square, total, where, write_json
 from slurm_testing import CommandLog
 
 from stemma.core import OUT, ArtifactStep, Resources, apply, run
@@ -57,3 +57,25 @@ def test_a_lazy_step_runs_inside_a_slurm_job(slurm_cluster: None, tmp_path: path
     step = apply("where", where, version="dev", out_path=OUT)
     (artifact,) = run(step, root=tmp_path, backend="slurm")
     assert artifact.value["job"], json.dumps(artifact.value)
+
+
+def test_ready_lazy_steps_sharing_resources_go_out_as_one_array(
+    slurm_cluster: None, tmp_path: pathlib.Path, command_log: CommandLog
+) -> None:
+    # 24 independent steps become ready at once: one array, cut into max_workers elements
+    # (each running several steps), then one more for the step that reads them all.
+    leaves = [apply(f"square/{i}", square, version="v0", i=i, out_path=OUT) for i in range(24)]
+    top = apply("total", total, version="v0", items=leaves, out_path=OUT)
+    (built,) = run(top, root=tmp_path, backend="slurm", max_workers=3)
+    assert built.value == sum(i * i for i in range(24))
+    sbatch = command_log.calls("sbatch")
+    assert len(sbatch) == 2, sbatch
+    first = pathlib.Path(sbatch[0][-1]).read_text()
+    assert "#SBATCH --array=0-2%3" in first, first
+    (state,) = list_states(tmp_path)
+    assert {step.status for step in state.steps} == {"completed"}
+    # Every leaf is its own step, with its own record: a rerun of one leaf's graph is cached.
+    again = run(leaves[5], root=tmp_path, backend="slurm")
+    assert again[0].cached
+    assert again[0].value == 25
+    assert len(command_log.calls("sbatch")) == 2

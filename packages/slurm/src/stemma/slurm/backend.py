@@ -135,9 +135,11 @@ class SlurmBackend:
             submitted.append(array)
             self._record(request, log_dir, array, len(jobs))
             futures.extend(self._future(str(job.job_id), log_dir) for job in jobs)
-        with self._lock:
-            elements = self._step_elements.setdefault(request.step_number, [])
-            elements.extend(future.files.job_id for future in futures)
+        steps = request.pack_steps or [(request.step_number,)] * len(futures)
+        with self._lock:  # an element of several function steps counts for each of them
+            for future, numbers in zip(futures, steps, strict=True):
+                for number in set(numbers):
+                    self._step_elements.setdefault(number, []).append(future.files.job_id)
         self.poller.track(futures)  # after the last array: every poll covers the whole wave
         return list(futures)
 

@@ -76,20 +76,19 @@ def stage_execution(layout: RootLayout, record: ExecutionRecord) -> Path:
 
 
 def stage_executions(layout: RootLayout, records: Sequence[ExecutionRecord]) -> Path:
-    """Write one bundle holding several units of one step (a worker's pack); return it.
+    """Write one bundle holding a worker's pack of units; return it.
 
-    A pack's units share one file per table: fewer files for the orchestrator to claim and read
-    than one bundle per unit. The bundle is named after the first unit, and is committed or
-    recovered whole.
+    A pack is units of one step run, or of several function steps packed together (the
+    engine's ``function_packs``). Its units share one file per table: fewer files for the
+    orchestrator to claim and read than one bundle per unit. The bundle is named after the
+    first unit, and is committed or recovered whole.
 
     Raises:
-        ValueError: no records, or records of different steps.
+        ValueError: no records.
     """
     if not records:
         raise ValueError("stage_executions needs at least one record")
     first = records[0]
-    if any(r.step_run_id != first.step_run_id for r in records):
-        raise ValueError("a staged bundle holds the units of one step run only")
     frames = execution_frames(records)
     name = f"{first.step_number}_{first.step_name}"
     bundle = bundle_dir(layout, name, first.execution_run_id)

@@ -56,6 +56,9 @@ class WaveRequest:
     """Backend-specific options, passed through as given (``{"partition": "gpu"}``)."""
     log_dir: str | None = None
     """Where scheduler logs go (``{root}/logs/slurm/{run_id}``); None for the backend's choice."""
+    pack_steps: tuple[tuple[int, ...], ...] = ()
+    """The steps of each pack's units, when a wave carries several function steps' units
+    (empty: every pack is ``step_number``'s). A scheduler reports job states per step by it."""
 
 
 @runtime_checkable

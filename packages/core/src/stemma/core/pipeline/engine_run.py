@@ -8,6 +8,9 @@ and the step scheduler. ``Pipeline`` submits steps one by one as a script calls 
 The scheduler is event-driven: a step goes to a step thread only once every step it reads from
 has finished (each finished step's future counts its dependents down), so no thread is ever
 blocked waiting for another step, and independent ready steps never queue behind a waiting one.
+A function step does not hold its thread while its unit runs either: it hands the unit to the
+run's :class:`FunctionPacks` (which packs ready steps' units together) and finishes on a step
+thread when the unit comes back.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from stemma.core.cancel_levels import CancelLevel
 from stemma.core.live.channel import LiveChannel
 from stemma.core.pipeline.cancellation import Canceller
+from stemma.core.pipeline.function_packs import FunctionPacks, PendingStep
 from stemma.core.pipeline.planned_step import PlannedStep
 from stemma.core.pipeline.references import StepResult
 from stemma.core.pipeline.run_context import PipelineContext
@@ -62,6 +66,8 @@ class EngineRun:
         self._waiting: dict[int, int] = {}
         self._on_step_done = on_step_done
         self._ended = False
+        self._packs = FunctionPacks(context, most_packs=context.max_workers)
+        context.function_units = self._packs
         self.canceller = Canceller(context)
         self._live = LiveChannel(context.store.layout.root, context.monitor, self.canceller.request)
         self._live.start()
@@ -120,10 +126,33 @@ class EngineRun:
 
     def _run(self, step: PlannedStep) -> None:
         try:
-            step.future.set_result(run_step(self.ctx, step))
+            result = run_step(self.ctx, step)
         except BaseException as error:  # an orchestration fault: the caller sees it on result()
+            self._settle(step, error)
+            return
+        if isinstance(result, PendingStep):  # its unit is out: finish when it comes back
+            result.outcome.add_done_callback(
+                lambda _, step=step, pending=result: self._threads.submit(
+                    self._finish, step, pending
+                )
+            )
+            return
+        self._settle(step, result)
+
+    def _finish(self, step: PlannedStep, pending: PendingStep) -> None:
+        try:
+            result = pending.finish(pending.outcome.result())
+        except BaseException as error:
+            self._settle(step, error)
+            return
+        self._settle(step, result)
+
+    def _settle(self, step: PlannedStep, outcome: StepResult | BaseException) -> None:
+        if isinstance(outcome, BaseException):
             self.ctx.monitor.step_finished(step.number, "failed")
-            step.future.set_exception(error)
+            step.future.set_exception(outcome)
+        else:
+            step.future.set_result(outcome)
         if self._on_step_done is not None:
             self._on_step_done(step)
 
@@ -145,6 +174,7 @@ class EngineRun:
         with self._lock:
             self._ended = True
         self._threads.shutdown(wait=True)
+        self._packs.close()
         self._stop_flusher.set()
         self._flusher.join()
         self.ctx.record([])  # the events deferred to the next write

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import cast
 
@@ -30,16 +30,16 @@ from stemma.core.pipeline.function_operation import (
     execution_key,
     input_artifact_ids,
 )
-from stemma.core.pipeline.pack_sizing import PackSizer
+from stemma.core.pipeline.function_packs import PendingStep
 from stemma.core.pipeline.planned_step import PlannedStep
 from stemma.core.pipeline.references import StepResult
 from stemma.core.pipeline.run_context import PipelineContext
 from stemma.core.pipeline.step_cache import acquire_lease
 from stemma.core.pipeline.step_events import EventFactory, event_factory, step_result
 from stemma.core.pipeline.step_finish import final_event, finish_step, skipped_by_cancel
-from stemma.core.pipeline.unit_dispatch import execute_units
 from stemma.core.pipeline.unit_tally import UnitTally
 from stemma.core.pipeline.units import ExecutionUnit, UnitGroup
+from stemma.core.pipeline.worker_entry import UnitOutcome
 from stemma.core.records import StepRecord, StepStatus
 from stemma.core.run_ids import new_attempt_id
 from stemma.core.step import encode_inputs
@@ -50,8 +50,12 @@ from stemma.core.store import store_kind
 
 def run_function_step(
     ctx: PipelineContext, step: PlannedStep, upstream: Mapping[int, StepResult], started: float
-) -> StepResult:
-    """Build one function step (or find it built); never raises for the function's failure."""
+) -> StepResult | PendingStep:
+    """Build one function step (or find it built); never raises for the function's failure.
+
+    A step that must run comes back pending: its unit is with the run's :class:`FunctionPacks`
+    (packed with other steps' units), and its lease is held until it finishes.
+    """
     op = cast(FunctionOperation, step.operation)
     spec = op.spec
     deps = dict(op.known_deps())
@@ -60,10 +64,11 @@ def run_function_step(
             return _dependency_failed(ctx, step, result.step_name, started)
         deps[result.artifact.fingerprint] = result.artifact
     if spec.mutable or step.skip_cache:
-        return _execute(ctx, step, spec, deps, started)
+        return _execute(ctx, step, spec, deps, started, release=lambda: None)
     lease = acquire_lease(ctx, spec.fingerprint)
     if lease is None:
         return skipped_by_cancel(ctx, step, started)
+    handed_over = False
     try:
         # Another run may have built it while we waited, or died after staging it: commit what
         # it staged first, so the work is never done twice.
@@ -73,9 +78,12 @@ def run_function_step(
         found = committed_without_event(ctx, step, spec, deps, started)
         if found is not None:
             return found
-        return _execute(ctx, step, spec, deps, started)
+        result = _execute(ctx, step, spec, deps, started, release=lease.release)
+        handed_over = isinstance(result, PendingStep)
+        return result
     finally:
-        lease.release()
+        if not handed_over:
+            lease.release()
 
 
 def _execute(
@@ -84,7 +92,9 @@ def _execute(
     spec: StepSpec,
     deps: Mapping[str, Artifact],
     started: float,
-) -> StepResult:
+    *,
+    release: Callable[[], None],
+) -> StepResult | PendingStep:
     step_run_id = new_attempt_id()
     step.outputs_from = step_run_id
     event = event_factory(ctx, step, step_run_id)
@@ -97,12 +107,31 @@ def _execute(
         return dataclasses.replace(result, exception=err)
     inputs = input_artifact_ids(spec, deps)
     unit = function_unit(ctx, step, spec, deps, inputs, step_run_id)
-    tally = UnitTally(expected=1)
     ctx.monitor.units_planned(step.number, total=1, cached=0)
-    outcomes = execute_units(ctx, step, [unit], PackSizer(fixed=1, workers=1))
-    tally.add(outcomes)
+
+    def finish(outcome: UnitOutcome) -> StepResult:
+        try:
+            return _finish(ctx, step, spec, (event, step_run_id), started, outcome)
+        finally:
+            release()
+
+    return PendingStep(ctx.function_units.submit(step, unit), finish)
+
+
+def _finish(
+    ctx: PipelineContext,
+    step: PlannedStep,
+    spec: StepSpec,
+    attempt: tuple[EventFactory, str],
+    started: float,
+    outcome: UnitOutcome,
+) -> StepResult:
+    """Commit the unit's bundle (with other steps finishing now) and make the step's result."""
+    event, step_run_id = attempt
+    tally = UnitTally(expected=1)
+    tally.add([outcome])
     made = {role: sorted(ids) for role, ids in tally.outputs.items()}
-    value_json = next((o.reply.get(VALUE_JSON) for o in outcomes if o.success), None)
+    value_json = outcome.reply.get(VALUE_JSON) if outcome.success else None
     extra = (
         {
             "output_path": spec.output_relpath,
@@ -121,8 +150,7 @@ def _execute(
     ctx.monitor.step_finished(step.number, final.status)
     result = step_result(step, final.step_run_id, final, started, cache=None)
     if not result.success or not extra or value_json is None:
-        raised = next((o.reply.get(EXCEPTION) for o in outcomes if EXCEPTION in o.reply), None)
-        return dataclasses.replace(result, exception=raised)
+        return dataclasses.replace(result, exception=outcome.reply.get(EXCEPTION))
     record = StepRecord(
         fingerprint=spec.fingerprint,
         name=spec.name,

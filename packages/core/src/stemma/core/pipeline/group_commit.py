@@ -7,7 +7,9 @@ bundle, then one write of every queued final event — and only then are their r
 back, so a step's record is committed before anything built on it starts.
 
 It is the one commit path, batched: the same ``commit_wave`` and the same event write as a
-single step's, with what a wave leaves out reported to the step whose bundle it was.
+single step's, with what a wave leaves out reported to the step whose bundle it was. Steps whose
+units shared a worker pack share its one bundle: it is committed once, by whichever of them
+commits first, and what it left out is reported to each of them.
 """
 
 from __future__ import annotations
@@ -54,6 +56,8 @@ class GroupCommit:
         self._queue: list[_Entry] = []
         self._queue_lock = threading.Lock()
         self._leader = threading.Lock()
+        self._committed: dict[Path, list[WaveProblem]] = {}
+        """Bundles committed so far (shared by several steps' units), with their problems."""
 
     def commit(self, bundles: Sequence[Path], settle: Settle) -> StepEvent:
         """Commit ``bundles`` with whatever else is queued; return the step's final event.
@@ -81,12 +85,22 @@ class GroupCommit:
     def _commit_group(self, group: list[_Entry]) -> None:
         ctx = self._ctx
         try:
-            with ctx.commit_lock:
-                report = ctx.store.commit_wave([b for entry in group for b in entry.bundles])
+            fresh = list(
+                dict.fromkeys(
+                    b for entry in group for b in entry.bundles if b not in self._committed
+                )
+            )
+            if fresh:
+                with ctx.commit_lock:
+                    report = ctx.store.commit_wave(fresh)
+                for bundle in fresh:
+                    self._committed[bundle] = []
+                for problem in report.problems:
+                    self._committed.setdefault(problem.bundle, []).append(problem)
             events: list[StepEvent] = []
             for entry in group:
-                mine = set(entry.bundles)
-                entry.event = entry.settle([p for p in report.problems if p.bundle in mine])
+                problems = [p for b in dict.fromkeys(entry.bundles) for p in self._committed[b]]
+                entry.event = entry.settle(problems)
                 events.append(entry.event)
             ctx.record(events)  # with every event deferred until now: one write
         except BaseException as error:

@@ -5,16 +5,32 @@ from __future__ import annotations
 import datetime as dt
 import threading
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from stemma.core.backends.base import Backend
 from stemma.core.execution_records import StepEvent
 from stemma.core.live.monitor import RunMonitor
 from stemma.core.pipeline.group_commit import GroupCommit
 from stemma.core.pipeline.planned_step import CachePolicy, PlannedStep
+from stemma.core.pipeline.units import ExecutionUnit
+from stemma.core.pipeline.worker_entry import UnitOutcome
 from stemma.core.pipeline.worker_slots import WorkerSlots
 from stemma.core.store import PipelineStore
+
+
+class FunctionUnits(Protocol):
+    """Where function steps hand their one unit (``function_packs.FunctionPacks``)."""
+
+    def submit(self, step: PlannedStep, unit: ExecutionUnit) -> Future[UnitOutcome]:
+        """Queue ``unit`` of ``step``; the future settles with its outcome, never fails."""
+        ...
+
+
+class _NoFunctionUnits:
+    def submit(self, step: PlannedStep, unit: ExecutionUnit) -> Future[UnitOutcome]:
+        raise RuntimeError(f"step {step.name!r}: function steps need an EngineRun to run them")
 
 
 @dataclass(kw_only=True)
@@ -45,6 +61,11 @@ class PipelineContext:
     backend's size when the run opens)."""
     group_commit: GroupCommit = field(init=False)
     """Commits function steps finishing together as one wave and one event write."""
+    max_workers: int | None = None
+    """The workers the run asked for (None: the backend's default); on a scheduler, the most
+    elements a wave of function steps is cut into."""
+    function_units: FunctionUnits = field(default_factory=_NoFunctionUnits)
+    """Packs function steps' units across steps (set by the run's ``EngineRun``)."""
     step_index: dict[str, StepEvent] | None = None
     """The store's completed steps by fingerprint, read once; a miss asks the store again."""
 

@@ -63,4 +63,5 @@ def open_context(
         preserve_working=preserve_working,
         provenance=provenance,
         worker_slots=WorkerSlots(int(getattr(engine, "max_workers", 1))),
+        max_workers=max_workers,
     )

@@ -50,13 +50,10 @@ def keep_worker_log(
     for bundle, execution_run_ids in by_bundle.items():
         with suppress(OSError):
             store.note_worker_log(bundle, execution_run_ids, log)
-    if not pack:
-        return
-    unit = pack[0]  # a pack is units of one step
-    op_name = unit.operation.name or type(unit.operation).__name__  # as the worker names it
-    for outcome in outcomes:
+    for unit, outcome in zip(pack, outcomes, strict=False):  # (several steps' function units)
         if outcome.success or outcome.cancelled or not outcome.execution_run_id:
             continue
+        op_name = unit.operation.name or type(unit.operation).__name__  # as the worker names it
         path = failure_log_path(
             Path(unit.root), unit.step_number, op_name, outcome.execution_run_id
         )

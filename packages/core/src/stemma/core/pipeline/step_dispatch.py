@@ -18,6 +18,7 @@ from stemma.core.errors import BatchingError, PairingError
 from stemma.core.operations.definition import OperationKind
 from stemma.core.pipeline.associations import reads_associations
 from stemma.core.pipeline.function_dispatch import run_function_step
+from stemma.core.pipeline.function_packs import PendingStep
 from stemma.core.pipeline.pack_sizing import PackSizer
 from stemma.core.pipeline.planned_step import FailurePolicy, FileInputs, PlannedStep
 from stemma.core.pipeline.references import OutputReference, StepResult
@@ -43,8 +44,11 @@ WINDOW_ROUNDS = 4
 """At least this many packs per worker in a window: the pool idles only on a window's last."""
 
 
-def run_step(ctx: PipelineContext, step: PlannedStep) -> StepResult:
-    """Run one step to its result; raises only for orchestration faults, never for unit failures."""
+def run_step(ctx: PipelineContext, step: PlannedStep) -> StepResult | PendingStep:
+    """Run one step to its result; raises only for orchestration faults, never for unit failures.
+
+    A function step that must run comes back pending (see ``function_packs``).
+    """
     started = time.monotonic()
     upstream = {n: ctx.steps[n].future.result() for n in step.upstream_steps()}
     step.fingerprint = step.fingerprint or _fingerprint(ctx, step)

@@ -72,8 +72,8 @@ def execute_units(
     limit = 1 if op.resources.gpus > 0 else (op.execution.max_workers or len(units) or 1)
     if not ctx.backend.queues_whole_waves:  # no more in the pool than it has workers: a stop
         limit = min(limit, int(getattr(ctx.backend, "max_workers", limit)))  # drops the rest
-    request = _wave_request(ctx, step, limit)
-    pending: dict[Future[Any], _Sent] = {}
+    request = wave_request(ctx, step, limit)
+    pending: dict[Future[Any], SentPack] = {}
     outcomes: list[UnitOutcome] = []
     sample = getattr(ctx.backend, "sample_memory", None)
     job_states: Callable[[int], Mapping[str, int]] | None = getattr(ctx.backend, "job_states", None)
@@ -92,7 +92,7 @@ def execute_units(
             sample()
         if job_states is not None:  # a scheduler's element states, from its own last poll
             ctx.monitor.step_jobs(step.number, dict(job_states(step.number)))
-        _shrink_for_late(sizer, pending.values())
+        shrink_for_late(sizer, pending.values())
         for future in done:
             sent = pending.pop(future)
             if slots is not None:
@@ -102,7 +102,7 @@ def execute_units(
                 queue.send_alone(sent.pack)  # so that only the unit that kills a worker fails
                 continue
             sizer.observe(len(sent.pack), time.monotonic() - sent.at)
-            back = _outcomes(ctx, sent.pack, future)
+            back = pack_outcomes(ctx, sent.pack, future)
             outcomes.extend(back)
             ctx.monitor.units_back(
                 step.number,
@@ -117,7 +117,7 @@ def _send(
     ctx: PipelineContext,
     step: PlannedStep,
     queue: PackQueue[ExecutionUnit],
-    pending: dict[Future[Any], _Sent],
+    pending: dict[Future[Any], SentPack],
     how: tuple[WorkerSlots | None, int, WaveRequest],
 ) -> bool:
     """Hand the backend as many packs as it has free workers for (all, for a scheduler).
@@ -134,7 +134,7 @@ def _send(
         return False
     futures = ctx.backend.submit_wave(run_units, wave, request)
     sent = time.monotonic()
-    pending.update((f, _Sent(p, sent)) for f, p in zip(futures, wave, strict=True))
+    pending.update((f, SentPack(p, sent)) for f, p in zip(futures, wave, strict=True))
     fresh = sum(len(pack) for pack in wave) - queue.taken_again  # counted once
     ctx.monitor.units_sent(step.number, fresh)
     return True
@@ -144,9 +144,9 @@ def _drop_unstarted(
     ctx: PipelineContext,
     step: PlannedStep,
     queue: PackQueue[ExecutionUnit],
-    pending: dict[Future[Any], _Sent],
+    pending: dict[Future[Any], SentPack],
     slots: WorkerSlots | None,
-) -> dict[Future[Any], _Sent]:
+) -> dict[Future[Any], SentPack]:
     """A stop: drop what was never sent and what the backend has not started; keep the rest."""
     dropped = queue.clear()  # units sent once already count as sent: close them
     if dropped:
@@ -158,7 +158,9 @@ def _drop_unstarted(
 
 
 @dataclass
-class _Sent:
+class SentPack:
+    """A pack handed to the backend, and when."""
+
     pack: list[ExecutionUnit]
     at: float
     """When it was submitted (``time.monotonic``)."""
@@ -166,7 +168,7 @@ class _Sent:
     """It was found out past its target once (and shrank the packs sent after it)."""
 
 
-def _shrink_for_late(sizer: PackSizer, pending: Iterable[_Sent]) -> None:
+def shrink_for_late(sizer: PackSizer, pending: Iterable[SentPack]) -> None:
     """A pack of several units out well past its target holds slower units than assumed.
 
     Packs sent after it are made smaller, once per late pack: a pack's own units cannot be
@@ -188,9 +190,10 @@ def _died_sized(
     return future.exception() is not None
 
 
-def _outcomes(
+def pack_outcomes(
     ctx: PipelineContext, pack: list[ExecutionUnit], future: Future[Any]
 ) -> list[UnitOutcome]:
+    """The outcomes of a pack whose future is done, one per unit in order (worker log kept)."""
     outcomes = _settle(ctx, pack, future)
     log = None if future.cancelled() else worker_log_of(future)
     if log is not None:
@@ -211,7 +214,14 @@ def _settle(
     return [UnitOutcome.crashed(unit, error, ctx.store) for unit in pack]  # the worker died
 
 
-def _wave_request(ctx: PipelineContext, step: PlannedStep, limit: int) -> WaveRequest:
+def wave_request(
+    ctx: PipelineContext,
+    step: PlannedStep,
+    limit: int,
+    *,
+    pack_steps: tuple[tuple[int, ...], ...] = (),
+) -> WaveRequest:
+    """The wave of ``step``'s packs (or of packs of several function steps: ``pack_steps``)."""
     op = step.operation
     resources = op.resources
     return WaveRequest(
@@ -229,6 +239,7 @@ def _wave_request(ctx: PipelineContext, step: PlannedStep, limit: int) -> WaveRe
             **({"partition": resources.partition} if resources.partition else {}),
         },
         log_dir=str(ctx.store.layout.logs / "slurm" / ctx.run_id),
+        pack_steps=pack_steps,
     )
 
 

@@ -33,19 +33,19 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def stage_executions(layout: RootLayout, records: Sequence[ExecutionRecord]) -> Path:
-    """Write one bundle holding several units of one step run (a worker's pack); return it.
+    """Write one bundle holding a worker's pack of units; return it.
 
-    The bundle is named after the first unit, and is committed or recovered whole.
+    A pack is units of one step run, or of several function steps packed together (the
+    engine's ``function_packs``). The bundle is named after the first unit, and is committed or
+    recovered whole.
 
     Raises:
-        ValueError: no records, or records of different step runs.
+        ValueError: no records.
         ArtifactTypeError: an artifact's fields or metadata are not plain JSON data.
     """
     if not records:
         raise ValueError("stage_executions needs at least one record")
     first = records[0]
-    if any(record.step_run_id != first.step_run_id for record in records):
-        raise ValueError("a staged bundle holds the units of one step run only")
     rows = staged_rows(records)
     step_dir = step_dir_name(first.step_number, first.step_name)
     bundle = bundle_dir(layout, step_dir, first.execution_run_id)
