@@ -137,9 +137,11 @@ def row_count(app: StemmaApp, selector: str) -> int:
 
 
 @contextmanager
-def script_running(script: Path, root: Path) -> Generator[subprocess.Popen[bytes]]:
+def script_running(
+    script: Path, root: Path, env: dict[str, str] | None = None
+) -> Generator[subprocess.Popen[bytes]]:
     """Run a pipeline script on ``root`` in a subprocess while the block runs; kill it after."""
-    process = subprocess.Popen([sys.executable, str(script), str(root)])
+    process = subprocess.Popen([sys.executable, str(script), str(root)], env=env)
     try:
         yield process
     finally:

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from stemma.core.operations.examples import DataGenerator
 from stemma.core.pipeline.pipeline import Pipeline
 from stemma.storage.queries import steps
@@ -84,10 +86,11 @@ def test_live_runs_newest_reads_only_the_most_recently_written_state_files(
     assert {row.run_id for row in client.live_runs()} == set(ids)
 
 
+@pytest.mark.parametrize("name", ["store", "my store"])  # delta-rs escapes a space in its URIs
 def test_the_steps_log_reads_only_the_files_a_new_commit_added(
-    filled: FilledStore, tmp_path: Path
+    filled: FilledStore, tmp_path: Path, name: str
 ) -> None:
-    root = tmp_path / "store"
+    root = tmp_path / name
     shutil.copytree(filled.root, root)
     log = StepsLog(root)
     first = log.frame()

@@ -23,6 +23,7 @@ from .conftest import script_running
 
 STEMMA = Path(sys.executable).parent / "stemma"
 SCRIPT = Path(__file__).with_name("slow_pipeline.py")
+LAZY_SCRIPT = Path(__file__).with_name("slow_lazy.py")
 DEADLINE_SECONDS = 90.0
 
 
@@ -116,3 +117,40 @@ def test_stemma_tui_in_tmux_navigates_to_a_running_pipeline_and_cancels_it(
     [state] = list_states(root)
     assert state.status is RunStatus.CANCELLED
     assert 0 < state.steps[1].succeeded < 12
+
+
+def test_stemma_tui_in_tmux_shows_a_lazy_run_step_by_step_and_cancels_it(tmp_path: Path) -> None:
+    root = tmp_path / "lazy store"  # a space in the path, as users' roots have
+    env = {**os.environ, "PYTHONPATH": str(LAZY_SCRIPT.parent)}  # workers import its functions
+    with script_running(LAZY_SCRIPT, root, env) as process:
+        terminal = Terminal(
+            f"{STEMMA} tui '{root}'", {"TERM": "xterm-256color", "PATH": os.environ["PATH"]}
+        )
+        try:
+            terminal.wait_for(lambda s: "lazy" in s and "running" in s, "the running lazy run")
+            shown = terminal.screen()
+            for _ in range(20):  # (a key sent while the first frame settles can be missed)
+                terminal.keys("Enter")
+                time.sleep(0.5)
+                shown = terminal.screen()
+                if "wait/0" in shown:
+                    break
+            shown = terminal.wait_for(
+                lambda s: "wait/0" in s and "total" in s and "running" in s, "its step tree"
+            )
+            assert "wait/5" in shown  # all seven steps fit an 80x24 screen
+            terminal.keys("c")
+            terminal.wait_for(lambda s: "cancel 1/3 asked" in s, "the first cancel press")
+            deadline = time.monotonic() + DEADLINE_SECONDS
+            while process.poll() is None:
+                assert time.monotonic() < deadline, "the lazy run never stopped"
+                time.sleep(0.2)
+            terminal.wait_for(lambda s: "cancelled" in s, "the run shown cancelled")
+            terminal.keys("q")
+        finally:
+            terminal.close()
+    assert process.returncode != 0  # run() raised RunCancelledError
+    [state] = list_states(root)
+    assert state.status is RunStatus.CANCELLED
+    finished = [step for step in state.steps if step.status == "completed"]
+    assert 0 < len(finished) < 7

@@ -14,6 +14,7 @@ Imports polars and delta-rs: load this module only from a thread worker, off the
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import unquote
 
 import polars as pl
 from deltalake import DeltaTable
@@ -52,7 +53,9 @@ class StepsLog:
         new = [uri for uri in files if uri not in self._seen]
         added = STEPS.empty()
         if new:
-            added = pl.read_parquet(new).select(STEPS.columns).cast(STEPS.polars_schema)
+            # (delta-rs escapes its URIs, a space as %20; polars wants the file's own path)
+            paths = [unquote(uri) for uri in new]
+            added = pl.read_parquet(paths).select(STEPS.columns).cast(STEPS.polars_schema)
             self._frame = pl.concat([self._frame, added]).sort("timestamp")
             self._seen.update(new)
             self.files_read += len(new)
