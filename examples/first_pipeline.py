@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 
 from stemma.core import Pipeline
-from stemma.core.operations.examples import DataGenerator, MetricCalculator, Transform
+from stemma.core.examples import DataGenerator, MetricCalculator, Transform
 
 
 def first_pipeline(scale: float) -> dict[str, object]:

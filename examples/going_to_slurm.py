@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 
 from stemma.core import Pipeline
-from stemma.core.operations.examples import DataGenerator, MetricCalculator, Transform
+from stemma.core.examples import DataGenerator, MetricCalculator, Transform
 
 
 # --8<-- [start:pipeline]

@@ -11,8 +11,8 @@ import json
 import polars as pl
 
 from stemma.core import Pipeline
+from stemma.core.examples import DataGenerator, MetricCalculator, Transform
 from stemma.core.layout import resolve_root
-from stemma.core.operations.examples import DataGenerator, MetricCalculator, Transform
 from stemma.storage import artifacts, executions, lineage, steps
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 
 from stemma.core import Pipeline
-from stemma.core.operations.examples import DataGenerator, MetricCalculator, SlowCopy, Transform
+from stemma.core.examples import DataGenerator, MetricCalculator, SlowCopy, Transform
 
 
 # --8<-- [start:pipeline]

@@ -11,7 +11,7 @@ import sys
 
 from fault_operations import StubbornSlowCopy
 
-from stemma.core.operations.examples import DataGenerator, SlowCopy, Transform
+from stemma.core.examples import DataGenerator, SlowCopy, Transform
 from stemma.core.pipeline.pipeline import Pipeline
 
 

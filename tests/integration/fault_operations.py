@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from stemma.core.operations.examples import CopyUnlessRefused
+from stemma.core.examples import CopyUnlessRefused
 
 
 class DieOnMatch(CopyUnlessRefused):

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from stemma.core import OUT, ArtifactStep, apply, run
+from stemma.core.examples import DataGenerator, Transform
 from stemma.core.operation_steps import output_of
-from stemma.core.operations.examples import DataGenerator, Transform
 
 FIXTURE = Path(__file__).parent / "fixtures" / "keys_v0"
 DATA_FILE = "raw input.txt"

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
+from stemma.core.examples import DataGenerator, MetricCalculator, Transform
 from stemma.core.operations.builtins import (
     Criterion,
     Filter,
@@ -16,7 +17,6 @@ from stemma.core.operations.builtins import (
     Merge,
     Operator,
 )
-from stemma.core.operations.examples import DataGenerator, MetricCalculator, Transform
 from stemma.core.operations.registry import get_operation
 from stemma.core.operations.results import ExecuteInput
 from stemma.core.pipeline.pipeline import Pipeline

@@ -18,7 +18,7 @@ STEMMA = Path(sys.executable).parent / "stemma"
 # Worker processes are spawned, so a script needs the main guard, exactly as under `python`.
 SCRIPT = """
 import sys
-from stemma.core.operations.examples import DataGenerator, SlowCopy
+from stemma.core.examples import DataGenerator, SlowCopy
 from stemma.core.pipeline.pipeline import Pipeline
 
 if __name__ == "__main__":

@@ -5,8 +5,7 @@ import pathlib
 import polars as pl
 import pytest
 
-from stemma.core.operations.composite_examples import TransformThenScore
-from stemma.core.operations.examples import DataGenerator
+from stemma.core.examples import DataGenerator, TransformThenScore
 from stemma.core.pipeline.pipeline import Pipeline
 from stemma.storage import artifacts, executions, lineage, steps
 

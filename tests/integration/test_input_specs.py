@@ -9,7 +9,7 @@ import sys
 sys.path.insert(0, str(pathlib.Path(__file__).parent))  # spawned workers inherit sys.path
 from spec_operations import KeepScored, ReportInputs
 
-from stemma.core.operations.examples import DataGenerator, MetricCalculator
+from stemma.core.examples import DataGenerator, MetricCalculator
 from stemma.core.pipeline.pipeline import Pipeline
 from stemma.core.store import open_pipeline_store
 

@@ -8,7 +8,7 @@ from typing import Any
 import polars as pl
 import pytest
 
-from stemma.core.operations.examples import DataGenerator, Fail, MetricCalculator, Transform
+from stemma.core.examples import DataGenerator, Fail, MetricCalculator, Transform
 from stemma.core.pipeline.pipeline import Pipeline
 from stemma.core.pipeline.references import OutputReference, StepResult
 from stemma.storage import artifacts, executions, steps

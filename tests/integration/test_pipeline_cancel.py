@@ -9,8 +9,8 @@ import time
 
 import pytest
 
+from stemma.core.examples import DataGenerator, SlowCopy, Transform
 from stemma.core.live import RunStatus, read_state
-from stemma.core.operations.examples import DataGenerator, SlowCopy, Transform
 from stemma.core.pipeline.pipeline import Pipeline
 
 

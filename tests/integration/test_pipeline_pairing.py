@@ -5,7 +5,7 @@ import pathlib
 import polars as pl
 import pytest
 
-from stemma.core.operations.examples import (
+from stemma.core.examples import (
     Combine,
     CombineAll,
     DataGenerator,
@@ -145,7 +145,7 @@ def test_a_list_of_file_paths_feeds_a_curator_keyed_by_content(tmp_path: pathlib
 def test_a_list_of_file_paths_is_refused_for_creators_and_missing_files(
     tmp_path: pathlib.Path,
 ) -> None:
-    from stemma.core.operations.examples import Transform
+    from stemma.core.examples import Transform
 
     pipeline = Pipeline.create("files", root=tmp_path / "store", max_workers=1)
     present = tmp_path / "a.csv"
@@ -160,7 +160,7 @@ def test_a_list_of_file_paths_is_refused_for_creators_and_missing_files(
 def test_a_step_reading_an_upstream_that_ran_again_is_no_stale_step_hit(
     tmp_path: pathlib.Path,
 ) -> None:
-    from stemma.core.operations.examples import FailWhileMarked, MetricCalculator
+    from stemma.core.examples import FailWhileMarked, MetricCalculator
 
     root, marker = tmp_path / "store", tmp_path / "fault"
     marker.touch()

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from stemma.core.operations.examples import CombineAll, DataGenerator, Transform
+from stemma.core.examples import CombineAll, DataGenerator, Transform
 from stemma.core.pipeline import step_dispatch
 from stemma.core.pipeline.pipeline import Pipeline
 from stemma.core.store import open_pipeline_store

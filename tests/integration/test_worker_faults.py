@@ -8,7 +8,7 @@ import sys
 sys.path.insert(0, str(pathlib.Path(__file__).parent))  # spawned workers inherit sys.path
 from fault_operations import DieOnMatch
 
-from stemma.core.operations.examples import DataGenerator, Transform
+from stemma.core.examples import DataGenerator, Transform
 from stemma.core.pipeline.pipeline import Pipeline
 
 

@@ -8,7 +8,7 @@ the first line and the finalize() summary as JSON on the last.
 import json
 import sys
 
-from stemma.core.operations.examples import DataGenerator, SlowCopy, Transform
+from stemma.core.examples import DataGenerator, SlowCopy, Transform
 from stemma.core.pipeline.pipeline import Pipeline
 
 

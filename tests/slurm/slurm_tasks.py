@@ -7,7 +7,7 @@ import time
 
 from pydantic import BaseModel
 
-from stemma.core.operations.examples import CopyUnlessRefused
+from stemma.core.examples import CopyUnlessRefused
 
 
 def square(value: int) -> int:

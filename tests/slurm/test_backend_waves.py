@@ -9,7 +9,8 @@ import pytest
 import slurm_tasks
 from slurm_testing import CommandLog, Run
 
-from stemma.core.backends.base import Backend, WorkerCrashedError, open_backend
+from stemma.core.backends.base import Backend, WorkerCrashedError
+from stemma.core.backends.registry import open_backend
 from stemma.slurm import ClusterUnavailableError, SlurmBackend, SubmissionError
 
 pytestmark = pytest.mark.slurm

@@ -131,7 +131,7 @@ def test_slurm_requeued_element_runs_again_and_settles_once(
 
 _PIPELINE = """
 import sys
-from stemma.core.operations.examples import DataGenerator, Wait
+from stemma.core.examples import DataGenerator, Wait
 from stemma.core.pipeline.pipeline import Pipeline
 pipeline = Pipeline.create("reaped", root=sys.argv[1], backend="slurm")
 generated = pipeline.run(DataGenerator, params={"count": 2})

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from stemma.core.backends.base import open_backend
+from stemma.core.backends.registry import open_backend
 from stemma.slurm import NotInAllocationError
 
 pytestmark = pytest.mark.slurm
@@ -18,7 +18,7 @@ _SALLOC = ["salloc", "-N1", "-n1", "-c2", "--mem=1G", "--time=5", "-J", "stemma-
 
 _INSIDE = """
 import json, os, sys
-from stemma.core.backends.base import open_backend
+from stemma.core.backends.registry import open_backend
 import slurm_tasks
 backend = open_backend("slurm-intra", max_workers=2)
 squares = [f.result(timeout=120) for f in [backend.submit(slurm_tasks.square, n) for n in range(4)]]
@@ -62,7 +62,8 @@ def test_slurm_intra_runs_units_as_steps_of_the_salloc(
 
 _CANCEL_INSIDE = """
 import glob, json, os, subprocess, sys, time
-from stemma.core.backends.base import WorkerCrashedError, open_backend
+from stemma.core.backends.base import WorkerCrashedError
+from stemma.core.backends.registry import open_backend
 from stemma.core.cancel_levels import CancelLevel
 import slurm_tasks
 flag = sys.argv[1]

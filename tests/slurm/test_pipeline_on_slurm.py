@@ -7,8 +7,8 @@ import polars as pl
 import pytest
 from slurm_testing import CommandLog
 
+from stemma.core.examples import DataGenerator, Fail, MetricCalculator, Transform
 from stemma.core.live import read_state
-from stemma.core.operations.examples import DataGenerator, Fail, MetricCalculator, Transform
 from stemma.core.pipeline.pipeline import Pipeline
 from stemma.storage import executions
 

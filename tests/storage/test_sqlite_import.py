@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
+from stemma.core.examples import DataGenerator, MetricCalculator, Transform
 from stemma.core.execution_records import ExecutionRecord, StepEvent
 from stemma.core.operations.drafts import FinalizedArtifact
-from stemma.core.operations.examples import DataGenerator, MetricCalculator, Transform
 from stemma.core.pipeline.pipeline import Pipeline
 from stemma.core.records import StepStatus
 from stemma.core.sqlite_store import SqliteStore

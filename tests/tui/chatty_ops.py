@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from stemma.core.operations.examples import CopyUnlessRefused
+from stemma.core.examples import CopyUnlessRefused
 from stemma.core.operations.results import ExecuteInput
 
 TICKS = 60

@@ -8,7 +8,7 @@ import sys
 
 from chatty_ops import ChattyCopy
 
-from stemma.core.operations.examples import DataGenerator
+from stemma.core.examples import DataGenerator
 from stemma.core.pipeline.pipeline import Pipeline
 
 

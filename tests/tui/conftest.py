@@ -20,8 +20,8 @@ from textual.pilot import Pilot
 from textual.strip import Strip
 from textual.widgets import DataTable
 
+from stemma.core.examples import DataGenerator, Fail, MetricCalculator, Transform
 from stemma.core.live import RunState, RunStatus, StepState, write_state
-from stemma.core.operations.examples import DataGenerator, Fail, MetricCalculator, Transform
 from stemma.core.pipeline.pipeline import Pipeline
 from stemma.tui.app import StemmaApp
 

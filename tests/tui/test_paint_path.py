@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from stemma.core.operations.examples import DataGenerator
+from stemma.core.examples import DataGenerator
 from stemma.core.pipeline.pipeline import Pipeline
 from stemma.storage.queries import steps
 from stemma.tui.client import DashboardClient

@@ -83,6 +83,16 @@ class Terminal:
         subprocess.run([self.tmux, "kill-session", "-t", self.name], check=False, timeout=30)
 
 
+def _stopped_and_shown_cancelled(process: subprocess.Popen[bytes], terminal: Terminal) -> None:
+    """Wait for the cancelled run's process to end and the dashboard to say so; then quit."""
+    deadline = time.monotonic() + DEADLINE_SECONDS
+    while process.poll() is None:
+        assert time.monotonic() < deadline, "the run never stopped"
+        time.sleep(0.2)
+    terminal.wait_for(lambda s: "cancelled" in s, "the run shown cancelled")
+    terminal.keys("q")
+
+
 @pytest.fixture
 def running(tmp_path: Path) -> Iterator[tuple[Path, subprocess.Popen[bytes]]]:
     with script_running(SCRIPT, tmp_path / "store") as process:
@@ -106,12 +116,7 @@ def test_stemma_tui_in_tmux_navigates_to_a_running_pipeline_and_cancels_it(
         shown = terminal.wait_for(lambda s: "cancel 1/3 asked" in s, "the first cancel press")
         assert "press c again for force (queued units dropped; workers terminated)" in shown
         assert "example.slow_copy" in shown  # the steps stay in view under the bar
-        deadline = time.monotonic() + DEADLINE_SECONDS
-        while process.poll() is None:
-            assert time.monotonic() < deadline, "the pipeline never stopped"
-            time.sleep(0.2)
-        terminal.wait_for(lambda s: "cancelled" in s, "the run shown cancelled")
-        terminal.keys("q")
+        _stopped_and_shown_cancelled(process, terminal)
     finally:
         terminal.close()
     [state] = list_states(root)
@@ -141,12 +146,7 @@ def test_stemma_tui_in_tmux_shows_a_lazy_run_step_by_step_and_cancels_it(tmp_pat
             assert "wait/5" in shown  # all seven steps fit an 80x24 screen
             terminal.keys("c")
             terminal.wait_for(lambda s: "cancel 1/3 asked" in s, "the first cancel press")
-            deadline = time.monotonic() + DEADLINE_SECONDS
-            while process.poll() is None:
-                assert time.monotonic() < deadline, "the lazy run never stopped"
-                time.sleep(0.2)
-            terminal.wait_for(lambda s: "cancelled" in s, "the run shown cancelled")
-            terminal.keys("q")
+            _stopped_and_shown_cancelled(process, terminal)
         finally:
             terminal.close()
     assert process.returncode != 0  # run() raised RunCancelledError

@@ -398,6 +398,6 @@ def test_the_same_class_defined_again_replaces_itself_as_a_reload_does() -> None
 
 
 def test_build_with_empty_params_on_an_operation_without_params_works() -> None:
-    from stemma.core.operations.examples import MetricCalculator
+    from stemma.core.examples import MetricCalculator
 
     assert MetricCalculator.build(params={}).key_params() == {}

@@ -5,9 +5,9 @@ from typing import Any, ClassVar
 import pytest
 
 from stemma.core.errors import OperationDefinitionError
+from stemma.core.examples import TransformThenScore
 from stemma.core.operations import ExecuteInput, InputSpec, OutputSpec
 from stemma.core.operations.composite import CompositeContext, CompositeDefinition
-from stemma.core.operations.composite_examples import TransformThenScore
 from stemma.core.operations.definition import OperationKind
 
 

@@ -6,9 +6,9 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 
+from stemma.core.examples import DataGenerator, Transform
 from stemma.core.identity import hash_plain
 from stemma.core.operations.definition import OperationDefinition
-from stemma.core.operations.examples import DataGenerator, Transform
 from stemma.core.pipeline.step_keys import ExecutionKeys, execution_key
 
 

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from stemma.core.operations.examples import DataGenerator, MetricCalculator, Transform
+from stemma.core.examples import DataGenerator, MetricCalculator, Transform
 from stemma.core.pipeline.pipeline import Pipeline
 
 

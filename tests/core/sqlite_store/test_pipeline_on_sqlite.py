@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from stemma.core.operations.examples import DataGenerator, Fail, MetricCalculator, Transform
+from stemma.core.examples import DataGenerator, Fail, MetricCalculator, Transform
 from stemma.core.pipeline.pipeline import Pipeline
 from stemma.core.pipeline.references import StepResult
 from stemma.core.sqlite_store import SqliteStore

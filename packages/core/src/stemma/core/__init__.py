@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     from stemma.core.api import plan, resolve, run
     from stemma.core.artifact import Artifact
     from stemma.core.canonical import canonical_json
-    from stemma.core.context import OUT
     from stemma.core.errors import (
         FingerprintMismatchError,
         InputsChangedError,
@@ -35,6 +34,7 @@ if TYPE_CHECKING:
     from stemma.core.explain import config_diff
     from stemma.core.external import ExternalCall, ExternalRun
     from stemma.core.identity import content_id, hash_canonical
+    from stemma.core.markers import OUT
     from stemma.core.operation_steps import output_of
     from stemma.core.operations.specs import Resources
     from stemma.core.pipeline.pipeline import Pipeline

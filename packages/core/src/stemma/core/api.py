@@ -11,7 +11,7 @@ import os
 
 from stemma.core.artifact import Artifact
 from stemma.core.step import ArtifactStep
-from stemma.core.step_planner import PlannedStep, StepPlanner
+from stemma.core.step_planner import PlanEntry, StepPlanner
 from stemma.core.step_spec import StepSpec, lower
 from stemma.core.store import PipelineStore, Store, open_pipeline_store, open_store
 
@@ -80,7 +80,7 @@ def resolve(
 
 def plan(
     *handles: ArtifactStep, root: RootLike = None, store: Store | None = None
-) -> list[PlannedStep]:
+) -> list[PlanEntry]:
     """A dry run: what ``run(*handles)`` would execute and why; reads, never writes."""
     store = store if store is not None else open_store(root)
     return StepPlanner(store).plan(_lower_all(handles))

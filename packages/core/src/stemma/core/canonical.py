@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from pathlib import PurePath
 from typing import Any
 
+import xxhash
 from pydantic import BaseModel
 
 from stemma.core.errors import UnfingerprintableError
@@ -87,9 +88,8 @@ def _structured(value: Any, path: str) -> Any:
     if isinstance(value, dt.datetime | dt.date | dt.time):
         return {"$time": value.isoformat()}
     if isinstance(value, bytes | bytearray):
-        from stemma.core.identity import content_id
-
-        return {"$bytes": content_id(bytes(value))}
+        # identity.content_id, spelled out: identity builds on this module, not the reverse
+        return {"$bytes": xxhash.xxh3_128_hexdigest(bytes(value))}
     if isinstance(value, BaseModel):
         # Python mode keeps sets as sets, so they are sorted below; JSON mode would turn them
         # into lists in hash-seed order and change the key from one process to the next.

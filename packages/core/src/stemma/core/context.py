@@ -1,4 +1,4 @@
-"""``OUT`` and :class:`StepContext`: what a step's inputs mean when keyed and when run."""
+"""``StepContext``: what a step's inputs (``OUT``, deps) mean when keyed and when run."""
 
 from __future__ import annotations
 
@@ -6,34 +6,12 @@ import contextlib
 import threading
 from collections.abc import Generator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
+
+from stemma.core.markers import OUT, OUTPUT_PLACEHOLDER
 
 if TYPE_CHECKING:
     from stemma.core.step import ArtifactStep
-
-OUTPUT_PLACEHOLDER: Final = "<output_path>"
-
-
-class _OutputPath:
-    """The type of :data:`OUT`; there is exactly one instance."""
-
-    _instance: _OutputPath | None = None
-
-    def __new__(cls) -> _OutputPath:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "OUT"
-
-    def __reduce__(self) -> str:
-        # Pickles as the module-level name, so OUT survives a trip to a worker process.
-        return "OUT"
-
-
-OUT: Final = _OutputPath()
-"""Stands for the step's own output path; replaced by the real path when the step runs."""
 
 
 class StepContext:

@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from stemma.core.context import OUT
 from stemma.core.errors import LoweringError
+from stemma.core.markers import OUT
 
 if TYPE_CHECKING:  # operations load pydantic: only operation steps pay for it
     from stemma.core.operations.definition import OperationDefinition

@@ -15,23 +15,16 @@ from typing import TYPE_CHECKING, Any
 
 from stemma.core.binding import bind_inputs, describe
 from stemma.core.canonical import dumps_plain, escape_key, to_canonical
-from stemma.core.context import OUT
 from stemma.core.errors import LoweringError
 from stemma.core.identity import ID_LENGTH
 from stemma.core.input_files import input_file_key
+from stemma.core.markers import DEP_TAG, FILE_TAG, FUNCTION_KIND, OUT, OUT_TAG
 from stemma.core.versions import check_name, check_version, is_mutable
 
 if TYPE_CHECKING:
     from stemma.core.operations.definition import OperationDefinition
     from stemma.core.operations.specs import Resources
     from stemma.core.step_spec import StepSpec
-
-FUNCTION_KIND = "function"
-
-
-OUT_TAG = "$out"
-DEP_TAG = "$dep"
-FILE_TAG = "$file"
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, slots=True)

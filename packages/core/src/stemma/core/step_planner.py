@@ -20,8 +20,11 @@ from stemma.core.store import Store
 
 
 @dataclass(frozen=True, kw_only=True)
-class PlannedStep:
-    """One line of a dry run."""
+class PlanEntry:
+    """One line of a dry run (``plan()``): a step, whether it would run, and why.
+
+    (Named apart from the engine's ``PlannedStep``, a step submitted to a run.)
+    """
 
     spec: StepSpec
     """The step."""
@@ -60,7 +63,7 @@ class StepPlanner:
         previous = self.store.latest_by_name(spec.name)
         return miss_reason(spec.name, spec.fingerprint, spec.config, previous)
 
-    def plan(self, specs: Iterable[StepSpec]) -> list[PlannedStep]:
+    def plan(self, specs: Iterable[StepSpec]) -> list[PlanEntry]:
         """A dry run: every step reachable from ``specs``, deps first, with what would happen.
 
         Steps below a built step are not listed: they would not be looked at.
@@ -78,12 +81,12 @@ class StepPlanner:
             shown_built.update(
                 dep.fingerprint for dep in seen[fingerprint].deps if dep.fingerprint in built
             )
-        out: list[PlannedStep] = []
+        out: list[PlanEntry] = []
         for fingerprint, spec in seen.items():
             if fingerprint in wanted:
-                out.append(PlannedStep(spec=spec, action="run", reason=self.reason(spec)))
+                out.append(PlanEntry(spec=spec, action="run", reason=self.reason(spec)))
             elif fingerprint in shown_built:
-                out.append(PlannedStep(spec=spec, action="cached", reason="built already"))
+                out.append(PlanEntry(spec=spec, action="cached", reason="built already"))
         return out
 
 

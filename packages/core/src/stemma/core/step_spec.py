@@ -10,15 +10,17 @@ from __future__ import annotations
 import gc
 import json
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import xxhash
 
-from stemma.core.context import OUTPUT_PLACEHOLDER
 from stemma.core.errors import FingerprintMismatchError, LoweringError
 from stemma.core.provenance import capture_provenance
 from stemma.core.records import Provenance, StepIdentity
-from stemma.core.step import DEP_TAG, FUNCTION_KIND, OUT_TAG, ArtifactStep
+
+if TYPE_CHECKING:
+    from stemma.core.step import ArtifactStep
+from stemma.core.markers import DEP_TAG, FUNCTION_KIND, OUT_TAG, OUTPUT_PLACEHOLDER
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, slots=True)

@@ -4,8 +4,9 @@ Backends are found by name through the ``stemma.backends`` entry point, so ``bac
 works when stemma-slurm is installed and says what to install when it is not.
 """
 
-from stemma.core.backends.base import Backend, WorkerCrashedError, open_backend
+from stemma.core.backends.base import Backend, WorkerCrashedError
 from stemma.core.backends.local import LocalBackend
+from stemma.core.backends.registry import open_backend
 
 __all__ = [
     "Backend",

@@ -5,13 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 from typing import Any, Protocol, runtime_checkable
 
 from stemma.core.cancel_levels import CancelLevel
-from stemma.core.errors import StemmaError, StoreUnavailableError
-
-BACKEND_GROUP = "stemma.backends"
+from stemma.core.errors import StemmaError
 
 
 class WorkerCrashedError(StemmaError, RuntimeError):
@@ -111,30 +108,3 @@ class Backend(Protocol):
         Nothing is left behind.
         """
         ...
-
-
-def open_backend(name: str, **options: Any) -> Backend:
-    """The backend registered as ``name`` (``local`` and ``local-thread`` are built in).
-
-    Raises:
-        StoreUnavailableError: no installed package provides that backend (the message says
-            which package to install).
-    """
-    if name == "local":
-        from stemma.core.backends.local import LocalBackend
-
-        return LocalBackend(**options)
-    if name == "local-thread":
-        from stemma.core.backends.thread import ThreadBackend
-
-        return ThreadBackend(max_workers=options.get("max_workers"))
-    registered = {ep.name: ep for ep in entry_points(group=BACKEND_GROUP)}
-    if name not in registered:
-        hint = "pip install stemma-slurm" if name.startswith("slurm") else "install its package"
-        raise StoreUnavailableError(
-            f"no backend named {name!r} is installed "
-            f"(known: {sorted({'local', 'local-thread', *registered})}); "
-            f"to use it, {hint}"
-        )
-    factory = registered[name].load()
-    return factory(**options)

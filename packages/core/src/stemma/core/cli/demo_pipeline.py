@@ -9,9 +9,14 @@ from __future__ import annotations
 
 import os
 
+from stemma.core.examples import (
+    DataGenerator,
+    MetricCalculator,
+    SlowCopy,
+    Transform,
+    TransformThenScore,
+)
 from stemma.core.operations.builtins import Filter
-from stemma.core.operations.composite_examples import TransformThenScore
-from stemma.core.operations.examples import DataGenerator, MetricCalculator, SlowCopy, Transform
 from stemma.core.pipeline.pipeline import Pipeline
 
 DATASETS = 16

@@ -7,7 +7,7 @@ in an :class:`ArtifactResult`, or existing ids in a :class:`PassthroughResult`.
 
 from stemma.core.operations.batching import make_units, pack_workers
 from stemma.core.operations.builtins import Criterion, Filter, IngestData, IngestFiles, Merge
-from stemma.core.operations.definition import NoParams, OperationDefinition, OperationKind
+from stemma.core.operations.definition import NoParams, OperationDefinition
 from stemma.core.operations.drafts import (
     ArtifactDraft,
     ConfigDraft,
@@ -17,6 +17,7 @@ from stemma.core.operations.drafts import (
     FinalizedArtifact,
     MetricDraft,
 )
+from stemma.core.operations.kinds import OperationKind
 from stemma.core.operations.pairing import GroupBy, PairedGroup, pair_inputs
 from stemma.core.operations.registry import get_operation, registered_operations
 from stemma.core.operations.results import (

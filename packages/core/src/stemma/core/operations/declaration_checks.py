@@ -10,11 +10,12 @@ import re
 from typing import TYPE_CHECKING, NoReturn
 
 from stemma.core.errors import ArtifactTypeError, OperationDefinitionError
+from stemma.core.operations.kinds import OperationKind
 from stemma.core.operations.pairing import GroupBy
 from stemma.core.operations.specs import InputSpec, OutputSpec, get_artifact_type
 
 if TYPE_CHECKING:
-    from stemma.core.operations.definition import OperationDefinition, OperationKind
+    from stemma.core.operations.definition import OperationDefinition
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
 
@@ -58,8 +59,6 @@ def check_declaration(cls: type[OperationDefinition]) -> None:
 
 def detect_kind(cls: type[OperationDefinition]) -> OperationKind:
     """A curator overrides ``execute_curator``; a creator ``execute``; never both, never neither."""
-    from stemma.core.operations.definition import OperationKind
-
     creator, curator = _overrides(cls, "execute"), _overrides(cls, "execute_curator")
     if hasattr(cls, "compose"):  # a CompositeDefinition
         if creator or curator:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -28,6 +27,7 @@ from stemma.core.operations.declaration_checks import (
     detect_kind,
     refuse,
 )
+from stemma.core.operations.kinds import OperationKind as OperationKind  # (re-exported)
 from stemma.core.operations.pairing import GroupBy
 from stemma.core.operations.registry import register
 from stemma.core.operations.results import (
@@ -47,19 +47,6 @@ from stemma.core.operations.specs import (
 
 if TYPE_CHECKING:
     import polars as pl
-
-
-class OperationKind(StrEnum):
-    """How an operation runs."""
-
-    CREATOR = "creator"
-    """In a sandbox on disk: preprocess, execute, postprocess."""
-    CURATOR = "curator"
-    """In a subprocess over DataFrames of its inputs: ``execute_curator``."""
-    COMPOSITE = "composite"
-    """Other operations wired in ``compose(ctx)``: collapsed in one worker, or expanded."""
-    FUNCTION = "function"
-    """A lazy function step: one unit that calls a plain function and publishes its ``OUT``."""
 
 
 class NoParams(BaseModel, frozen=True, extra="forbid"):

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stemma.core.operations.composite import CompositeContext, CompositeDefinition, Intermediates
-from stemma.core.operations.definition import OperationDefinition, OperationKind
+from stemma.core.operations.definition import OperationDefinition
+from stemma.core.operations.kinds import OperationKind
 from stemma.core.pipeline.planned_step import StepInput
 from stemma.core.pipeline.references import OutputReference, StepFuture, StepResult
 

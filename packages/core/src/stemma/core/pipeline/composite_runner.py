@@ -20,8 +20,9 @@ from typing import cast
 
 from stemma.core.execution_records import LineageEdge
 from stemma.core.operations.composite import CompositeContext, CompositeDefinition, Intermediates
-from stemma.core.operations.definition import OperationDefinition, OperationKind
+from stemma.core.operations.definition import OperationDefinition
 from stemma.core.operations.drafts import FinalizedArtifact
+from stemma.core.operations.kinds import OperationKind
 from stemma.core.operations.pairing import pair_inputs
 from stemma.core.pipeline.creator_lifecycle import LifecycleOutcome, failure_outcome, run_creator
 from stemma.core.pipeline.materialize import Loader

@@ -22,7 +22,8 @@ from pydantic import ConfigDict
 
 from stemma.core.artifact import Artifact
 from stemma.core.identity import hash_plain
-from stemma.core.operations.definition import OperationDefinition, OperationKind
+from stemma.core.operations.definition import OperationDefinition
+from stemma.core.operations.kinds import OperationKind
 from stemma.core.operations.specs import OutputSpec
 from stemma.core.step import handles_in
 from stemma.core.step_spec import StepSpec

@@ -9,7 +9,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from stemma.core.backends.base import open_backend
+from stemma.core.backends.registry import open_backend
 from stemma.core.live.monitor import RunMonitor
 from stemma.core.pipeline.planned_step import CachePolicy, PlannedStep
 from stemma.core.pipeline.run_context import PipelineContext

@@ -15,7 +15,7 @@ from itertools import islice
 from typing import TypeVar
 
 from stemma.core.errors import BatchingError, PairingError
-from stemma.core.operations.definition import OperationKind
+from stemma.core.operations.kinds import OperationKind
 from stemma.core.pipeline.associations import reads_associations
 from stemma.core.pipeline.function_dispatch import run_function_step
 from stemma.core.pipeline.function_packs import PendingStep

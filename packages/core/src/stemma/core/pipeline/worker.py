@@ -18,7 +18,7 @@ from typing import Any
 
 from stemma.core.backends import worker_stop
 from stemma.core.execution_records import ExecutionRecord
-from stemma.core.operations.definition import OperationKind
+from stemma.core.operations.kinds import OperationKind
 from stemma.core.pipeline.composite_runner import run_composite
 from stemma.core.pipeline.creator_lifecycle import LifecycleOutcome, failure_outcome, run_creator
 from stemma.core.pipeline.curator_lifecycle import run_curator

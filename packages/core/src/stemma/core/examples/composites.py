@@ -6,8 +6,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
+from stemma.core.examples.operations import MetricCalculator, Transform
 from stemma.core.operations.composite import CompositeContext, CompositeDefinition
-from stemma.core.operations.examples import MetricCalculator, Transform
 from stemma.core.operations.specs import InputSpec, OutputSpec
 
 
