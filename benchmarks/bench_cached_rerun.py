@@ -33,8 +33,8 @@ sys.path.insert(0, str(pathlib.Path(__file__).parent))  # spawned workers inheri
 from bench_ops import MakeMetrics, NoOp
 from harness import load, spread, write_results
 
-import stemma.core.pipeline.engine_run as pipeline_module
-from stemma.core.pipeline.pipeline import Pipeline
+import stemma.core.engine.engine_run as pipeline_module
+from stemma.core.front.pipeline import Pipeline
 
 WORKERS = 2
 

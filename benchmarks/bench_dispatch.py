@@ -30,8 +30,8 @@ sys.path.insert(0, str(pathlib.Path(__file__).parent))  # spawned workers inheri
 from bench_ops import MakeMetrics, NoOpUnit
 from harness import Table, load, peak_rss_mb, spread, write_results
 
-import stemma.core.pipeline.engine_run as pipeline_module
-from stemma.core.pipeline.pipeline import Pipeline
+import stemma.core.engine.engine_run as pipeline_module
+from stemma.core.front.pipeline import Pipeline
 
 UNITS_PER_WORKER = 500
 WORKERS = 2

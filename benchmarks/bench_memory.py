@@ -52,7 +52,7 @@ def _child_lower(n: int) -> dict[str, Any]:
 def _child_pipeline(n: int) -> dict[str, Any]:
     from bench_ops import MakeMetrics, NoOpUnit
 
-    from stemma.core.pipeline.pipeline import Pipeline
+    from stemma.core.front.pipeline import Pipeline
 
     baseline = rss_mb()
     with tempfile.TemporaryDirectory() as tmp:

@@ -25,7 +25,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).parent))  # spawned workers inheri
 from bench_ops import MakeMetrics, MetricsPerItem
 from harness import Table, load, spread, write_results
 
-from stemma.core.pipeline.pipeline import Pipeline
+from stemma.core.front.pipeline import Pipeline
 from stemma.storage import DeltaStore
 
 UNITS = 1_000

@@ -15,7 +15,7 @@ from typing import Any
 
 from bench_ops import MakeMetrics, NoOpUnit
 
-from stemma.core.pipeline.pipeline import Pipeline
+from stemma.core.front.pipeline import Pipeline
 
 VERSIONS = {"stemma-core": importlib.metadata.version("stemma-core")}
 UNITS_PER_WORKER = 500

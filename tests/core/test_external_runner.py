@@ -19,7 +19,7 @@ from stemma.core import (
     lower,
     run,
 )
-from stemma.core.pipeline.function_operation import execution_key
+from stemma.core.engine.function_operation import execution_key
 from stemma.core.store import open_pipeline_store
 
 

@@ -142,7 +142,7 @@ def test_run_rebuilds_a_step_whose_output_was_deleted(store: PipelineStore) -> N
 
 
 def test_run_cycle_is_an_error_naming_the_cycle(store: PipelineStore) -> None:
-    from stemma.core.pipeline.lazy_door import LazyRunOptions, build
+    from stemma.core.front.lazy_door import LazyRunOptions, build
 
     a = apply(name="cyc/a", fn=write_json, version="v0", data=[1], out_path=OUT).lower()
     b = apply(name="cyc/b", fn=read_and_add, version="v0", source="x", out_path=OUT).lower()

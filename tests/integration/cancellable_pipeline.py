@@ -12,7 +12,7 @@ import sys
 from fault_operations import StubbornSlowCopy
 
 from stemma.core.examples import DataGenerator, SlowCopy, Transform
-from stemma.core.pipeline.pipeline import Pipeline
+from stemma.core.front.pipeline import Pipeline
 
 
 def main(root: str, seconds: float, stubborn: bool) -> None:

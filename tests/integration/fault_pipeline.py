@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from stemma.core.examples import DataGenerator, MetricCalculator, Transform
-from stemma.core.pipeline.pipeline import Pipeline
+from stemma.core.front.pipeline import Pipeline
 
 VARIANTS: dict[str, tuple[int, float]] = {
     "shared": (0, 2.0),

@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 from stemma.core import apply, lower
 from stemma.core.errors import LoweringError, StemmaError
 from stemma.core.examples import DataGenerator, Transform, Wait
+from stemma.core.front.pipeline import Pipeline
 from stemma.core.live import request_cancel
 from stemma.core.operations import Execution, Resources
-from stemma.core.pipeline.pipeline import Pipeline
 from stemma.core.store import open_pipeline_store
 
 SETTINGS = settings(

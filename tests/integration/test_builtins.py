@@ -8,7 +8,9 @@ from collections.abc import Callable
 
 import pytest
 
+from stemma.core.engine.references import StepResult
 from stemma.core.examples import DataGenerator, MetricCalculator, Transform
+from stemma.core.front.pipeline import Pipeline
 from stemma.core.operations.builtins import (
     Criterion,
     Filter,
@@ -19,8 +21,6 @@ from stemma.core.operations.builtins import (
 )
 from stemma.core.operations.registry import get_operation
 from stemma.core.operations.results import ExecuteInput
-from stemma.core.pipeline.pipeline import Pipeline
-from stemma.core.pipeline.references import StepResult
 from stemma.storage import artifacts, executions, steps
 
 

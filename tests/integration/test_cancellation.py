@@ -18,8 +18,8 @@ from collections.abc import Callable
 
 import pytest
 
+from stemma.core.front.pipeline import Pipeline
 from stemma.core.live import RunState, RunStatus, read_state, request_cancel
-from stemma.core.pipeline.pipeline import Pipeline
 from stemma.core.store import open_pipeline_store
 from tests.integration.process_tree import alive, descendants
 

@@ -12,7 +12,7 @@ import pytest
 from stemma.core.cli.exit_codes import ExitCode
 from stemma.core.cli.main import main
 from stemma.core.examples import DataGenerator, MetricCalculator, Transform
-from stemma.core.pipeline.pipeline import Pipeline
+from stemma.core.front.pipeline import Pipeline
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ STEMMA = Path(sys.executable).parent / "stemma"
 SCRIPT = """
 import sys
 from stemma.core.examples import DataGenerator, SlowCopy
-from stemma.core.pipeline.pipeline import Pipeline
+from stemma.core.front.pipeline import Pipeline
 
 if __name__ == "__main__":
     pipeline = Pipeline.create("scripted", max_workers=1)

@@ -6,7 +6,7 @@ import polars as pl
 import pytest
 
 from stemma.core.examples import DataGenerator, TransformThenScore
-from stemma.core.pipeline.pipeline import Pipeline
+from stemma.core.front.pipeline import Pipeline
 from stemma.storage import artifacts, executions, lineage, steps
 
 

@@ -10,7 +10,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).parent))  # spawned workers inheri
 from spec_operations import KeepScored, ReportInputs
 
 from stemma.core.examples import DataGenerator, MetricCalculator
-from stemma.core.pipeline.pipeline import Pipeline
+from stemma.core.front.pipeline import Pipeline
 from stemma.core.store import open_pipeline_store
 
 

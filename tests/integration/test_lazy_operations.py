@@ -9,8 +9,8 @@ import pytest
 from stemma.core import ArtifactStep, apply, lower, resolve, run
 from stemma.core.errors import LoweringError
 from stemma.core.examples import DataGenerator, MetricCalculator, Transform
+from stemma.core.front.pipeline import Pipeline
 from stemma.core.operation_steps import output_of
-from stemma.core.pipeline.pipeline import Pipeline
 from stemma.storage import executions
 
 

@@ -12,8 +12,8 @@ import pytest
 from deltalake import DeltaTable
 
 from stemma.core import OUT, ArtifactStep, StepFailedError, apply, run
+from stemma.core.engine import engine_run
 from stemma.core.execution_records import ExecutionRecord
-from stemma.core.pipeline import engine_run
 from stemma.storage import DeltaStore, steps
 from stemma.storage.schemas import STEPS
 

@@ -8,9 +8,9 @@ from typing import Any
 import polars as pl
 import pytest
 
+from stemma.core.engine.references import OutputReference, StepResult
 from stemma.core.examples import DataGenerator, Fail, MetricCalculator, Transform
-from stemma.core.pipeline.pipeline import Pipeline
-from stemma.core.pipeline.references import OutputReference, StepResult
+from stemma.core.front.pipeline import Pipeline
 from stemma.storage import artifacts, executions, steps
 
 

@@ -10,8 +10,8 @@ import time
 import pytest
 
 from stemma.core.examples import DataGenerator, SlowCopy, Transform
+from stemma.core.front.pipeline import Pipeline
 from stemma.core.live import RunStatus, read_state
-from stemma.core.pipeline.pipeline import Pipeline
 
 
 def test_handlers_are_ours_while_running_and_restored_by_finalize(tmp_path: pathlib.Path) -> None:

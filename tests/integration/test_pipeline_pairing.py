@@ -12,7 +12,7 @@ from stemma.core.examples import (
     Fail,
     Wait,
 )
-from stemma.core.pipeline.pipeline import Pipeline
+from stemma.core.front.pipeline import Pipeline
 from stemma.storage import artifacts, executions, lineage
 
 

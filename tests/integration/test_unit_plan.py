@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from stemma.core.engine import step_dispatch
 from stemma.core.examples import CombineAll, DataGenerator, Transform
-from stemma.core.pipeline import step_dispatch
-from stemma.core.pipeline.pipeline import Pipeline
+from stemma.core.front.pipeline import Pipeline
 from stemma.core.store import open_pipeline_store
 from stemma.storage import DeltaStore, executions
 

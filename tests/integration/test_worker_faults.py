@@ -9,7 +9,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).parent))  # spawned workers inheri
 from fault_operations import DieOnMatch
 
 from stemma.core.examples import DataGenerator, Transform
-from stemma.core.pipeline.pipeline import Pipeline
+from stemma.core.front.pipeline import Pipeline
 
 
 def _failure_logs(root: pathlib.Path) -> list[str]:

@@ -9,7 +9,7 @@ import json
 import sys
 
 from stemma.core.examples import DataGenerator, SlowCopy, Transform
-from stemma.core.pipeline.pipeline import Pipeline
+from stemma.core.front.pipeline import Pipeline
 
 
 def main(root: str, seconds: float) -> None:

@@ -132,7 +132,7 @@ def test_slurm_requeued_element_runs_again_and_settles_once(
 _PIPELINE = """
 import sys
 from stemma.core.examples import DataGenerator, Wait
-from stemma.core.pipeline.pipeline import Pipeline
+from stemma.core.front.pipeline import Pipeline
 pipeline = Pipeline.create("reaped", root=sys.argv[1], backend="slurm")
 generated = pipeline.run(DataGenerator, params={"count": 2})
 print(pipeline.run_id, flush=True)

@@ -8,8 +8,8 @@ import pytest
 from slurm_testing import CommandLog
 
 from stemma.core.examples import DataGenerator, Fail, MetricCalculator, Transform
+from stemma.core.front.pipeline import Pipeline
 from stemma.core.live import read_state
-from stemma.core.pipeline.pipeline import Pipeline
 from stemma.storage import executions
 
 pytestmark = pytest.mark.slurm

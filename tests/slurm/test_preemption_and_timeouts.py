@@ -16,7 +16,7 @@ from slurm_tasks import MarkThenSleep, StallOnSecondUnit
 from slurm_testing import queued
 
 from stemma.core.examples import DataGenerator
-from stemma.core.pipeline.pipeline import Pipeline
+from stemma.core.front.pipeline import Pipeline
 from stemma.core.run_ids import run_tag
 from stemma.storage import artifacts, executions
 

@@ -15,8 +15,8 @@ import pytest
 
 from stemma.core.examples import DataGenerator, MetricCalculator, Transform
 from stemma.core.execution_records import ExecutionRecord, StepEvent
+from stemma.core.front.pipeline import Pipeline
 from stemma.core.operations.drafts import FinalizedArtifact
-from stemma.core.pipeline.pipeline import Pipeline
 from stemma.core.records import StepStatus
 from stemma.core.sqlite_store import SqliteStore
 from stemma.storage import DeltaStore, StorageError, artifacts, executions, steps

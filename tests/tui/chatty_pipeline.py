@@ -9,7 +9,7 @@ import sys
 from chatty_ops import ChattyCopy
 
 from stemma.core.examples import DataGenerator
-from stemma.core.pipeline.pipeline import Pipeline
+from stemma.core.front.pipeline import Pipeline
 
 
 def main(root: str) -> None:

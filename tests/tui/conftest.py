@@ -21,8 +21,8 @@ from textual.strip import Strip
 from textual.widgets import DataTable
 
 from stemma.core.examples import DataGenerator, Fail, MetricCalculator, Transform
+from stemma.core.front.pipeline import Pipeline
 from stemma.core.live import RunState, RunStatus, StepState, write_state
-from stemma.core.pipeline.pipeline import Pipeline
 from stemma.tui.app import StemmaApp
 
 SIZE = (80, 24)

@@ -6,7 +6,7 @@ Twelve units of one second each on one worker, so a cancel lands while most wait
 import sys
 
 from stemma.core.examples import DataGenerator, SlowCopy
-from stemma.core.pipeline.pipeline import Pipeline
+from stemma.core.front.pipeline import Pipeline
 
 UNITS = 12
 

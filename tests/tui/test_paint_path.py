@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from stemma.core.examples import DataGenerator
-from stemma.core.pipeline.pipeline import Pipeline
+from stemma.core.front.pipeline import Pipeline
 from stemma.storage.queries import steps
 from stemma.tui.client import DashboardClient
 from stemma.tui.client.steps_log import StepsLog

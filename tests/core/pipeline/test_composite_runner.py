@@ -11,11 +11,11 @@ from pydantic import ValidationError
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from worker_fakes import FakeStore, WtBoom, WtScale, csv_bytes, final, group, make_unit
 
+from stemma.core.engine.worker.worker import run_unit
 from stemma.core.examples import MetricCalculator
 from stemma.core.execution_records import LineageEdge
 from stemma.core.operations import DataDraft, InputSpec, OutputSpec
 from stemma.core.operations.composite import CompositeContext, CompositeDefinition, Intermediates
-from stemma.core.pipeline.worker import run_unit
 
 
 class TwiceScaled(CompositeDefinition):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from stemma.core.pipeline.pack_sizing import (
+from stemma.core.engine.pack_sizing import (
     GROWTH,
     MAX_PACK_UNITS,
     TARGET_PACK_SECONDS,

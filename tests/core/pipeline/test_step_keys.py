@@ -6,10 +6,10 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 
+from stemma.core.engine.step_keys import ExecutionKeys, execution_key
 from stemma.core.examples import DataGenerator, Transform
 from stemma.core.identity import hash_plain
 from stemma.core.operations.definition import OperationDefinition
-from stemma.core.pipeline.step_keys import ExecutionKeys, execution_key
 
 
 def canonical_key(operation: OperationDefinition, inputs: Mapping[str, Sequence[str]]) -> str:

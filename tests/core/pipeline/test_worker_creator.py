@@ -8,6 +8,8 @@ from typing import Any, ClassVar
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from worker_fakes import FakeStore, WtBoom, WtScale, csv_bytes, final, group, make_unit, sandbox_of
 
+from stemma.core.engine.failure_logs import failure_log_path
+from stemma.core.engine.worker.worker import run_unit
 from stemma.core.operations import (
     ArtifactResult,
     ConfigDraft,
@@ -21,8 +23,6 @@ from stemma.core.operations import (
     PreprocessInput,
 )
 from stemma.core.operations.pairing import GroupBy
-from stemma.core.pipeline.failure_logs import failure_log_path
-from stemma.core.pipeline.worker import run_unit
 
 
 class WtConfigured(OperationDefinition):

@@ -14,6 +14,9 @@ sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from worker_fakes import FakeStore, WtBoom, WtScale, final, group, make_unit
 
 import stemma.core.store as stores
+from stemma.core.engine.units import ExecutionUnit
+from stemma.core.engine.worker.curator_lifecycle import input_frame
+from stemma.core.engine.worker.worker import run_pack, run_unit
 from stemma.core.operations import (
     ArtifactResult,
     DataDraft,
@@ -24,9 +27,6 @@ from stemma.core.operations import (
     OutputSpec,
     PassthroughResult,
 )
-from stemma.core.pipeline.curator_lifecycle import input_frame
-from stemma.core.pipeline.units import ExecutionUnit
-from stemma.core.pipeline.worker import run_pack, run_unit
 
 SEEN: dict[str, pl.DataFrame] = {}
 

@@ -9,6 +9,7 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+from stemma.core.engine.units import ExecutionUnit, UnitGroup
 from stemma.core.execution_records import ExecutionRecord, StepEvent, StepOutputs
 from stemma.core.layout import RootLayout
 from stemma.core.operations import (
@@ -22,7 +23,6 @@ from stemma.core.operations import (
     PreprocessInput,
 )
 from stemma.core.operations.drafts import ArtifactDraft, FinalizedArtifact
-from stemma.core.pipeline.units import ExecutionUnit, UnitGroup
 from stemma.core.records import StepRecord, StepStatus
 from stemma.core.store import WaveOutcome
 

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from stemma.core.examples import DataGenerator, MetricCalculator, Transform
-from stemma.core.pipeline.pipeline import Pipeline
+from stemma.core.front.pipeline import Pipeline
 
 
 def run_pipeline(root: str) -> dict[str, list[str]]:

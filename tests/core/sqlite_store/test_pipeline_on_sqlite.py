@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
+from stemma.core.engine.references import StepResult
 from stemma.core.examples import DataGenerator, Fail, MetricCalculator, Transform
-from stemma.core.pipeline.pipeline import Pipeline
-from stemma.core.pipeline.references import StepResult
+from stemma.core.front.pipeline import Pipeline
 from stemma.core.sqlite_store import SqliteStore
 from stemma.core.store import available_stores, open_pipeline_store
 

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from stemma.core.api import plan, resolve, run
     from stemma.core.artifact import Artifact
     from stemma.core.canonical import canonical_json
+    from stemma.core.engine.references import OutputReference, StepFuture, StepResult
     from stemma.core.errors import (
         FingerprintMismatchError,
         InputsChangedError,
@@ -33,12 +34,11 @@ if TYPE_CHECKING:
     )
     from stemma.core.explain import config_diff
     from stemma.core.external import ExternalCall, ExternalRun
+    from stemma.core.front.pipeline import Pipeline
     from stemma.core.identity import content_id, hash_canonical
     from stemma.core.markers import OUT
     from stemma.core.operation_steps import output_of
     from stemma.core.operations.specs import Resources
-    from stemma.core.pipeline.pipeline import Pipeline
-    from stemma.core.pipeline.references import OutputReference, StepFuture, StepResult
     from stemma.core.step import ArtifactStep, apply
     from stemma.core.step_spec import StepSpec, lower
     from stemma.core.store import open_store
@@ -68,10 +68,10 @@ _EXPORTS = {
     "hash_canonical": "stemma.core.identity",
     "output_of": "stemma.core.operation_steps",
     "Resources": "stemma.core.operations.specs",
-    "Pipeline": "stemma.core.pipeline.pipeline",
-    "OutputReference": "stemma.core.pipeline.references",
-    "StepFuture": "stemma.core.pipeline.references",
-    "StepResult": "stemma.core.pipeline.references",
+    "Pipeline": "stemma.core.front.pipeline",
+    "OutputReference": "stemma.core.engine.references",
+    "StepFuture": "stemma.core.engine.references",
+    "StepResult": "stemma.core.engine.references",
     "ArtifactStep": "stemma.core.step",
     "apply": "stemma.core.step",
     "StepSpec": "stemma.core.step_spec",

@@ -1,7 +1,7 @@
 """The lazy front door: ``run``, ``resolve`` and ``plan`` handles against a store.
 
 ``run`` lowers the handles with one shared memo and hands the graph to the engine
-(:mod:`stemma.core.pipeline.lazy_door`): every lazy run is a run — a run id, live state under
+(:mod:`stemma.core.front.lazy_door`): every lazy run is a run — a run id, live state under
 ``runs/``, ``stemma runs`` and the dashboard, three-press cancel — on the backend asked for.
 """
 
@@ -56,7 +56,7 @@ def run(
             runs; the message names both fixes).
         StepCycleError: the graph has a cycle (before anything runs).
     """
-    from stemma.core.pipeline.lazy_door import LazyRunOptions, build  # the engine loads pydantic
+    from stemma.core.front.lazy_door import LazyRunOptions, build  # the engine loads pydantic
 
     store = store if store is not None else open_pipeline_store(root)
     specs = _lower_all(handles)

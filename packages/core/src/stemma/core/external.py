@@ -29,26 +29,26 @@ from typing import Any
 
 from stemma.core.artifact import Artifact
 from stemma.core.backends.thread import ThreadBackend
-from stemma.core.errors import StepFailedError
-from stemma.core.live.monitor import RunMonitor
-from stemma.core.pipeline.function_cache import built_record
-from stemma.core.pipeline.function_dispatch import check_inputs_unchanged, function_unit
-from stemma.core.pipeline.function_lifecycle import function_failed, settle_function
-from stemma.core.pipeline.function_operation import (
+from stemma.core.engine.function_cache import built_record
+from stemma.core.engine.function_dispatch import check_inputs_unchanged, function_unit
+from stemma.core.engine.function_operation import (
     OUTPUT_ROLE,
     VALUE_ROLE,
     FunctionOperation,
     input_artifact_ids,
 )
-from stemma.core.pipeline.lazy_door import deps_first
-from stemma.core.pipeline.planned_step import CachePolicy, FailurePolicy, PlannedStep
-from stemma.core.pipeline.run_context import PipelineContext
-from stemma.core.pipeline.step_events import event_factory
-from stemma.core.pipeline.step_finish import finish_step
-from stemma.core.pipeline.unit_tally import UnitTally
-from stemma.core.pipeline.units import ExecutionUnit
-from stemma.core.pipeline.worker import report_outcome
-from stemma.core.pipeline.worker_entry import UnitOutcome
+from stemma.core.engine.planned_step import CachePolicy, FailurePolicy, PlannedStep
+from stemma.core.engine.run_context import PipelineContext
+from stemma.core.engine.step_events import event_factory
+from stemma.core.engine.step_finish import finish_step
+from stemma.core.engine.unit_tally import UnitTally
+from stemma.core.engine.units import ExecutionUnit
+from stemma.core.engine.worker.function_lifecycle import function_failed, settle_function
+from stemma.core.engine.worker.worker import report_outcome
+from stemma.core.engine.worker.worker_entry import UnitOutcome
+from stemma.core.errors import StepFailedError
+from stemma.core.front.lazy_door import deps_first
+from stemma.core.live.monitor import RunMonitor
 from stemma.core.provenance import capture_provenance
 from stemma.core.records import StepStatus
 from stemma.core.run_ids import new_attempt_id, new_run_id

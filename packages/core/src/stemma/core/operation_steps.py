@@ -3,7 +3,7 @@
 An operation step lowers like a function step: its key holds the operation's registered name,
 its version (the class's ``version`` unless given), its full params with defaults and, per input
 role, the upstream step's key (or the literal artifact ids). It runs as an engine step like any
-``Pipeline`` step (``stemma.core.pipeline.lazy_door`` translates it): its units are planned,
+``Pipeline`` step (``stemma.core.front.lazy_door`` translates it): its units are planned,
 cached per execution key, packed and dispatched on the run's backend, with one execution row
 per unit. Its artifact has no path: its value lists its output artifact ids by role.
 

@@ -21,7 +21,7 @@ from types import FrameType
 from typing import Any
 
 from stemma.core.backends.base import WorkerCrashedError
-from stemma.core.pipeline.failure_logs import tail_lines
+from stemma.core.engine.failure_logs import tail_lines
 
 
 @dataclass(frozen=True)

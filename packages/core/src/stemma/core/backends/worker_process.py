@@ -27,7 +27,7 @@ from stemma.core.backends.worker_deaths import process_alive
 
 _DEFERRED = {signal.SIGINT, signal.SIGTERM}
 PARENT_CHECK_SECONDS = 0.5
-WARM_MODULES = ("stemma.core.pipeline.worker_entry", "stemma.core.pipeline.worker")
+WARM_MODULES = ("stemma.core.engine.worker.worker_entry", "stemma.core.engine.worker.worker")
 """What every Pipeline unit imports first (the store's module is added: see ``warm_up``)."""
 
 

@@ -16,8 +16,8 @@ from stemma.core.examples import (
     Transform,
     TransformThenScore,
 )
+from stemma.core.front.pipeline import Pipeline
 from stemma.core.operations.builtins import Filter
-from stemma.core.pipeline.pipeline import Pipeline
 
 DATASETS = 16
 SECONDS_PER_COPY = 1.0

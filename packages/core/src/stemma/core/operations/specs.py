@@ -271,7 +271,7 @@ class Execution(BaseModel, frozen=True, extra="forbid"):
     """Level 2 batching: how many units one worker (one SLURM array element) runs in turn and
     stages as one bundle. None (the default): the local backend sizes packs as they come back,
     about half a second of work each, so many tiny units cost few bundles; a backend that queues
-    whole waves (SLURM arrays) runs one unit per element (``stemma.core.pipeline.pack_sizing``)."""
+    whole waves (SLURM arrays) runs one unit per element (``stemma.core.engine.pack_sizing``)."""
     max_workers: int | None = Field(default=None, ge=1)
     """At most this many workers at once for the step; None for the backend's default."""
     job_name: str | None = None

@@ -26,8 +26,8 @@ from stemma.core.cli.run_rows import (
     rows_from_history,
     steps_from_history,
 )
+from stemma.core.engine.failure_logs import failure_log_path
 from stemma.core.live import RunState, read_state, request_cancel
-from stemma.core.pipeline.failure_logs import failure_log_path
 from stemma.tui.client.eta import history_eta
 from stemma.tui.client.history import HistoryCache
 from stemma.tui.client.live_states import LiveStates

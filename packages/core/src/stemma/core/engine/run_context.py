@@ -1,0 +1,86 @@
+"""``PipelineContext``: what every step of one pipeline run shares, across its step threads."""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from stemma.core.backends.base import Backend
+from stemma.core.engine.group_commit import GroupCommit
+from stemma.core.engine.planned_step import CachePolicy, PlannedStep
+from stemma.core.engine.units import ExecutionUnit
+from stemma.core.engine.worker.worker_entry import UnitOutcome
+from stemma.core.engine.worker_slots import WorkerSlots
+from stemma.core.execution_records import StepEvent
+from stemma.core.live.monitor import RunMonitor
+from stemma.core.store import PipelineStore
+
+
+class FunctionUnits(Protocol):
+    """Where function steps hand their one unit (``function_packs.FunctionPacks``)."""
+
+    def submit(self, step: PlannedStep, unit: ExecutionUnit) -> Future[UnitOutcome]:
+        """Queue ``unit`` of ``step``; the future settles with its outcome, never fails."""
+        ...
+
+
+class _NoFunctionUnits:
+    def submit(self, step: PlannedStep, unit: ExecutionUnit) -> Future[UnitOutcome]:
+        raise RuntimeError(f"step {step.name!r}: function steps need an EngineRun to run them")
+
+
+@dataclass(kw_only=True)
+class PipelineContext:
+    """What every step of one pipeline run shares."""
+
+    store: PipelineStore
+    backend: Backend
+    run_id: str
+    steps: dict[int, PlannedStep]
+    """Every step of the run by number (restored ones included, after a resume)."""
+    cache_policy: CachePolicy
+    preserve_working: bool
+    provenance: Mapping[str, Any]
+    monitor: RunMonitor
+    """Live per-step counts, for the run's state file."""
+    cancelled: threading.Event = field(default_factory=threading.Event)
+    """Set at any cancellation level: nothing new is dispatched."""
+    cancel_level: int = 0
+    """The highest cancellation level applied (0: none); at 2 and above, units whose workers
+    die are recorded as cancelled, not crashed."""
+    commit_lock: threading.Lock = field(default_factory=threading.Lock)
+    """Commits are serialized in the orchestrator."""
+    deferred_events: list[StepEvent] = field(default_factory=list[StepEvent])
+    """Events of step-level cache hits, written with the next commit (one write, not one each)."""
+    worker_slots: WorkerSlots = field(default_factory=lambda: WorkerSlots(1))
+    """Packs in flight across all the run's steps, at most one per worker (set from the
+    backend's size when the run opens)."""
+    group_commit: GroupCommit = field(init=False)
+    """Commits function steps finishing together as one wave and one event write."""
+    max_workers: int | None = None
+    """The workers the run asked for (None: the backend's default); on a scheduler, the most
+    elements a wave of function steps is cut into."""
+    function_units: FunctionUnits = field(default_factory=_NoFunctionUnits)
+    """Packs function steps' units across steps (set by the run's ``EngineRun``)."""
+    step_index: dict[str, StepEvent] | None = None
+    """The store's completed steps by fingerprint, read once; a miss asks the store again."""
+
+    def __post_init__(self) -> None:
+        self.group_commit = GroupCommit(self)
+
+    def oldest_deferred(self) -> dt.datetime | None:
+        """When the oldest deferred event happened (None: nothing is deferred)."""
+        with self.commit_lock:
+            return min((e.timestamp for e in self.deferred_events), default=None)
+
+    def record(self, events: Sequence[StepEvent]) -> None:
+        """Write ``events`` and everything deferred, in one append (holds the commit lock)."""
+        with self.commit_lock:
+            batch = [*self.deferred_events, *events]
+            if batch:
+                self.store.record_events(batch)
+            self.deferred_events.clear()  # only once written: a failed write keeps them

@@ -1,0 +1,67 @@
+"""Opening a pipeline run: its store (recovered), its backend and the context its steps share.
+
+One place for what ``Pipeline.create`` and ``Pipeline.resume`` have in common.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from stemma.core.backends.registry import open_backend
+from stemma.core.engine.planned_step import CachePolicy, PlannedStep
+from stemma.core.engine.run_context import PipelineContext
+from stemma.core.engine.worker_slots import WorkerSlots
+from stemma.core.live.monitor import RunMonitor
+from stemma.core.provenance import capture_provenance
+from stemma.core.store import PipelineStore
+
+BACKEND_ENV = "STEMMA_BACKEND"
+
+
+def default_backend() -> str:
+    """``$STEMMA_BACKEND``, else ``local``: what ``backend=None`` means."""
+    return os.environ.get(BACKEND_ENV) or "local"
+
+
+def open_context(
+    store: PipelineStore,
+    *,
+    run_id: str,
+    name: str,
+    backend: str | None,
+    max_workers: int | None,
+    cache_policy: CachePolicy,
+    preserve_working: bool,
+    steps: Mapping[int, PlannedStep] | None = None,
+    import_main: bool = True,
+) -> PipelineContext:
+    """The shared context of a run on ``store`` (already recovered), with its backend opened.
+
+    ``import_main`` False starts local workers without running the main script again (nothing
+    they run is defined there).
+
+    Raises:
+        StoreUnavailableError: the backend's package is not installed (the message says which).
+    """
+    chosen = backend or default_backend()
+    options: dict[str, Any] = {"max_workers": max_workers}
+    if chosen == "local":  # only a spawned pool re-runs the main script (see main_module)
+        options["import_main"] = import_main
+    engine = open_backend(chosen, **options)
+    provenance: dict[str, Any] = capture_provenance().to_dict()
+    return PipelineContext(
+        store=store,
+        backend=engine,
+        monitor=RunMonitor(
+            run_id=run_id, name=name, root=str(store.layout.root), backend=engine.name
+        ),
+        run_id=run_id,
+        steps=dict(steps or {}),
+        cache_policy=cache_policy,
+        preserve_working=preserve_working,
+        provenance=provenance,
+        worker_slots=WorkerSlots(int(getattr(engine, "max_workers", 1))),
+        max_workers=max_workers,
+    )

@@ -1,0 +1,231 @@
+"""Dispatch → execute → commit for one Pipeline step (DESIGN.md §4).
+
+Runs on one of the orchestrator's step threads once every step it reads from has finished:
+step-level cache (one lookup), input resolution, the unit plan (pairing and batching, counted
+first: ``unit_plan``), execution-level cache (one batched lookup per chunk of units), units to
+the backend a window at a time, one commit of the whole step, and the final event.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from itertools import islice
+from typing import TypeVar
+
+from stemma.core.engine.associations import reads_associations
+from stemma.core.engine.function_dispatch import run_function_step
+from stemma.core.engine.function_packs import PendingStep
+from stemma.core.engine.pack_sizing import PackSizer
+from stemma.core.engine.planned_step import FailurePolicy, FileInputs, PlannedStep
+from stemma.core.engine.references import OutputReference, StepResult
+from stemma.core.engine.run_context import PipelineContext
+from stemma.core.engine.step_cache import acquire_lease, cached_result, step_cache_hit
+from stemma.core.engine.step_events import (
+    event_factory,
+)
+from stemma.core.engine.step_finish import finish_step, skipped_by_cancel
+from stemma.core.engine.step_keys import step_fingerprint
+from stemma.core.engine.unit_dispatch import execute_units, promote_files
+from stemma.core.engine.unit_plan import LOOKUP_UNITS, Groups, UnitPlan, plan_units
+from stemma.core.engine.unit_tally import UnitTally
+from stemma.core.engine.units import ExecutionUnit
+from stemma.core.errors import BatchingError, PairingError
+from stemma.core.operations.kinds import OperationKind
+from stemma.core.records import StepStatus
+from stemma.core.run_ids import new_attempt_id
+from stemma.core.store import store_kind
+
+_T = TypeVar("_T")
+MIN_WINDOW_UNITS = 4096
+"""At least this many units are made and dispatched together (fewer pauses for tiny packs)."""
+WINDOW_ROUNDS = 4
+"""At least this many packs per worker in a window: the pool idles only on a window's last."""
+
+
+def run_step(ctx: PipelineContext, step: PlannedStep) -> StepResult | PendingStep:
+    """Run one step to its result; raises only for orchestration faults, never for unit failures.
+
+    A function step that must run comes back pending (see ``function_packs``).
+    """
+    started = time.monotonic()
+    upstream = {n: ctx.steps[n].future.result() for n in step.upstream_steps()}
+    step.fingerprint = step.fingerprint or _fingerprint(ctx, step)
+    ctx.monitor.step_started(step.number)
+    if ctx.cancelled.is_set():
+        return skipped_by_cancel(ctx, step, started)
+    op = step.operation
+    if op.kind is OperationKind.FUNCTION:  # one unit, keyed by its front door
+        return run_function_step(ctx, step, upstream, started)
+    if step.skip_cache or type(op).version.endswith("dev") or reads_associations(op):
+        # (associated artifacts can appear under an unchanged step key: only the execution
+        # keys, which hold their ids, can tell)
+        return _execute(ctx, step, upstream, started)
+    hit = step_cache_hit(ctx, step, step.fingerprint)
+    if hit is not None:
+        return cached_result(ctx, step, hit, started)
+    # The same step asked for by several runs executes once (DESIGN.md §10): one lease per key;
+    # whoever waited for it looks again, and finds the other run's result.
+    lease = acquire_lease(ctx, step.fingerprint)
+    if lease is None:
+        return skipped_by_cancel(ctx, step, started)
+    try:
+        hit = step_cache_hit(ctx, step, step.fingerprint, fresh=True)
+        if hit is not None:
+            return cached_result(ctx, step, hit, started)
+        return _execute(ctx, step, upstream, started)
+    finally:
+        lease.release()
+
+
+def _execute(
+    ctx: PipelineContext, step: PlannedStep, upstream: Mapping[int, StepResult], started: float
+) -> StepResult:
+    """Dispatch, execute and commit the step (no step-level hit)."""
+    step_run_id = new_attempt_id()
+    step.outputs_from = step_run_id
+    event = event_factory(ctx, step, step_run_id)
+    ctx.record([event(StepStatus.RUNNING)])
+    promote_files(ctx, step, step_run_id)
+    inputs = _resolve_inputs(ctx, step, upstream)
+    if inputs and all(not ids for ids in inputs.values()):
+        return finish_step(ctx, step, event, started, skip_reason="empty_inputs")
+    try:
+        plan = plan_units(ctx, step, inputs)
+    except (PairingError, BatchingError) as err:  # the inputs cannot form units: nothing runs
+        return finish_step(ctx, step, event, started, dispatch_error=str(err))
+    tally = UnitTally(expected=plan.total)
+    ctx.monitor.units_planned(step.number, total=plan.total, cached=0)
+    # Units are made, keyed, looked up, sent and let go a chunk and a window at a time: the
+    # orchestrator never holds every unit, key and outcome of a step at once.
+    misses = _misses(ctx, step, plan, tally)
+    sizer = _pack_sizer(ctx, step)
+    while not _stopped(ctx, step, tally):
+        try:
+            planned = list(islice(misses, _window(ctx, sizer)))
+        except Exception as err:  # a later chunk's lookup failed: keep what already came back
+            error = f"planning the step's units failed after {tally.returned} ran: {err}"
+            return finish_step(ctx, step, event, started, tally, dispatch_error=error)
+        if not planned:
+            break
+        units = [_unit(ctx, step, step_run_id, k, groups) for k, groups in planned]
+        del planned
+        tally.add(execute_units(ctx, step, units, sizer))
+    return finish_step(ctx, step, event, started, tally)
+
+
+def _pack_sizer(ctx: PipelineContext, step: PlannedStep) -> PackSizer:
+    """The step's packs: ``units_per_worker`` units each, or sized as they come back.
+
+    A backend that queues whole waves learns nothing before it has submitted everything: one
+    unit per pack unless the operation says otherwise.
+    """
+    execution = step.operation.execution
+    fixed = execution.units_per_worker
+    if fixed is None and ctx.backend.queues_whole_waves:
+        fixed = 1
+    workers = int(execution.max_workers or getattr(ctx.backend, "max_workers", 1))
+    return PackSizer(fixed=fixed, workers=workers)
+
+
+def _window(ctx: PipelineContext, sizer: PackSizer) -> int:
+    """How many units are planned and held at once: a few rounds of packs for every worker.
+
+    A backend that queues whole waves (SLURM) gets the whole step at once: one submission.
+    Sized packs grow as they go, so the window is worked out again for each.
+    """
+    if ctx.backend.queues_whole_waves:
+        return sys.maxsize
+    per_round = sizer.per_pack * sizer.workers  # whole packs: the same packs as one wave
+    window = per_round * max(WINDOW_ROUNDS, -(-MIN_WINDOW_UNITS // per_round))
+    return window if not sizer.sized else min(window, LOOKUP_UNITS)
+
+
+def _stopped(ctx: PipelineContext, step: PlannedStep, tally: UnitTally) -> bool:
+    """Nothing more is dispatched after a cancellation, or a failure under ``fail_fast``."""
+    if ctx.cancelled.is_set():
+        return True
+    return step.failure_policy is FailurePolicy.FAIL_FAST and tally.failed_any
+
+
+def _misses(
+    ctx: PipelineContext, step: PlannedStep, plan: UnitPlan, tally: UnitTally
+) -> Iterator[tuple[str, Groups]]:
+    """The units the execution cache cannot answer, with their keys; hits go into ``tally``.
+
+    One lookup per chunk of units. A backend that queues whole waves gets the step as one chunk.
+    A step stopped early never looks up its later chunks: their units count as cancelled.
+    """
+    size = sys.maxsize if ctx.backend.queues_whole_waves else LOOKUP_UNITS
+    for chunk in plan.keyed_chunks(size):
+        hits = {} if step.skip_cache else ctx.store.executions_by_key([k for k, _ in chunk])
+        for key, _ in chunk:
+            if key in hits:
+                tally.add_cached(hits[key].outputs)
+        ctx.monitor.units_planned(step.number, total=plan.total, cached=tally.cached)
+        yield from ((key, groups) for key, groups in _drained(chunk) if key not in hits)
+
+
+def _drained(items: list[_T]) -> Iterator[_T]:
+    """Yield ``items`` in order, dropping the list's reference to each as it is yielded."""
+    items.reverse()
+    while items:
+        yield items.pop()
+
+
+def _fingerprint(ctx: PipelineContext, step: PlannedStep) -> str:
+    refs: dict[str, list[tuple[str, str]]] = {}
+    literals: dict[str, list[str]] = {}
+    for role, given in step.inputs.items():
+        if isinstance(given, OutputReference):
+            upstream = ctx.steps[given.source_step].fingerprint or ""
+            refs.setdefault(role, []).append((upstream, given.role))
+        elif isinstance(given, FileInputs):
+            literals[role] = given.content_hashes()  # raw files: keyed by content, not path
+        else:
+            literals[role] = list(given)
+    return step_fingerprint(step.operation, refs=refs, literals=literals)
+
+
+def _resolve_inputs(
+    ctx: PipelineContext, step: PlannedStep, upstream: Mapping[int, StepResult]
+) -> dict[str, tuple[str, ...]]:
+    sources = {
+        n: ctx.steps[n].outputs_from or upstream[n].step_run_id for n in step.upstream_steps()
+    }
+    offered = ctx.store.step_outputs([s for s in sources.values()])
+    resolved: dict[str, tuple[str, ...]] = {}
+    for role, given in step.inputs.items():
+        if isinstance(given, OutputReference):
+            ids = offered.get(sources[given.source_step], {}).get(given.role, ())
+            resolved[role] = tuple(sorted(set(ids)))
+        elif isinstance(given, FileInputs):
+            resolved[role] = given.ids()
+        else:
+            resolved[role] = tuple(sorted(set(given)))
+    return resolved
+
+
+def _unit(
+    ctx: PipelineContext,
+    step: PlannedStep,
+    step_run_id: str,
+    key: str,
+    groups: Groups,
+) -> ExecutionUnit:
+    return ExecutionUnit(
+        operation=step.operation,
+        step_run_id=step_run_id,
+        step_spec_id=step.fingerprint or "",
+        step_name=step.name,
+        step_number=step.number,
+        version=step.operation.version_label(),
+        execution_spec_id=key,
+        groups=groups,
+        root=str(ctx.store.layout.root),
+        backend=ctx.backend.name,
+        preserve_working=ctx.preserve_working,
+        provenance=ctx.provenance,
+        store_kind=store_kind(ctx.store),
+    )

@@ -1,0 +1,137 @@
+"""How a step attempt ends: its units' wave committed, then its final event, and its result.
+
+Shared by every kind of step (DESIGN.md §4): the status follows from the counts, the failure
+policy and the run's cancellation, never from which front door submitted the step.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from stemma.core.engine.planned_step import FailurePolicy, PlannedStep
+from stemma.core.engine.references import StepResult
+from stemma.core.engine.run_context import PipelineContext
+from stemma.core.engine.step_events import EventFactory, event_factory, step_result
+from stemma.core.engine.unit_tally import UnitTally
+from stemma.core.execution_records import StepEvent, StepOutputs
+from stemma.core.records import StepStatus
+from stemma.core.run_ids import new_attempt_id
+from stemma.core.store import WaveProblem
+
+
+def skipped_by_cancel(ctx: PipelineContext, step: PlannedStep, started: float) -> StepResult:
+    """A step reached after the run was cancelled: skipped, and never a cache hit later."""
+    step_run_id = new_attempt_id()
+    step.outputs_from = step_run_id
+    event = event_factory(ctx, step, step_run_id)(
+        StepStatus.SKIPPED, metadata={"skip_reason": "cancelled"}
+    )
+    ctx.record([event])
+    ctx.monitor.step_finished(step.number, StepStatus.SKIPPED)
+    return step_result(step, step_run_id, event, started, cache=None)
+
+
+def finish_step(
+    ctx: PipelineContext,
+    step: PlannedStep,
+    event: EventFactory,
+    started: float,
+    tally: UnitTally | None = None,
+    *,
+    skip_reason: str | None = None,
+    dispatch_error: str | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> StepResult:
+    """Commit what the step's units staged (one wave), then write its final event.
+
+    Args:
+        ctx: the run.
+        step: the step.
+        event: the step attempt's event factory.
+        started: ``time.monotonic()`` when the step started.
+        tally: what its units came to (none ran when omitted).
+        skip_reason: the step is skipped for this reason.
+        dispatch_error: the step could not dispatch its units (it fails).
+        extra: more metadata for the final event.
+    """
+    tally = tally or UnitTally(expected=0)
+    # (the tally's sets are sorted in place of a copy: a step of 10^6 units holds 10^6 ids)
+    roles = [
+        *step.operation.outputs,
+        *(r for r in tally.outputs if r not in step.operation.outputs),
+    ]
+    step_outputs = StepOutputs(
+        step_run_id=step.outputs_from or "",
+        outputs={role: tuple(sorted(tally.outputs.pop(role, ()))) for role in roles},
+    )
+    # Commit first: a bundle the wave had to leave out (a file missing past the staging
+    # timeout, an unreadable one quarantined) is a failed unit, so the step is no cache hit.
+    # A pack's units share one bundle: commit each bundle once.
+    with ctx.commit_lock:
+        report = ctx.store.commit_wave(list(tally.bundles), step_outputs=step_outputs)
+    final = final_event(
+        ctx,
+        step,
+        event,
+        started,
+        tally,
+        report.problems,
+        skip_reason=skip_reason,
+        dispatch_error=dispatch_error,
+        extra=extra,
+    )
+    ctx.record([final])
+    ctx.monitor.step_finished(step.number, final.status)
+    return step_result(step, final.step_run_id, final, started, cache=None)
+
+
+def final_event(
+    ctx: PipelineContext,
+    step: PlannedStep,
+    event: EventFactory,
+    started: float,
+    tally: UnitTally,
+    problems: Sequence[WaveProblem],
+    *,
+    skip_reason: str | None = None,
+    dispatch_error: str | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> StepEvent:
+    """The step's final event, from its units' tally and what its commit left out."""
+    landed = tally.landed(lost={problem.bundle for problem in problems})
+    succeeded = tally.cached + landed
+    failed = tally.returned - landed - tally.cancelled
+    total = succeeded + failed
+    stopped = tally.cancelled or tally.cached + tally.returned < tally.expected
+    if skip_reason is not None:
+        status = StepStatus.SKIPPED
+    elif stopped and ctx.cancelled.is_set():
+        status = StepStatus.CANCELLED  # the run was cancelled mid-step: never a cache hit
+    elif dispatch_error is not None or (
+        failed and (succeeded == 0 or step.failure_policy is FailurePolicy.FAIL_FAST)
+    ):
+        status = StepStatus.FAILED  # fail_fast stops dispatching too: the step failed
+    elif stopped:
+        status = StepStatus.CANCELLED
+    else:
+        status = StepStatus.COMPLETED
+    first_error = dispatch_error or tally.first_error or (problems[0].error if problems else None)
+    return event(
+        status,
+        total=total,
+        succeeded=succeeded,
+        failed=failed,
+        error=first_error,
+        dispatch_error=dispatch_error,
+        metadata={
+            "skip_reason": skip_reason,
+            "execution_cache_hits": tally.cached,
+            "cancelled_units": tally.cancelled
+            + max(0, tally.expected - tally.cached - tally.returned),
+            "staging_problems": [dict(problem.to_dict()) for problem in problems],
+            **(extra or {}),
+        },
+        duration=time.monotonic() - started,
+    )

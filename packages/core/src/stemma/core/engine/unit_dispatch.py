@@ -1,0 +1,250 @@
+"""Sending a step's units to the backend, and committing raw file inputs before they run."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from dataclasses import dataclass
+from typing import Any
+
+from stemma.core.backends.base import WaveRequest
+from stemma.core.cancel_levels import CancelLevel
+from stemma.core.engine.pack_sizing import TARGET_PACK_SECONDS, PackQueue, PackSizer
+from stemma.core.engine.planned_step import FailurePolicy, FileInputs, PlannedStep
+from stemma.core.engine.run_context import PipelineContext
+from stemma.core.engine.scheduler_logs import keep_worker_log, worker_log_of
+from stemma.core.engine.units import ExecutionUnit
+from stemma.core.engine.worker.worker_entry import UnitOutcome, run_units
+from stemma.core.engine.worker_slots import WorkerSlots
+from stemma.core.execution_records import ExecutionRecord
+from stemma.core.run_ids import job_name, new_attempt_id, run_tag
+
+_SAMPLE_SECONDS = 0.5
+"""How often the backend samples its workers' memory while a step waits for units."""
+_OVERDUE = 2
+"""A sized pack out for this many times its target has slower units than assumed."""
+
+
+def promote_files(ctx: PipelineContext, step: PlannedStep, step_run_id: str) -> None:
+    """Commit raw file inputs as file-ref artifacts, so workers load them like any other."""
+    for role, given in step.inputs.items():
+        if not isinstance(given, FileInputs):
+            continue
+        now = dt.datetime.now(dt.UTC)
+        record = ExecutionRecord(
+            execution_run_id=new_attempt_id(),
+            execution_spec_id=new_attempt_id(),
+            step_run_id=step_run_id,
+            step_spec_id=step.fingerprint or "",
+            step_name=step.name,
+            step_number=step.number,
+            operation="promote_files",
+            version="v0",
+            params={},
+            overrides={},
+            started_at=now,
+            ended_at=now,
+            worker="orchestrator",
+            backend="orchestrator",
+            success=True,
+            outputs={role: given.ids()},
+            artifacts=given.artifacts,
+            metadata={"promoted_for": role},
+        )
+        with ctx.commit_lock:
+            ctx.store.commit_executions([ctx.store.stage_execution(record)])
+
+
+def execute_units(
+    ctx: PipelineContext, step: PlannedStep, units: list[ExecutionUnit], sizer: PackSizer
+) -> list[UnitOutcome]:
+    """Run the units: at most ``max_workers`` packs at once, and GPU operations one at a time.
+
+    Packs are cut and submitted as slots free up (their size from ``sizer``, which learns from
+    each pack that comes back), so a stop (cancel, or ``fail_fast`` after a failure) drops
+    everything not yet dispatched. While waiting, the backend samples its workers' memory so a
+    worker the OOM killer takes is reported with its peak.
+    """
+    op = step.operation
+    queue = PackQueue[ExecutionUnit](units, sizer)
+    limit = 1 if op.resources.gpus > 0 else (op.execution.max_workers or len(units) or 1)
+    if not ctx.backend.queues_whole_waves:  # no more in the pool than it has workers: a stop
+        limit = min(limit, int(getattr(ctx.backend, "max_workers", limit)))  # drops the rest
+    request = wave_request(ctx, step, limit)
+    pending: dict[Future[Any], SentPack] = {}
+    outcomes: list[UnitOutcome] = []
+    sample = getattr(ctx.backend, "sample_memory", None)
+    job_states: Callable[[int], Mapping[str, int]] | None = getattr(ctx.backend, "job_states", None)
+    slots = None if ctx.backend.queues_whole_waves else ctx.worker_slots
+    while queue or pending:
+        if _stopping(ctx, step, outcomes):
+            pending = _drop_unstarted(ctx, step, queue, pending, slots)
+        elif (
+            not _send(ctx, step, queue, pending, (slots, limit, request)) and queue and not pending
+        ):
+            continue  # every worker is busy with other steps: wait for one
+        if not pending:
+            break
+        done, _ = wait(list(pending), timeout=_SAMPLE_SECONDS, return_when=FIRST_COMPLETED)
+        if callable(sample):
+            sample()
+        if job_states is not None:  # a scheduler's element states, from its own last poll
+            ctx.monitor.step_jobs(step.number, dict(job_states(step.number)))
+        shrink_for_late(sizer, pending.values())
+        for future in done:
+            sent = pending.pop(future)
+            if slots is not None:
+                slots.give()
+            if _died_sized(ctx, sizer, sent.pack, future):
+                sizer.died(len(sent.pack))
+                queue.send_alone(sent.pack)  # so that only the unit that kills a worker fails
+                continue
+            sizer.observe(len(sent.pack), time.monotonic() - sent.at)
+            back = pack_outcomes(ctx, sent.pack, future)
+            outcomes.extend(back)
+            ctx.monitor.units_back(
+                step.number,
+                succeeded=sum(o.success for o in back),
+                failed=sum(not o.success and not o.cancelled for o in back),
+                cancelled=sum(o.cancelled for o in back),
+            )
+    return outcomes
+
+
+def _send(
+    ctx: PipelineContext,
+    step: PlannedStep,
+    queue: PackQueue[ExecutionUnit],
+    pending: dict[Future[Any], SentPack],
+    how: tuple[WorkerSlots | None, int, WaveRequest],
+) -> bool:
+    """Hand the backend as many packs as it has free workers for (all, for a scheduler).
+
+    Returns whether anything was sent; a step with nothing in flight waits here a moment for
+    a worker another step holds.
+    """
+    slots, limit, request = how
+    room = None if slots is None else slots.take(limit - len(pending), wait=not pending)
+    wave = queue.take(room) if room is None or room else []
+    if slots is not None and room:
+        slots.give(room - len(wave))  # fewer packs were left than slots taken
+    if not wave:
+        return False
+    futures = ctx.backend.submit_wave(run_units, wave, request)
+    sent = time.monotonic()
+    pending.update((f, SentPack(p, sent)) for f, p in zip(futures, wave, strict=True))
+    fresh = sum(len(pack) for pack in wave) - queue.taken_again  # counted once
+    ctx.monitor.units_sent(step.number, fresh)
+    return True
+
+
+def _drop_unstarted(
+    ctx: PipelineContext,
+    step: PlannedStep,
+    queue: PackQueue[ExecutionUnit],
+    pending: dict[Future[Any], SentPack],
+    slots: WorkerSlots | None,
+) -> dict[Future[Any], SentPack]:
+    """A stop: drop what was never sent and what the backend has not started; keep the rest."""
+    dropped = queue.clear()  # units sent once already count as sent: close them
+    if dropped:
+        ctx.monitor.units_back(step.number, succeeded=0, failed=0, cancelled=dropped)
+    kept = {f: p for f, p in pending.items() if not f.cancel()}
+    if slots is not None:
+        slots.give(len(pending) - len(kept))
+    return kept
+
+
+@dataclass
+class SentPack:
+    """A pack handed to the backend, and when."""
+
+    pack: list[ExecutionUnit]
+    at: float
+    """When it was submitted (``time.monotonic``)."""
+    late: bool = False
+    """It was found out past its target once (and shrank the packs sent after it)."""
+
+
+def shrink_for_late(sizer: PackSizer, pending: Iterable[SentPack]) -> None:
+    """A pack of several units out well past its target holds slower units than assumed.
+
+    Packs sent after it are made smaller, once per late pack: a pack's own units cannot be
+    split, and a long straggler must not pin every later pack at one unit while it runs.
+    """
+    now = time.monotonic()
+    for sent in pending:
+        if not sent.late and len(sent.pack) > 1 and now - sent.at > _OVERDUE * TARGET_PACK_SECONDS:
+            sizer.overdue(len(sent.pack), now - sent.at)
+            sent.late = True
+
+
+def _died_sized(
+    ctx: PipelineContext, sizer: PackSizer, pack: list[ExecutionUnit], future: Future[Any]
+) -> bool:
+    """Whether a sized pack of several units lost its worker (not to a cancellation)."""
+    if not sizer.sized or len(pack) < 2 or future.cancelled() or ctx.cancel_level:
+        return False
+    return future.exception() is not None
+
+
+def pack_outcomes(
+    ctx: PipelineContext, pack: list[ExecutionUnit], future: Future[Any]
+) -> list[UnitOutcome]:
+    """The outcomes of a pack whose future is done, one per unit in order (worker log kept)."""
+    outcomes = _settle(ctx, pack, future)
+    log = None if future.cancelled() else worker_log_of(future)
+    if log is not None:
+        keep_worker_log(ctx.store, pack, outcomes, log)
+    return outcomes
+
+
+def _settle(
+    ctx: PipelineContext, pack: list[ExecutionUnit], future: Future[Any]
+) -> list[UnitOutcome]:
+    if future.cancelled():  # dropped from the backend's queue by a cancellation
+        return [UnitOutcome.stopped(max(ctx.cancel_level, 1)) for _ in pack]
+    error = future.exception()
+    if error is None:
+        return future.result()
+    if ctx.cancel_level >= CancelLevel.FORCE:  # we terminated the worker: not its failure
+        return [UnitOutcome.stopped(ctx.cancel_level) for _ in pack]
+    return [UnitOutcome.crashed(unit, error, ctx.store) for unit in pack]  # the worker died
+
+
+def wave_request(
+    ctx: PipelineContext,
+    step: PlannedStep,
+    limit: int,
+    *,
+    pack_steps: tuple[tuple[int, ...], ...] = (),
+) -> WaveRequest:
+    """The wave of ``step``'s packs (or of packs of several function steps: ``pack_steps``)."""
+    op = step.operation
+    resources = op.resources
+    return WaveRequest(
+        job_name=job_name(ctx.run_id, step.number, op.execution.job_name or step.name),
+        run_id=ctx.run_id,
+        run_tag=run_tag(ctx.run_id),
+        step_number=step.number,
+        max_parallel=limit,
+        cpus=resources.cpus,
+        memory_gb=resources.memory_gb,
+        gpus=resources.gpus,
+        time_limit=resources.time_limit,
+        extra={
+            **resources.extra,
+            **({"partition": resources.partition} if resources.partition else {}),
+        },
+        log_dir=str(ctx.store.layout.logs / "slurm" / ctx.run_id),
+        pack_steps=pack_steps,
+    )
+
+
+def _stopping(ctx: PipelineContext, step: PlannedStep, outcomes: list[UnitOutcome]) -> bool:
+    if ctx.cancelled.is_set():
+        return True
+    fail_fast = step.failure_policy is FailurePolicy.FAIL_FAST
+    return fail_fast and any(not outcome.success for outcome in outcomes)

@@ -1,0 +1,68 @@
+"""``UnitTally``: what a step's units came to, folded in as they come back.
+
+A step of 10^6 units never holds their outcomes: it keeps the figures its commit and final
+event need (counts, the first error, the output ids per role, the bundles to commit) and lets
+each outcome go.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from stemma.core.engine.worker.worker_entry import UnitOutcome
+
+
+@dataclass(kw_only=True, slots=True)
+class UnitTally:
+    """What a step's units came to: the figures its commit and final event need, and no unit."""
+
+    expected: int
+    """Units the step planned (cached ones included)."""
+    cached: int = 0
+    """Units answered by the execution cache."""
+    returned: int = 0
+    """Outcomes back from the backend."""
+    cancelled: int = 0
+    """Of those, units a cancellation stopped."""
+    failed_any: bool = False
+    """Some outcome was not a success (``fail_fast`` stops dispatching)."""
+    first_error: str | None = None
+    """The first failed (not cancelled) unit's error."""
+    outputs: dict[str, set[str]] = field(default_factory=dict[str, set[str]])
+    """Per output role, the ids of cached and successful units."""
+    bundles: dict[Path, None] = field(default_factory=dict[Path, None])
+    """The staged bundles to commit, once each, in the order they came back."""
+    successes: dict[Path | None, int] = field(default_factory=dict[Path | None, int])
+    """Successful units per bundle: a bundle the commit leaves out fails its units."""
+
+    def add_cached(self, outputs: Mapping[str, Iterable[str]]) -> None:
+        """Count an execution-cache hit and keep its outputs."""
+        self.cached += 1
+        self._keep(outputs)
+
+    def add(self, outcomes: Iterable[UnitOutcome]) -> None:
+        """Fold outcomes from the backend in; the caller can drop them."""
+        for outcome in outcomes:
+            self.returned += 1
+            if outcome.bundle is not None:
+                self.bundles.setdefault(outcome.bundle)
+            if outcome.success:
+                self.successes[outcome.bundle] = self.successes.get(outcome.bundle, 0) + 1
+                self._keep(outcome.outputs)
+                continue
+            self.failed_any = True
+            if outcome.cancelled:
+                self.cancelled += 1
+            elif self.first_error is None and outcome.error:
+                self.first_error = outcome.error
+
+    def landed(self, *, lost: Iterable[Path | None]) -> int:
+        """Successful units whose bundle the commit took (not in ``lost``)."""
+        left_out = set(lost)
+        return sum(n for bundle, n in self.successes.items() if bundle not in left_out)
+
+    def _keep(self, outputs: Mapping[str, Iterable[str]]) -> None:
+        for role, ids in outputs.items():
+            self.outputs.setdefault(role, set()).update(ids)

@@ -1,0 +1,1 @@
+"""What runs in a worker: a pack of units, their lifecycles, input loading, staging."""

@@ -1,0 +1,164 @@
+"""What a worker does for a function step's unit: call ``fn``, publish ``OUT``, settle the result.
+
+The output is built under a scratch name beside its final place and renamed into place only
+after ``fn`` returned, so a crash or a failure never leaves a half-written output where a
+dependent or a later run would take it for a finished one. The outcome is staged like any
+unit's; the orchestrator commits it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+import shutil
+from pathlib import Path
+from typing import Any, cast
+
+from stemma.core.canonical import canonical_json
+from stemma.core.context import running_under
+from stemma.core.engine.function_operation import (
+    OUTPUT_ROLE,
+    VALUE_ROLE,
+    FunctionOperation,
+)
+from stemma.core.engine.units import ExecutionUnit
+from stemma.core.engine.worker.creator_lifecycle import LifecycleOutcome, failure_outcome
+from stemma.core.execution_records import LineageEdge
+from stemma.core.identity import content_id, digest_tree, file_ref_artifact_id
+from stemma.core.operations.drafts import FinalizedArtifact
+from stemma.core.run_ids import new_attempt_id
+
+VALUE_JSON = "value_json"
+"""The key of the return value's canonical JSON in the unit's reply to the orchestrator."""
+EXCEPTION = "exception"
+"""The key of the function's exception in a failed unit's reply."""
+
+
+def run_function(unit: ExecutionUnit) -> LifecycleOutcome:
+    """Run a function step's unit; never raises (a failure is an outcome)."""
+    call = cast(FunctionOperation, unit.operation).call
+    if call is None:
+        return failure_outcome(ValueError("a function unit without its call"), None)
+    root = Path(unit.root)
+    try:
+        (root / call.output_relpath).parent.mkdir(parents=True, exist_ok=True)
+        with running_under(root):
+            value = call.fn(**call.kwargs)
+    except Exception as err:
+        return function_failed(unit, err)
+    return settle_function(unit, value)
+
+
+def function_failed(unit: ExecutionUnit, error: Exception) -> LifecycleOutcome:
+    """The outcome of a function that raised: its scratch output removed, its error kept."""
+    call = cast(FunctionOperation, unit.operation).call
+    if call is not None:
+        remove(Path(call.scratch))
+    failed = failure_outcome(error, None)
+    return dataclasses.replace(failed, reply=_exception_reply(error))
+
+
+def settle_function(unit: ExecutionUnit, value: Any) -> LifecycleOutcome:
+    """Publish what the function left at its scratch path, and make its two artifacts.
+
+    Also what an external runner calls after running the function itself
+    (:mod:`stemma.core.external`). Never raises: an unencodable value or an unreadable output
+    is a failed outcome, and nothing is published.
+    """
+    op = cast(FunctionOperation, unit.operation)
+    call = op.call
+    if call is None:
+        return failure_outcome(ValueError("a function unit without its call"), None)
+    final = Path(unit.root) / call.output_relpath
+    scratch = Path(call.scratch)
+    try:
+        value_json = canonical_json(value, f"the value returned by step {op.step_name!r}")
+        if not scratch.exists():
+            scratch.mkdir()  # fn wrote nothing: the output is an empty directory
+        digest = digest_tree(scratch)
+        publish(scratch, final)
+    except Exception as err:
+        return function_failed(unit, err)
+    output = FinalizedArtifact(
+        artifact_id=file_ref_artifact_id(digest, call.output_relpath),
+        artifact_type="file_ref",
+        content=None,
+        original_name=final.name,
+        extension="",
+        size=digest.size,
+        fields={
+            "path": call.output_relpath,
+            "content_hash": digest.content_hash,
+            "file_count": digest.file_count,
+        },
+        metadata={},
+        origin_step=None,
+    )
+    data = value_json.encode()
+    returned = FinalizedArtifact(
+        artifact_id=content_id(data),
+        artifact_type="metric",
+        content=data,
+        original_name="value.json",
+        extension=".json",
+        size=len(data),
+        fields={},
+        metadata={},
+        origin_step=None,
+    )
+    return LifecycleOutcome(
+        success=True,
+        outputs={OUTPUT_ROLE: (output.artifact_id,), VALUE_ROLE: (returned.artifact_id,)},
+        artifacts=(output, returned),
+        edges=_edges(unit, (output, returned)),
+        reply={VALUE_JSON: value_json},
+    )
+
+
+def _exception_reply(error: Exception) -> dict[str, Any]:
+    """The function's own exception, for its caller to chain, when it survives a pickle trip."""
+    try:
+        pickle.loads(pickle.dumps(error))
+    except Exception:  # an exception holding a lock, a socket…: the traceback text must do
+        return {}
+    return {EXCEPTION: error}
+
+
+def _edges(unit: ExecutionUnit, made: tuple[FinalizedArtifact, ...]) -> tuple[LineageEdge, ...]:
+    """Every input artifact (a dep's output) is a parent of both outputs."""
+    roles = {made[0].artifact_id: OUTPUT_ROLE, made[1].artifact_id: VALUE_ROLE}
+    return tuple(
+        LineageEdge(
+            source_artifact_id=source,
+            target_artifact_id=target.artifact_id,
+            source_role=role,
+            target_role=roles[target.artifact_id],
+            target_artifact_type=target.artifact_type,
+        )
+        for role, sources in unit.inputs().items()
+        for source in sources
+        for target in made
+    )
+
+
+def publish(scratch: Path, final: Path) -> None:
+    """Move the finished output into place, replacing an older build (a ``dev`` rerun)."""
+    if final.exists() or final.is_symlink():
+        retired = final.with_name(f".{final.name}.retired.{new_attempt_id()}")
+        final.rename(retired)
+        remove(retired)
+    scratch.rename(final)
+
+
+def remove(path: Path) -> None:
+    """Remove a file or a tree, if it is there."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    elif path.exists() or path.is_symlink():
+        path.unlink(missing_ok=True)
+
+
+def scratch_for(root: Path, call_output: str) -> str:
+    """A fresh scratch path beside the output ``call_output`` (relative to ``root``)."""
+    final = root / call_output
+    return str(final.with_name(f".{final.name}.{new_attempt_id()}"))

@@ -1,0 +1,146 @@
+"""What a worker loads for a unit's inputs, as each role's ``InputSpec`` asks.
+
+* ``hydrate=False``: ids and metadata only; the content is dropped before the operation sees it,
+  so nothing is materialized and curator frames carry no values. (The store still reads the
+  rows: the saving is the operation's, not yet the read's.)
+* ``with_associated=(types…)``: for every input artifact, the artifacts of those types found by
+  walking lineage forward from it (a dataset's metrics, say), loaded with their content and
+  handed over beside the inputs: ``PreprocessInput.associated`` for creators, an
+  ``associated_{type}`` column of id lists in a curator's frame.
+
+A worker's pack loads its units' inputs in windows (:func:`load_pack`): one store call for the
+inputs of many consecutive units instead of one per unit (each call is a scan of the artifact
+index and of each type's table, whatever the number of ids). A window grows while the content it
+reads stays small, so a pack of large artifacts still holds about one unit's inputs at a time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Mapping, Sequence
+
+from stemma.core.engine.units import ExecutionUnit
+from stemma.core.operations.drafts import FinalizedArtifact
+from stemma.core.operations.specs import InputSpec
+from stemma.core.store import PipelineStore
+
+Associated = dict[str, dict[str, dict[str, list[FinalizedArtifact]]]]
+"""``{role: {input artifact id: {type: [associated artifacts]}}}``."""
+Inputs = dict[str, list[FinalizedArtifact]]
+"""``{role: [artifacts]}``, hydrated or not as each role asks."""
+
+WINDOW_BYTES = 64 * 2**20
+"""About how much input content one window of a pack may read at once."""
+FIRST_WINDOW = 8
+"""Units in a pack's first window, before the content size per unit is known."""
+MAX_WINDOW = 512
+"""Units in a window at most (bounds the ids of one scan's predicate)."""
+
+
+def load_inputs(
+    unit: ExecutionUnit,
+    store: PipelineStore,
+    loaded: Mapping[str, FinalizedArtifact] | None = None,
+) -> tuple[Inputs, Associated]:
+    """The unit's inputs by role (hydrated or not, per role) and their associated artifacts.
+
+    Args:
+        unit: the unit.
+        store: where the inputs (and associated artifacts) are read from.
+        loaded: the unit's input artifacts already read (by :func:`load_pack`); read from
+            ``store`` when None.
+
+    Raises:
+        LookupError: input artifacts missing from the store (the message lists some).
+    """
+    if not unit.operation.loads_inputs:
+        return {}, {}
+    roles = unit.inputs()
+    specs = type(unit.operation).inputs
+    wanted = {artifact_id for ids in roles.values() for artifact_id in ids}
+    if loaded is None:
+        loaded = store.load_artifacts(wanted) if wanted else {}
+    if missing := sorted(wanted - set(loaded)):
+        shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if missing[10:] else "")
+        raise LookupError(f"{len(missing)} input artifacts are not in the store: {shown}")
+    inputs: Inputs = {}
+    for role, ids in roles.items():
+        spec = specs.get(role, InputSpec())
+        artifacts = [loaded[i] for i in ids]
+        inputs[role] = artifacts if spec.hydrate else [_dry(a) for a in artifacts]
+    return inputs, _associated(roles, specs, store)
+
+
+def load_pack(
+    units: Sequence[ExecutionUnit], store: PipelineStore
+) -> Iterator[tuple[ExecutionUnit, tuple[Inputs, Associated] | Exception]]:
+    """Each unit of a pack with its loaded inputs, or the error loading them, in pack order.
+
+    The inputs of consecutive units are read together, one ``load_artifacts`` call per window
+    (see the module docstring); a window whose read fails is read again unit by unit, so each
+    unit gets its own error, exactly as when it is loaded alone.
+    """
+    start, size = 0, FIRST_WINDOW
+    while start < len(units):
+        window = units[start : start + size]
+        start += len(window)
+        loaded = _read_window(window, store)
+        for unit in window:
+            try:
+                yield unit, load_inputs(unit, store, loaded)
+            except Exception as err:
+                yield unit, err
+        if loaded is not None:
+            size = _next_window(loaded, len(window))
+
+
+def _read_window(
+    window: Sequence[ExecutionUnit], store: PipelineStore
+) -> dict[str, FinalizedArtifact] | None:
+    """The inputs of a window's units, with content; None if the read failed (read per unit)."""
+    if len(window) == 1:
+        return None
+    wanted = {
+        i
+        for unit in window
+        if unit.operation.loads_inputs
+        for ids in unit.inputs().values()
+        for i in ids
+    }
+    if not wanted:
+        return {}
+    try:
+        found = store.load_artifacts(wanted)
+    except Exception:
+        return None
+    return {i: found[i] for i in wanted if i in found}
+
+
+def _next_window(loaded: Mapping[str, FinalizedArtifact], units: int) -> int:
+    per_unit = sum(len(a.content or b"") for a in loaded.values()) / max(units, 1)
+    return max(1, min(MAX_WINDOW, int(WINDOW_BYTES // max(per_unit, 1.0))))
+
+
+def _dry(artifact: FinalizedArtifact) -> FinalizedArtifact:
+    return dataclasses.replace(artifact, content=None) if artifact.content is not None else artifact
+
+
+def _associated(
+    roles: Mapping[str, tuple[str, ...]], specs: Mapping[str, InputSpec], store: PipelineStore
+) -> Associated:
+    found: Associated = {}
+    for role, ids in roles.items():
+        spec = specs.get(role, InputSpec())
+        if not spec.with_associated or not ids:
+            continue
+        per_input: dict[str, dict[str, list[str]]] = {i: {} for i in ids}
+        for artifact_type in spec.with_associated:
+            for source, targets in store.descendants(ids, artifact_type=artifact_type).items():
+                per_input[source][artifact_type] = sorted(targets)
+        every = {t for types in per_input.values() for ts in types.values() for t in ts}
+        content = store.load_artifacts(every) if every else {}
+        found[role] = {
+            source: {kind: [content[t] for t in ts if t in content] for kind, ts in types.items()}
+            for source, types in per_input.items()
+        }
+    return found

@@ -1,0 +1,89 @@
+"""The function backends run: a pack of units in one worker, and what it reports back.
+
+Module-level and importable by name, so a spawned worker (or a SLURM job) unpickles it by
+reference. A unit's own failure comes back as an unsuccessful outcome with its staged failure
+record; only a dead worker surfaces as an exception on the backend's future.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from stemma.core.backends import worker_stop
+from stemma.core.engine.units import ExecutionUnit
+from stemma.core.store import PipelineStore
+
+if TYPE_CHECKING:
+    from stemma.core.engine.worker.worker import UnitReport
+
+
+@dataclass(frozen=True, kw_only=True)
+class UnitOutcome:
+    """What the orchestrator needs of one finished unit."""
+
+    execution_run_id: str
+    success: bool
+    error: str | None
+    bundle: Path | None
+    """The staged bundle to commit (None only when even a failure could not be staged)."""
+    outputs: Mapping[str, tuple[str, ...]] = field(default_factory=dict[str, tuple[str, ...]])
+    """Per output role, the ids the unit produced or passed through."""
+    reply: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    """The lifecycle's reply (a function step's return value); never committed."""
+    cancelled: bool = False
+    """The unit was stopped by a cancellation (its worker terminated): not a failure, and
+    nothing of it is committed; a rerun runs it again."""
+
+    @classmethod
+    def of(cls, report: UnitReport) -> UnitOutcome:
+        """The orchestrator's view of a worker's report."""
+        return cls(
+            execution_run_id=report.execution_run_id,
+            success=report.success,
+            error=report.error,
+            bundle=report.bundle,
+            outputs=report.outputs,
+            reply=report.reply,
+        )
+
+    @classmethod
+    def crashed(
+        cls, unit: ExecutionUnit, error: BaseException, store: PipelineStore
+    ) -> UnitOutcome:
+        """Stage the failure record of a unit whose worker died, and report it."""
+        from stemma.core.engine.worker.worker import report_crash
+
+        return cls.of(report_crash(unit, error, store))
+
+    @classmethod
+    def stopped(cls, level: int) -> UnitOutcome:
+        """A unit whose worker a cancellation terminated: recorded in the step's counts only."""
+        return cls(
+            execution_run_id="",
+            success=False,
+            error=f"cancelled (level {level})",
+            bundle=None,
+            cancelled=True,
+        )
+
+
+def run_units(units: Sequence[ExecutionUnit]) -> list[UnitOutcome]:
+    """Run a pack of units one after another in this worker (``units_per_worker``)."""
+    from stemma.core.engine.worker.worker import run_pack, run_unit
+    from stemma.core.store import open_pipeline_store
+
+    if not units:
+        return []
+    try:
+        try:  # once per pack: opening a store is not free
+            store = open_pipeline_store(units[0].root, kind=units[0].store_kind)
+        except Exception:  # run_unit tries again and reports the error per unit
+            reports = [run_unit(unit) for unit in units]
+        else:
+            reports = run_pack(units, store)  # one staged bundle for the whole pack
+    finally:
+        worker_stop.clear()  # a pool worker runs its next pack afresh
+    return [UnitOutcome.of(report) for report in reports]

@@ -1,1 +1,0 @@
-"""The Pipeline front door: steps over many artifacts, dispatched, executed and committed."""
