@@ -13,15 +13,16 @@ return value a ``metric``.
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections.abc import Mapping, Sequence
 from itertools import pairwise
-from typing import Any, cast
+from typing import Any
 
 import polars as pl
 
+from stemma.core import record_rows
 from stemma.core.canonical import dumps_plain
 from stemma.core.execution_records import ExecutionRecord, StepEvent, StepOutputs
+from stemma.core.record_rows import RowFormat
 from stemma.core.records import StepStatus
 from stemma.storage.artifact_tables import content_row, table_for_type
 from stemma.storage.schemas import (
@@ -125,35 +126,6 @@ def execution_row(record: ExecutionRecord) -> dict[str, Any]:
     }
 
 
-def execution_from_row(
-    row: Mapping[str, Any], edges: Mapping[str, Mapping[str, tuple[str, ...]]]
-) -> ExecutionRecord:
-    """An execution row read back, with its ``{"input"|"output": {role: ids}}`` edges."""
-    return ExecutionRecord(
-        execution_run_id=row["execution_run_id"],
-        execution_spec_id=row["execution_spec_id"],
-        step_run_id=row["step_run_id"],
-        step_spec_id=row["step_spec_id"],
-        step_name=row["step_name"],
-        step_number=row["step_number"],
-        operation=row["operation"] or "",
-        version=row["version"] or "",
-        params=_json(row["params"]),
-        overrides=_json(row["overrides"]),
-        started_at=_utc(row["started_at"]),
-        ended_at=_utc(row["ended_at"]),
-        worker=row["worker"] or "",
-        backend=row["backend"] or "",
-        success=row["success"],
-        error=row["error"],
-        tool_output=row["tool_output"],
-        worker_log=row["worker_log"],
-        inputs=dict(edges.get("input", {})),
-        outputs=dict(edges.get("output", {})),
-        metadata=_json(row["metadata"]),
-    )
-
-
 def event_row(event: StepEvent) -> dict[str, Any]:
     """The ``orchestration/steps`` row of one step event."""
     return {
@@ -181,33 +153,6 @@ def event_row(event: StepEvent) -> dict[str, Any]:
     }
 
 
-def event_from_row(row: Mapping[str, Any]) -> StepEvent:
-    """A steps row read back as a :class:`StepEvent`."""
-    return StepEvent(
-        step_run_id=row["step_run_id"],
-        step_spec_id=row["step_spec_id"],
-        pipeline_run_id=row["pipeline_run_id"],
-        step_number=row["step_number"],
-        step_name=row["step_name"],
-        status=StepStatus(row["status"]),
-        operation=row["operation"] or "",
-        version=row["version"] or "",
-        params=_json(row["params"]),
-        backend=row["backend"] or "",
-        timestamp=_utc(row["timestamp"]),
-        dep_fingerprints=tuple(row["dep_fingerprints"] or ()),
-        output_roles=tuple(row["output_roles"] or ()),
-        total_count=row["total_count"] or 0,
-        succeeded_count=row["succeeded_count"] or 0,
-        failed_count=row["failed_count"] or 0,
-        duration_seconds=row["duration_seconds"],
-        error=row["error"],
-        dispatch_error=row["dispatch_error"],
-        commit_error=row["commit_error"],
-        metadata=_json(row["metadata"]),
-    )
-
-
 def step_outputs_frame(outputs: StepOutputs) -> pl.DataFrame:
     """The ``orchestration/step_outputs`` rows of one step run (an empty role: a null id)."""
     roles: list[str] = []
@@ -227,9 +172,21 @@ def event_frame(events: list[StepEvent]) -> pl.DataFrame:
     return STEPS.frame([event_row(event) for event in events])
 
 
-def _json(text: str | None) -> dict[str, Any]:
-    return cast(dict[str, Any], json.loads(text)) if text else {}
-
-
 def _utc(value: dt.datetime) -> dt.datetime:
     return value.astimezone(dt.UTC)
+
+
+DELTA_ROWS = RowFormat(time=_utc, strings=lambda value: value or ())
+"""How Delta rows hold times (timestamps, read back in UTC) and lists (lists)."""
+
+
+def execution_from_row(
+    row: Mapping[str, Any], edges: Mapping[str, Mapping[str, tuple[str, ...]]]
+) -> ExecutionRecord:
+    """An ``executions`` row read back, with its ``{"input"|"output": {role: ids}}`` edges."""
+    return record_rows.execution_from_row(row, edges, DELTA_ROWS)
+
+
+def event_from_row(row: Mapping[str, Any]) -> StepEvent:
+    """A ``steps`` row read back as a :class:`StepEvent`."""
+    return record_rows.event_from_row(row, DELTA_ROWS)

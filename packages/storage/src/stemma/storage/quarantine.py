@@ -11,18 +11,15 @@ commits it.
 
 from __future__ import annotations
 
-import datetime as dt
 import os
-import re
 import uuid
 from dataclasses import replace
 from pathlib import Path
 
 from stemma.core.layout import RootLayout
+from stemma.core.staging_notes import write_staging_note
 from stemma.storage.staging import QUARANTINE
 from stemma.storage.staging_checks import StagingProblem
-
-_NUMBERED = re.compile(r"(\d+)_(.+)")
 
 
 def quarantine_dir(layout: RootLayout) -> Path:
@@ -55,41 +52,3 @@ def quarantine_bundle(
     moved = replace(problem, moved_to=target)
     write_staging_note(layout, moved, step_dir)
     return moved
-
-
-def write_staging_note(layout: RootLayout, problem: StagingProblem, step_dir: str) -> Path | None:
-    """Write a readable note of a bundle left out of a commit; best effort.
-
-    Returns:
-        The note's path, or ``None`` if it could not be written (never raises ``OSError``).
-    """
-    path = staging_note_path(layout, step_dir, problem.bundle.name)
-    what = (
-        f"quarantined to {problem.moved_to}"
-        if problem.moved_to is not None
-        else "left in staging; the next recover() commits it if it is whole by then"
-    )
-    lines = [
-        f"bundle: {problem.bundle}",
-        f"problem: {problem.kind.value}",
-        f"files: {', '.join(problem.files) or '(the whole bundle)'}",
-        f"what was done: {what}",
-        f"time: {dt.datetime.now(dt.UTC).isoformat()}",
-        "",
-        "--- error ---",
-        problem.error,
-        "",
-    ]
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("\n".join(lines), encoding="utf-8")
-    except OSError:
-        return None
-    return path
-
-
-def staging_note_path(layout: RootLayout, step_dir: str, bundle_name: str) -> Path:
-    """``logs/failures/step_{N}_{step}/{bundle}.staging.log``, beside the step's failure logs."""
-    numbered = _NUMBERED.fullmatch(step_dir)
-    folder = f"step_{numbered[1]}_{numbered[2]}" if numbered else step_dir
-    return layout.logs / "failures" / folder / f"{bundle_name}.staging.log"

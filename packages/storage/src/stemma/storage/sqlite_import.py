@@ -41,10 +41,11 @@ from stemma.core.errors import ArtifactTypeError
 from stemma.core.file_lock import FileLock
 from stemma.core.identity import hash_plain
 from stemma.core.layout import RootLayout
+from stemma.core.record_rows import event_from_row, execution_from_row
 from stemma.core.sqlite_store import SqliteStore
-from stemma.core.sqlite_store import event_rows as core_events
 from stemma.core.sqlite_store import execution_rows as core_rows
 from stemma.core.sqlite_store import schema as core_schema
+from stemma.core.sqlite_store.execution_rows import SQLITE_ROWS
 from stemma.core.sqlite_store.schema import SchemaVersionError
 from stemma.storage.artifact_tables import content_row, table_for_type
 from stemma.storage.errors import StorageError
@@ -193,10 +194,10 @@ def _frames(
     if table == "artifacts":
         return _artifact_frames(rows, unknown)
     if table == "steps":
-        events = [core_events.event_from_row(row) for row in rows]
+        events = [event_from_row(row, SQLITE_ROWS) for row in rows]
         return {STEPS: STEPS.frame([event_row(event) for event in events])}
     if table == "executions":
-        records = [core_rows.execution_from_row(row, {}) for row in rows]
+        records = [execution_from_row(row, {}, SQLITE_ROWS) for row in rows]
         return {EXECUTIONS: EXECUTIONS.frame([execution_row(record) for record in records])}
     if table == "artifact_edges":
         edges = [{**row, "step_boundary": bool(row["step_boundary"])} for row in rows]

@@ -29,10 +29,11 @@ import polars as pl
 
 from stemma.core.execution_records import StepOutputs
 from stemma.core.layout import RootLayout
+from stemma.core.staging_notes import write_staging_note
 from stemma.storage.errors import StagedBundleError
 from stemma.storage.execution_rows import step_outputs_frame
 from stemma.storage.locks import bundle_lock
-from stemma.storage.quarantine import quarantine_bundle, quarantine_dir, write_staging_note
+from stemma.storage.quarantine import quarantine_bundle, quarantine_dir
 from stemma.storage.retire import retire_bundle
 from stemma.storage.schemas import EXECUTIONS, STEP_OUTPUTS
 from stemma.storage.sentinel import Listing

@@ -12,9 +12,7 @@ next ``recover()`` commits it.
 
 from __future__ import annotations
 
-import datetime as dt
 import os
-import re
 import shutil
 import threading
 import uuid
@@ -24,9 +22,8 @@ from pathlib import Path
 
 from stemma.core.layout import RootLayout
 from stemma.core.sqlite_store.staging import QUARANTINE, RETIRED
+from stemma.core.staging_notes import write_staging_note
 from stemma.core.staging_problems import StagingProblem
-
-_NUMBERED = re.compile(r"(\d+)_(.+)")
 
 
 def retire_bundles(layout: RootLayout, bundles: Iterable[Path], *, background: bool) -> int:
@@ -93,41 +90,3 @@ def quarantine_bundle(layout: RootLayout, problem: StagingProblem, step_dir: str
 def is_quarantined(layout: RootLayout, step_dir: str, name: str) -> bool:
     """Whether a bundle of this step directory and name is in quarantine."""
     return (layout.staging / QUARANTINE / step_dir / name).exists()
-
-
-def write_staging_note(layout: RootLayout, problem: StagingProblem, step_dir: str) -> Path | None:
-    """Write a readable note of a bundle left out of a commit; best effort.
-
-    Returns:
-        The note's path, or ``None`` if it could not be written (never raises ``OSError``).
-    """
-    path = staging_note_path(layout, step_dir, problem.bundle.name)
-    what = (
-        f"quarantined to {problem.moved_to}"
-        if problem.moved_to is not None
-        else "left in staging; the next recover() commits it if it is whole by then"
-    )
-    lines = [
-        f"bundle: {problem.bundle}",
-        f"problem: {problem.kind.value}",
-        f"files: {', '.join(problem.files) or '(the whole bundle)'}",
-        f"what was done: {what}",
-        f"time: {dt.datetime.now(dt.UTC).isoformat()}",
-        "",
-        "--- error ---",
-        problem.error,
-        "",
-    ]
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("\n".join(lines), encoding="utf-8")
-    except OSError:
-        return None
-    return path
-
-
-def staging_note_path(layout: RootLayout, step_dir: str, bundle_name: str) -> Path:
-    """``logs/failures/step_{N}_{step}/{bundle}.staging.log``, beside the step's failure logs."""
-    numbered = _NUMBERED.fullmatch(step_dir)
-    folder = f"step_{numbered[1]}_{numbered[2]}" if numbered else step_dir
-    return layout.logs / "failures" / folder / f"{bundle_name}.staging.log"

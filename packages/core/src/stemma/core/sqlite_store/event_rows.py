@@ -8,14 +8,14 @@ return value in its ``metadata``: ``output_path`` and ``output_artifact_id``, an
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any
 
 from stemma.core.canonical import dumps_plain
 from stemma.core.execution_records import StepEvent
+from stemma.core.record_rows import json_object
 from stemma.core.records import StepRecord, StepStatus
-from stemma.core.sqlite_store.execution_rows import from_micros, json_object, to_micros
+from stemma.core.sqlite_store.execution_rows import from_micros, to_micros
 
 
 def event_row(event: StepEvent) -> tuple[Any, ...]:
@@ -42,33 +42,6 @@ def event_row(event: StepEvent) -> tuple[Any, ...]:
         event.dispatch_error,
         event.commit_error,
         dumps_plain(dict(event.metadata)),
-    )
-
-
-def event_from_row(row: Mapping[str, Any]) -> StepEvent:
-    """A ``steps`` row read back as a :class:`StepEvent`."""
-    return StepEvent(
-        step_run_id=row["step_run_id"],
-        step_spec_id=row["step_spec_id"],
-        pipeline_run_id=row["pipeline_run_id"],
-        step_number=row["step_number"],
-        step_name=row["step_name"],
-        status=StepStatus(row["status"]),
-        operation=row["operation"] or "",
-        version=row["version"] or "",
-        params=json_object(row["params"]),
-        backend=row["backend"] or "",
-        timestamp=from_micros(row["timestamp"]),
-        dep_fingerprints=tuple(_strings(row["dep_fingerprints"])),
-        output_roles=tuple(_strings(row["output_roles"])),
-        total_count=row["total_count"] or 0,
-        succeeded_count=row["succeeded_count"] or 0,
-        failed_count=row["failed_count"] or 0,
-        duration_seconds=row["duration_seconds"],
-        error=row["error"],
-        dispatch_error=row["dispatch_error"],
-        commit_error=row["commit_error"],
-        metadata=json_object(row["metadata"]),
     )
 
 
@@ -101,7 +74,3 @@ def step_record(row: Mapping[str, Any], values: Mapping[str, str]) -> StepRecord
         value_json=values.get(value_id) if isinstance(value_id, str) else None,
         error=row["error"],
     )
-
-
-def _strings(text: str | None) -> list[str]:
-    return [str(item) for item in cast(list[Any], json.loads(text))] if text else []

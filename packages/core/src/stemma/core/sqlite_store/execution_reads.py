@@ -13,8 +13,9 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING, Any, cast
 
 from stemma.core.execution_records import ExecutionRecord
+from stemma.core.record_rows import execution_from_row
 from stemma.core.sqlite_store.connections import Connections
-from stemma.core.sqlite_store.execution_rows import artifact_from_row, execution_from_row
+from stemma.core.sqlite_store.execution_rows import SQLITE_ROWS, artifact_from_row
 from stemma.core.sqlite_store.schema import ARTIFACT_COLUMNS, EXECUTION_COLUMNS
 
 if TYPE_CHECKING:  # annotations only: reading must not load the operations (pydantic)
@@ -74,7 +75,9 @@ def executions_by_key(
     )
     by_run = _edges_by_run(edges)
     return {
-        row["execution_spec_id"]: execution_from_row(row, by_run.get(row["execution_run_id"], {}))
+        row["execution_spec_id"]: execution_from_row(
+            row, by_run.get(row["execution_run_id"], {}), SQLITE_ROWS
+        )
         for row in rows
     }
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, cast
 from stemma.core.canonical import dumps_plain
 from stemma.core.errors import ArtifactTypeError
 from stemma.core.execution_records import ExecutionRecord
+from stemma.core.record_rows import RowFormat, json_object
 
 if TYPE_CHECKING:  # annotations only: staging must not load the operations (pydantic)
     from stemma.core.operations.drafts import FinalizedArtifact
@@ -146,36 +147,6 @@ def decode_content(row: list[Any]) -> list[Any]:
     return row
 
 
-def execution_from_row(
-    row: Mapping[str, Any], edges: Mapping[str, Mapping[str, tuple[str, ...]]]
-) -> ExecutionRecord:
-    """An ``executions`` row read back, with its ``{"input"|"output": {role: ids}}`` edges."""
-    return ExecutionRecord(
-        execution_run_id=row["execution_run_id"],
-        execution_spec_id=row["execution_spec_id"],
-        step_run_id=row["step_run_id"],
-        step_spec_id=row["step_spec_id"],
-        step_name=row["step_name"],
-        step_number=row["step_number"],
-        operation=row["operation"] or "",
-        version=row["version"] or "",
-        params=json_object(row["params"]),
-        overrides=json_object(row["overrides"]),
-        started_at=from_micros(row["started_at"]),
-        ended_at=from_micros(row["ended_at"]),
-        worker=row["worker"] or "",
-        backend=row["backend"] or "",
-        success=bool(row["success"]),
-        error=row["error"],
-        tool_output=row["tool_output"],
-        worker_log=row["worker_log"],
-        inputs=dict(edges.get("input", {})),
-        outputs=dict(edges.get("output", {})),
-        metadata=json_object(row["metadata"]),
-        provenance=json_object(row["provenance"]),
-    )
-
-
 def artifact_from_row(row: Mapping[str, Any]) -> FinalizedArtifact:
     """The :class:`FinalizedArtifact` an ``artifacts`` row holds, content included."""
     from stemma.core.operations.drafts import FinalizedArtifact
@@ -195,6 +166,10 @@ def artifact_from_row(row: Mapping[str, Any]) -> FinalizedArtifact:
     )
 
 
-def json_object(text: str | None) -> dict[str, Any]:
-    """A JSON object column read back (``{}`` when empty)."""
-    return cast(dict[str, Any], json.loads(text)) if text else {}
+def json_strings(text: str | None) -> list[str]:
+    """A JSON list-of-strings column read back (``[]`` when empty)."""
+    return [str(item) for item in cast(list[Any], json.loads(text))] if text else []
+
+
+SQLITE_ROWS = RowFormat(time=from_micros, strings=json_strings)
+"""How this store's rows hold times (microseconds) and lists (JSON text)."""

@@ -11,9 +11,11 @@ import json
 from collections.abc import Collection
 
 from stemma.core.execution_records import StepEvent
+from stemma.core.record_rows import event_from_row
 from stemma.core.records import StepRecord, StepStatus
 from stemma.core.sqlite_store.connections import Connections
-from stemma.core.sqlite_store.event_rows import event_from_row, step_record, value_artifact_id
+from stemma.core.sqlite_store.event_rows import step_record, value_artifact_id
+from stemma.core.sqlite_store.execution_rows import SQLITE_ROWS
 from stemma.core.sqlite_store.schema import STEP_COLUMNS
 
 _SELECT = f"SELECT {', '.join(STEP_COLUMNS)} FROM steps"
@@ -32,7 +34,7 @@ def latest_step(
         "ORDER BY timestamp DESC, seq DESC LIMIT 1",
         (step_spec_id, wanted),
     )
-    return event_from_row(rows[0]) if rows else None
+    return event_from_row(rows[0], SQLITE_ROWS) if rows else None
 
 
 def completed_steps(connections: Connections) -> dict[str, StepEvent]:
@@ -44,7 +46,7 @@ def completed_steps(connections: Connections) -> dict[str, StepEvent]:
         ") WHERE newest = 1",
         (_COMPLETED,),
     )
-    return {row["step_spec_id"]: event_from_row(row) for row in rows}
+    return {row["step_spec_id"]: event_from_row(row, SQLITE_ROWS) for row in rows}
 
 
 def step_events(connections: Connections, pipeline_run_id: str | None = None) -> list[StepEvent]:
@@ -55,7 +57,7 @@ def step_events(connections: Connections, pipeline_run_id: str | None = None) ->
         rows = connections.query(
             f"{_SELECT} WHERE pipeline_run_id = ? ORDER BY timestamp, seq", (pipeline_run_id,)
         )
-    return [event_from_row(row) for row in rows]
+    return [event_from_row(row, SQLITE_ROWS) for row in rows]
 
 
 def completed_records(

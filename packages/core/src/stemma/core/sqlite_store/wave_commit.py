@@ -39,12 +39,12 @@ from stemma.core.sqlite_store.bundle_removal import (
     is_quarantined,
     quarantine_bundle,
     retire_bundles,
-    write_staging_note,
 )
 from stemma.core.sqlite_store.connections import Connections
 from stemma.core.sqlite_store.execution_rows import to_micros
 from stemma.core.sqlite_store.staging import step_dir_of
 from stemma.core.sqlite_store.worker_logs import read_worker_logs
+from stemma.core.staging_notes import write_staging_note
 from stemma.core.staging_problems import (
     Backoff,
     ProblemKind,
