@@ -59,6 +59,63 @@ def test_run_runs_a_script_file_with_its_arguments_on_the_given_root(
     assert state.steps[1].succeeded == 2
 
 
+FAILING = """
+from stemma.core.examples import DataGenerator, Fail
+from stemma.core.front.pipeline import Pipeline
+
+if __name__ == "__main__":
+    pipeline = Pipeline.create("failing", max_workers=1)
+    generated = pipeline.run(DataGenerator, params={"count": 2, "rows": 2})
+    pipeline.run(Fail, inputs={"dataset": generated.output("datasets")})
+    pipeline.finalize()  # the script itself says nothing: stemma run says how its run ended
+"""
+CANCELLED = """
+from stemma.core.examples import DataGenerator, SlowCopy
+from stemma.core.front.pipeline import Pipeline
+
+if __name__ == "__main__":
+    pipeline = Pipeline.create("cancelled", max_workers=1)
+    generated = pipeline.run(DataGenerator, params={"count": 4, "rows": 2})
+    pipeline.submit(SlowCopy, inputs={"dataset": generated.output("datasets")},
+                    params={"seconds": 2})
+    pipeline.cancel()
+    pipeline.finalize()
+"""
+LAZY_FAILING = """
+import pathlib
+from stemma.core import OUT, apply, run
+
+def broken(out_path: str) -> None:
+    raise ValueError("the input was not what this step expects")
+
+if __name__ == "__main__":
+    run(apply("broken", broken, version="v1", out_path=OUT))
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "status"),
+    [
+        (FAILING, ExitCode.RUN_FAILED, RunStatus.FAILED),
+        (CANCELLED, ExitCode.RUN_CANCELLED, RunStatus.CANCELLED),
+        (LAZY_FAILING, ExitCode.RUN_FAILED, RunStatus.FAILED),
+    ],
+    ids=["failed", "cancelled", "lazy-failed"],
+)
+def test_run_exits_with_the_code_watch_gives_for_how_its_run_ended(
+    tmp_path: Path, text: str, expected: ExitCode, status: RunStatus
+) -> None:
+    path = tmp_path / "a script.py"
+    path.write_text(text)
+    root = tmp_path / "store"
+    done = _stemma(root, "run", str(path))
+    assert done.returncode == expected, done.stderr
+    [state] = list_states(root)
+    assert state.status is status
+    watched = _stemma(root, "watch", state.run_id, "--plain")
+    assert watched.returncode == expected  # the same code for the same run, whoever asks
+
+
 def test_run_of_a_missing_script_exits_not_found(tmp_path: Path) -> None:
     done = _stemma(tmp_path / "store", "run", str(tmp_path / "nope.py"))
     assert done.returncode == ExitCode.NOT_FOUND

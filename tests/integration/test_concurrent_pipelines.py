@@ -1,4 +1,4 @@
-"""The same step asked for by concurrent runs on one root executes once (DESIGN.md §10)."""
+"""The same step asked for by concurrent runs on one root executes once (docs/concepts/store.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The promises under faults (DESIGN.md §10), each proven against real processes and tables.
+"""The promises under faults (docs/concepts/store.md), each proven on real processes and tables.
 
 ``kill -9`` of the orchestrator at many points of a pipeline, several pipelines writing one
 root at once, a corrupt staged file, and staged files that appear late, as on a slow shared

@@ -125,11 +125,37 @@ def test_pipeline_all_failed_step_skips_dependents_not_independent_branches(
     failing = pipeline.submit(Fail, inputs={"dataset": generated.output("datasets")})
     after = pipeline.submit(MetricCalculator, inputs={"dataset": failing.output("dataset")})
     independent = pipeline.submit(Transform, inputs={"dataset": generated.output("datasets")})
-    pipeline.finalize()
+    summary = pipeline.finalize()
     assert failing.result().metadata["status"] == "failed"
     assert after.result().metadata["status"] == "skipped"
-    assert after.result().metadata["skip_reason"] == "empty_inputs"
+    assert after.result().metadata["skip_reason"] == "dependency_failed"
+    # One rule (engine.step_events.succeeded): a step skipped because a step it reads from
+    # did not build did not do what it was asked, in its result and in finalize()'s summary.
+    assert not after.result().success
+    rows = {row["name"]: row for row in summary["steps"]}
+    assert rows[after.result().step_name]["success"] is False
     assert independent.result().success
+
+
+def test_a_step_with_nothing_to_do_is_skipped_and_counts_as_a_success(
+    root: pathlib.Path,
+) -> None:
+    from stemma.core.operations.builtins import Filter
+
+    pipeline = Pipeline.create("nothing", root=root, max_workers=2)
+    generated = pipeline.run(DataGenerator, params={"count": 2})
+    pipeline.run(MetricCalculator, inputs={"dataset": generated.output("datasets")})
+    kept = pipeline.run(  # no mean is that large: the filter keeps nothing, and that is fine
+        Filter,
+        inputs={"dataset": generated.output("datasets")},
+        params={"criteria": [{"metric": "mean_y", "operator": "gt", "value": 1e12}]},
+    )
+    after = pipeline.run(Transform, inputs={"dataset": kept.output("dataset")})
+    summary = pipeline.finalize()
+    assert kept.success
+    assert (after.metadata["status"], after.metadata["skip_reason"]) == ("skipped", "empty_inputs")
+    assert after.success
+    assert summary["overall_success"] is True
 
 
 def test_pipeline_fail_fast_fails_the_step(root: pathlib.Path) -> None:

@@ -36,6 +36,14 @@ def slurm_cluster() -> None:
             )
 
 
+@pytest.fixture(autouse=True)
+def default_root(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> pathlib.Path:
+    """Where a backend built with no root (``SlurmBackend()``) logs, instead of ``./.stemma``."""
+    root = tmp_path / "default root"
+    monkeypatch.setenv("STEMMA_ROOT", str(root))
+    return root
+
+
 @pytest.fixture
 def backend(slurm_cluster: None) -> Iterator[SlurmBackend]:
     slurm = SlurmBackend(cancel_grace_seconds=2.0, poll=PollSettings(max_interval=1.0))

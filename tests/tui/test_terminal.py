@@ -83,6 +83,14 @@ class Terminal:
         subprocess.run([self.tmux, "kill-session", "-t", self.name], check=False, timeout=30)
 
 
+def _root_started(root: Path) -> None:
+    """Wait for the run to make its root (``stemma tui`` refuses a path that is not one yet)."""
+    deadline = time.monotonic() + DEADLINE_SECONDS
+    while not (root / "runs").is_dir():
+        assert time.monotonic() < deadline, f"the run never made its root {root}"
+        time.sleep(0.05)
+
+
 def _stopped_and_shown_cancelled(process: subprocess.Popen[bytes], terminal: Terminal) -> None:
     """Wait for the cancelled run's process to end and the dashboard to say so; then quit."""
     deadline = time.monotonic() + DEADLINE_SECONDS
@@ -103,6 +111,7 @@ def test_stemma_tui_in_tmux_navigates_to_a_running_pipeline_and_cancels_it(
     running: tuple[Path, subprocess.Popen[bytes]],
 ) -> None:
     root, process = running
+    _root_started(root)
     terminal = Terminal(
         f"{STEMMA} tui {root}", {"TERM": "xterm-256color", "PATH": os.environ["PATH"]}
     )
@@ -128,6 +137,7 @@ def test_stemma_tui_in_tmux_shows_a_lazy_run_step_by_step_and_cancels_it(tmp_pat
     root = tmp_path / "lazy store"  # a space in the path, as users' roots have
     env = {**os.environ, "PYTHONPATH": str(LAZY_SCRIPT.parent)}  # workers import its functions
     with script_running(LAZY_SCRIPT, root, env) as process:
+        _root_started(root)
         terminal = Terminal(
             f"{STEMMA} tui '{root}'", {"TERM": "xterm-256color", "PATH": os.environ["PATH"]}
         )

@@ -78,6 +78,21 @@ def test_status_of_a_run_named_by_a_prefix_prints_its_steps(
     ]
 
 
+@pytest.mark.parametrize("fmt", ["json", "csv"])
+def test_status_as_json_or_csv_prints_only_that_on_stdout(
+    root: Path, make_state: StateFactory, capsys: pytest.CaptureFixture[str], fmt: str
+) -> None:
+    make_state("first_20261129_100000_aaaaaaaa")
+    code, out, err = _run(capsys, "status", "first", "--root", str(root), "--format", fmt)
+    assert code == ExitCode.OK
+    rows = json.loads(out) if fmt == "json" else list(csv.DictReader(io.StringIO(out)))
+    assert [(row["name"], row["status"]) for row in rows] == [
+        ("generate", "completed"),
+        ("transform", "running"),
+    ]
+    assert "run first_20261129_100000_aaaaaaaa: running" in err  # the header, for a human
+
+
 def test_status_of_a_pipeline_name_picks_its_newest_run(
     root: Path, make_state: StateFactory, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -89,8 +104,9 @@ def test_status_of_a_pipeline_name_picks_its_newest_run(
 
 
 def test_status_of_an_unknown_run_exits_not_found_and_says_what_to_do(
-    root: Path, capsys: pytest.CaptureFixture[str]
+    root: Path, make_state: StateFactory, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    make_state("other_20261129_100000_aaaaaaaa")  # a root with runs, none of them "nope"
     code, _, err = _run(capsys, "status", "nope", "--root", str(root))
     assert code == ExitCode.NOT_FOUND
     assert "stemma runs" in err
@@ -181,3 +197,48 @@ def test_main_with_an_unknown_command_exits_usage() -> None:
     with pytest.raises(SystemExit) as exited:
         main(["frobnicate"])
     assert exited.value.code == ExitCode.USAGE
+
+
+@pytest.mark.parametrize("command", ["runs", "status", "watch", "cancel", "explain"])
+def test_a_root_that_is_not_there_is_an_error_naming_it_not_an_empty_root(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    missing = tmp_path / "no such root"
+    argv = [command, "--root", str(missing)] + ([] if command == "runs" else ["some_run"])
+    code, out, err = _run(capsys, *argv)
+    assert code == ExitCode.NOT_FOUND
+    assert out == ""
+    assert f"there is no stemma root at {missing}" in err
+    assert "--root DIR or set $STEMMA_ROOT" in err
+
+
+def test_stemma_root_pointing_to_a_file_or_a_plain_directory_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("not a root")
+    monkeypatch.setenv("STEMMA_ROOT", str(a_file))
+    code, _, err = _run(capsys, "runs")
+    assert code == ExitCode.NOT_FOUND
+    assert f"{a_file} ($STEMMA_ROOT) is a file, not a stemma root" in err
+    monkeypatch.setenv("STEMMA_ROOT", str(tmp_path))
+    code, _, err = _run(capsys, "runs")
+    assert code == ExitCode.NOT_FOUND
+    assert "is not a stemma root: it has none of runs, delta" in err
+
+
+def test_the_default_root_is_named_when_it_is_missing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("STEMMA_ROOT", raising=False)
+    monkeypatch.chdir(tmp_path)
+    code, _, err = _run(capsys, "runs")
+    assert code == ExitCode.NOT_FOUND
+    assert f"no stemma root at {tmp_path / '.stemma'} (the default root, .stemma" in err
+
+
+def test_a_root_made_by_the_sqlite_store_alone_counts_as_a_root() -> None:
+    from stemma.core.cli.roots import ROOT_MARKS
+    from stemma.core.sqlite_store.schema import DATABASE_FILE
+
+    assert DATABASE_FILE in ROOT_MARKS

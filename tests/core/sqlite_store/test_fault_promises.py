@@ -1,5 +1,5 @@
 """``kill -9`` of an orchestrator on the SQLite store at each durable write: the restarted run
-recovers what was staged, loses nothing committed, duplicates nothing (DESIGN.md §10)."""
+recovers what was staged, loses nothing committed, duplicates nothing (docs/concepts/store.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The three cancellation levels (DESIGN.md §7).
+"""The three cancellation levels (docs/concepts/cancellation.md).
 
 Shared by Ctrl-C, ``Pipeline.cancel``, ``stemma cancel``, the dashboard and every backend.
 """

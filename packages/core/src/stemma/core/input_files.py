@@ -1,4 +1,4 @@
-"""Keying raw file inputs by content (DESIGN.md §3), without rehashing unchanged files.
+"""Keying raw file inputs by content, without rehashing unchanged files (see identity-and-keys.md).
 
 A ``Path`` handed to ``apply`` is an input file or tree: its key is what it holds, not its
 name, so editing the file reruns the step and moving it does not. A file's hash is cached per

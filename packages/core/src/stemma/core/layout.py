@@ -1,4 +1,4 @@
-"""Where things live under a stemma root (DESIGN.md §5), in one place."""
+"""Where things live under a stemma root (docs/concepts/store.md), in one place."""
 
 from __future__ import annotations
 

@@ -6,9 +6,6 @@ a table (:func:`read_files`), or, for a large wave, the same files cut into chun
 files and their row counts from the bundles' sentinels, as the wave's claim read them.
 """
 
-# (polars' signatures name numpy types and numpy is not installed, so every polars method reads
-# as partially unknown; arguments and results are still checked.)
-
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence

@@ -16,9 +16,6 @@ spill that cannot be written (a full disk) or read back is not an error: that pi
 from its staged files instead.
 """
 
-# (polars' signatures name numpy types and numpy is not installed, so every polars method reads
-# as partially unknown; arguments and results are still checked.)
-
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence

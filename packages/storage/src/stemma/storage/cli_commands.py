@@ -4,9 +4,6 @@ Registered under the ``stemma.commands`` entry point group, so they exist exactl
 stemma-storage is installed.
 """
 
-# (polars' signatures name numpy types and numpy is not installed, so every polars method reads
-# as partially unknown; arguments and results are still checked.)
-
 from __future__ import annotations
 
 import argparse
@@ -15,8 +12,14 @@ from typing import Any
 
 import polars as pl
 
-from stemma.core.cli import CliError, Command, ExitCode, add_format_option, print_rows
-from stemma.core.layout import resolve_root
+from stemma.core.cli import (
+    CliError,
+    Command,
+    ExitCode,
+    add_format_option,
+    existing_root,
+    print_rows,
+)
 from stemma.storage.queries import artifacts, lineage
 
 ARTIFACT_COLUMNS = ("artifact_id", "artifact_type", "origin_step_name", "created_at", "detail")
@@ -57,7 +60,7 @@ def _configure_artifacts(parser: argparse.ArgumentParser) -> None:
 
 
 def _artifacts(args: argparse.Namespace) -> int:
-    root = resolve_root(args.root)
+    root = existing_root(args.root)
     frame = artifacts(root, artifact_type=args.artifact_type, step_name=args.step)
     frame = frame.sort("created_at", descending=True)
     if args.limit is not None:
@@ -93,7 +96,7 @@ def _configure_lineage(parser: argparse.ArgumentParser) -> None:
 
 
 def _lineage(args: argparse.Namespace) -> int:
-    root = resolve_root(args.root)
+    root = existing_root(args.root)
     artifact_id = resolve_artifact_id(root, args.artifact)
     edges = lineage(root, artifact_id, "down" if args.down else "up", max_depth=args.depth)
     edges = edges.sort(["depth", "source_artifact_id"])

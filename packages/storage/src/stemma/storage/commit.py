@@ -12,9 +12,6 @@ never written again. A committed bundle is retired by an atomic rename before it
 none of it, and a bundle that is gone was committed by someone else.
 """
 
-# (polars' signatures name numpy types and numpy is not installed, so every polars method reads
-# as partially unknown; arguments and results are still checked.)
-
 from __future__ import annotations
 
 from pathlib import Path

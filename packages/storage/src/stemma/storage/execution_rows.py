@@ -7,9 +7,6 @@ queries return. A function step is one unit like any other: its output a ``file_
 return value a ``metric``.
 """
 
-# (polars' signatures name numpy types and numpy is not installed, so every polars method reads
-# as partially unknown; arguments and results are still checked.)
-
 from __future__ import annotations
 
 import datetime as dt

@@ -11,8 +11,7 @@ import argparse
 from collections import Counter
 from pathlib import Path
 
-from stemma.core.cli import CliError, Command, ExitCode
-from stemma.core.layout import resolve_root
+from stemma.core.cli import CliError, Command, ExitCode, existing_root
 from stemma.storage.maintenance import (
     DEFAULT_RETAIN_HOURS,
     MIN_RETAIN_HOURS,
@@ -25,7 +24,7 @@ from stemma.storage.maintenance import (
 
 def _root(args: argparse.Namespace) -> Path:
     """The positional ROOT if given, else ``--root``, else the usual default."""
-    root = resolve_root(args.root_dir if args.root_dir is not None else args.root)
+    root = existing_root(args.root_dir if args.root_dir is not None else args.root)
     if not root.is_dir():
         raise CliError(f"no stemma root at {root}; give ROOT or --root", ExitCode.NOT_FOUND)
     return root

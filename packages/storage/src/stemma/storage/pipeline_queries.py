@@ -5,9 +5,6 @@ lineage), pushing an ``is_in`` predicate into the Delta scan so files whose stat
 out are skipped. A table not created yet costs one ``stat`` and answers empty.
 """
 
-# (polars' signatures name numpy types and numpy is not installed, so every polars method reads
-# as partially unknown; arguments and results are still checked.)
-
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable

@@ -4,9 +4,6 @@ Every function takes the store root and returns an empty frame of the right colu
 does not exist yet.
 """
 
-# (polars' signatures name numpy types and numpy is not installed, so every polars method reads
-# as partially unknown; arguments and results are still checked.)
-
 from __future__ import annotations
 
 import os

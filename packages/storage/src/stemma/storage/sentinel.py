@@ -12,9 +12,6 @@ Bundles staged before the row counts were recorded have no :data:`ROWS_KEY`: the
 counted from the files' footers instead, as before.
 """
 
-# (polars' signatures name numpy types and numpy is not installed, so every polars method reads
-# as partially unknown; arguments and results are still checked.)
-
 from __future__ import annotations
 
 import json

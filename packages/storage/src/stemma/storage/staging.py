@@ -12,9 +12,6 @@ the bundle's lock (:func:`~stemma.storage.locks.bundle_lock`), so no committer r
 being written, and never touches Delta: workers may stage, only committers commit.
 """
 
-# (polars' signatures name numpy types and numpy is not installed, so every polars method reads
-# as partially unknown; arguments and results are still checked.)
-
 from __future__ import annotations
 
 import os

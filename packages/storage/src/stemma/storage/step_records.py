@@ -1,8 +1,5 @@
 """Reading step records back for the runner's cache checks: one filtered scan per table."""
 
-# (polars' signatures name numpy types and numpy is not installed, so every polars method reads
-# as partially unknown; arguments and results are still checked.)
-
 from __future__ import annotations
 
 import datetime as dt

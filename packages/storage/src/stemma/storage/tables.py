@@ -5,9 +5,6 @@ committed / is this artifact already here" and writing the answer is one step fo
 writer on the root. Delta's own conflict detection stays as the backstop, with retries.
 """
 
-# (polars' signatures name numpy types and numpy is not installed, so every polars method reads
-# as partially unknown; arguments and results are still checked.)
-
 from __future__ import annotations
 
 import random

@@ -3,7 +3,7 @@
 A wave's rows are normally read whole and appended once per table (:mod:`stemma.storage.waves`).
 That holds every row of the wave in memory several times over (the staged frames, their Arrow
 copies, the writer's buffers): about 1.8 KB per row, so a step of 10^6 units, or one unit
-making 10^6 artifacts, would need gigabytes in the orchestrator (DESIGN.md §9 asks for flat
+making 10^6 artifacts, would need gigabytes in the orchestrator (benchmarks/README.md asks for flat
 memory, 10^6 units under 1 GB). So when a table of a wave holds more than
 :func:`commit_chunk_rows` staged rows (100,000 unless ``$STEMMA_COMMIT_CHUNK_ROWS`` says
 otherwise), the wave is committed a chunk at a time:
@@ -29,9 +29,6 @@ Every content and index row is committed before any edge, output or execution ro
 whole commit; a reader may see part of a large step's executions before its final event, which
 is what says whether the step completed.
 """
-
-# (polars' signatures name numpy types and numpy is not installed, so every polars method reads
-# as partially unknown; arguments and results are still checked.)
 
 from __future__ import annotations
 

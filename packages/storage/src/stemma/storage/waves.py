@@ -37,9 +37,6 @@ transactions. A bundle is thus committed under exactly one transaction: its wave
 was sealed with it, else its own.
 """
 
-# (polars' signatures name numpy types and numpy is not installed, so every polars method reads
-# as partially unknown; arguments and results are still checked.)
-
 from __future__ import annotations
 
 import json

@@ -9,9 +9,6 @@ after a crash commits the same log; a bundle committed before its note was writt
 none.
 """
 
-# (polars' signatures name numpy types and numpy is not installed, so every polars method reads
-# as partially unknown; arguments and results are still checked.)
-
 from __future__ import annotations
 
 import json

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from stemma.core.cli import Command, ExitCode
-from stemma.core.layout import resolve_root
+from stemma.core.cli import Command, ExitCode, existing_root
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
@@ -20,7 +19,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 def _run(args: argparse.Namespace) -> int:
     from stemma.tui.app import run_dashboard  # Textual loads only when the dashboard starts
 
-    run_dashboard(resolve_root(args.path or args.root))
+    run_dashboard(existing_root(args.path or args.root))
     return ExitCode.OK
 
 

@@ -9,8 +9,15 @@ import sys
 from stemma.core.cancel_levels import CancelLevel
 from stemma.core.cli.commands import Command
 from stemma.core.cli.exit_codes import CliError, ExitCode
-from stemma.core.cli.output import add_format_option, is_terminal, print_rows, rich_available
-from stemma.core.cli.run_lookup import all_runs, history_events, resolve_run_id, root_argument
+from stemma.core.cli.output import (
+    OutputFormat,
+    add_format_option,
+    is_terminal,
+    print_rows,
+    rich_available,
+)
+from stemma.core.cli.roots import existing_root
+from stemma.core.cli.run_lookup import all_runs, history_events, resolve_run_id
 from stemma.core.cli.run_rows import RunRow, steps_from_history
 from stemma.core.cli.watching import follow_lines, follow_progress
 from stemma.core.live import RunStatus, StepState, read_state, request_cancel
@@ -28,7 +35,7 @@ def _configure_runs(parser: argparse.ArgumentParser) -> None:
 
 
 def _runs(args: argparse.Namespace) -> int:
-    root = root_argument(args.root)
+    root = existing_root(args.root)
     now = dt.datetime.now(dt.UTC)
     rows = [row for row in all_runs(root) if args.status in (None, row.status.value)]
     rows = rows if args.limit is None else rows[: args.limit]
@@ -52,7 +59,7 @@ def _configure_run(parser: argparse.ArgumentParser) -> None:
 
 
 def _status(args: argparse.Namespace) -> int:
-    root = root_argument(args.root)
+    root = existing_root(args.root)
     run_id = resolve_run_id(root, args.run)
     try:
         state = read_state(root, run_id)
@@ -66,7 +73,8 @@ def _status(args: argparse.Namespace) -> int:
     except FileNotFoundError:
         steps = steps_from_history(history_events(root, run_id))
         header = f"run {run_id}: from history (no live state)"
-    print(header)
+    # (csv and json are for programs: stdout holds only them, the header goes to stderr)
+    print(header, file=sys.stdout if args.format == OutputFormat.TABLE.value else sys.stderr)
     print_rows([_step_dict(step) for step in steps], STEP_COLUMNS, args.format)
     return ExitCode.OK
 
@@ -98,7 +106,7 @@ def _configure_watch(parser: argparse.ArgumentParser) -> None:
 
 
 def _watch(args: argparse.Namespace) -> int:
-    root = root_argument(args.root)
+    root = existing_root(args.root)
     run_id = resolve_run_id(root, args.run)
     try:
         read_state(root, run_id)
@@ -124,7 +132,7 @@ def _configure_cancel(parser: argparse.ArgumentParser) -> None:
 
 
 def _cancel(args: argparse.Namespace) -> int:
-    root = root_argument(args.root)
+    root = existing_root(args.root)
     try:
         level = CancelLevel.parse(args.level)
     except ValueError as err:

@@ -14,6 +14,7 @@ from stemma.core.cli.commands import Command
 from stemma.core.cli.exit_codes import CliError, ExitCode
 from stemma.core.cli.explaining import explain_step
 from stemma.core.cli.output import add_format_option, print_rows
+from stemma.core.cli.roots import existing_root
 from stemma.core.cli.run_lookup import history_events, resolve_run_id, root_argument
 from stemma.core.step import ArtifactStep
 
@@ -90,7 +91,7 @@ def _configure_explain(parser: argparse.ArgumentParser) -> None:
 
 
 def _explain(args: argparse.Namespace) -> int:
-    root = root_argument(args.root)
+    root = existing_root(args.root)
     run_id = resolve_run_id(root, args.run) if args.run else None
     try:
         lines = explain_step(history_events(root), args.step, run_id)

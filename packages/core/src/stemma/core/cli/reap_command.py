@@ -16,7 +16,8 @@ from typing import cast
 
 from stemma.core.cli.commands import Command
 from stemma.core.cli.exit_codes import CliError, ExitCode
-from stemma.core.cli.run_lookup import resolve_run_id, root_argument
+from stemma.core.cli.roots import existing_root
+from stemma.core.cli.run_lookup import resolve_run_id
 from stemma.core.live import RunStatus, read_state
 
 REAPER_GROUP = "stemma.reapers"
@@ -42,7 +43,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _reap(args: argparse.Namespace) -> int:
-    root = root_argument(args.root)
+    root = existing_root(args.root)
     run_id = resolve_run_id(root, args.run)
     try:
         state = read_state(root, run_id)

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import os
+import socket
 import sys
+import traceback
+from pathlib import Path
 
 from stemma.core.cli.commands import Command, installed_commands
 from stemma.core.cli.exit_codes import ExitCode
@@ -12,7 +16,9 @@ from stemma.core.cli.launching import BACKEND_ENV, Detached, detach, run_script
 from stemma.core.cli.output import is_terminal
 from stemma.core.cli.run_lookup import root_argument
 from stemma.core.cli.watching import follow_lines
+from stemma.core.errors import StepFailedError
 from stemma.core.layout import ROOT_ENV
+from stemma.core.live import RunStatus, list_states
 
 DEMO_SCRIPT = "stemma.core.cli.demo_pipeline"
 
@@ -42,7 +48,32 @@ def _run(args: argparse.Namespace) -> int:
         os.environ[ROOT_ENV] = str(root)
     if args.backend:
         os.environ[BACKEND_ENV] = args.backend
-    return run_script(args.script, args.args)
+    since = dt.datetime.now(dt.UTC).isoformat()
+    try:
+        code = run_script(args.script, args.args)
+    except StepFailedError:  # the script let run()'s error through: its run says how it ended
+        traceback.print_exc()
+        return _runs_code(root, since) or ExitCode.RUN_FAILED
+    return code or _runs_code(root, since)
+
+
+def _runs_code(root: Path, since: str) -> ExitCode:
+    """The exit code of the runs the script started here (documented in exit_codes).
+
+    A script that finishes without raising still ran its pipelines to some end: one cancelled
+    is ``RUN_CANCELLED``, one failed ``RUN_FAILED``, as ``stemma watch`` says of a run.
+    """
+    host, pid = socket.gethostname(), os.getpid()
+    mine = [
+        state
+        for state in list_states(root)
+        if state.pid == pid and state.host == host and state.started_at >= since
+    ]
+    statuses = {str(state.status) for state in mine}
+    for status in (RunStatus.CANCELLED, RunStatus.FAILED, RunStatus.STALE):
+        if status in statuses:
+            return ExitCode.for_run_status(status)
+    return ExitCode.OK
 
 
 def _report(started: Detached) -> None:

@@ -1,4 +1,4 @@
-"""Three presses of escalating force (DESIGN.md §7), from wherever they come.
+"""Three presses of escalating force (docs/concepts/cancellation.md), from wherever they come.
 
 Ctrl-C / SIGINT / SIGTERM in the orchestrator, ``Pipeline.cancel(level)`` from Python, and a
 control request from another process (``stemma cancel``, the dashboard) all end in

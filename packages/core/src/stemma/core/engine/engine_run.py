@@ -1,4 +1,4 @@
-"""``EngineRun``: one run of the engine, whichever front door fills it (DESIGN.md §2c).
+"""``EngineRun``: one run of the engine, whichever front door fills it (design note 0008).
 
 It owns what a run has: its context (store, backend, live counts), the live channel that
 writes ``runs/{id}/state.json`` and reads cancel requests, the canceller of the three presses,

@@ -1,7 +1,7 @@
 """``FunctionOperation``: a lazy function step as the engine runs it, a one-unit operation.
 
 The lazy front door lowers ``apply(name, fn, …)`` to a :class:`~stemma.core.step_spec.StepSpec`;
-this module makes that spec an operation like any other (DESIGN.md §2c): one execution unit whose
+this module makes that spec an operation like any other (design note 0008): one execution unit whose
 outputs are the step's ``OUT`` (a file-ref artifact with a content hash, role ``output``) and
 its return value (a metric artifact, role ``value``). Its keys are the spec's: the step key is
 the spec's fingerprint and the execution key is :func:`execution_key`, both byte for byte what

@@ -14,7 +14,7 @@ from stemma.core.operations.drafts import FinalizedArtifact
 
 
 class FailurePolicy(StrEnum):
-    """What a failed unit does to its step (DESIGN.md §4)."""
+    """What a failed unit does to its step (docs/concepts/execution-flow.md)."""
 
     CONTINUE = "continue"
     """Record the failure; the step offers its successes downstream."""

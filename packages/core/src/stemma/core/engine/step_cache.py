@@ -1,9 +1,9 @@
 """Step-level cache hits, and the lease that makes concurrent runs build a step once.
 
 A step whose key was completed earlier, reading the same upstream step runs, is a hit: one
-lookup, nothing dispatched (DESIGN.md §4). A miss takes the key's lease, a lock file under
-``{root}/locks``, before building; a run that waited for the lease looks again, and finds what
-the other run built (DESIGN.md §10).
+lookup, nothing dispatched (docs/concepts/execution-flow.md). A miss takes the key's lease, a
+lock file under ``{root}/locks``, before building; a run that waited for the lease looks again,
+and finds what the other run built (docs/concepts/store.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Dispatch → execute → commit for one Pipeline step (DESIGN.md §4).
+"""Dispatch → execute → commit for one Pipeline step (docs/concepts/execution-flow.md).
 
 Runs on one of the orchestrator's step threads once every step it reads from has finished:
 step-level cache (one lookup), input resolution, the unit plan (pairing and batching, counted
@@ -65,8 +65,8 @@ def run_step(ctx: PipelineContext, step: PlannedStep) -> StepResult | PendingSte
     hit = step_cache_hit(ctx, step, step.fingerprint)
     if hit is not None:
         return cached_result(ctx, step, hit, started)
-    # The same step asked for by several runs executes once (DESIGN.md §10): one lease per key;
-    # whoever waited for it looks again, and finds the other run's result.
+    # The same step asked for by several runs executes once (docs/concepts/store.md): one lease
+    # per key; whoever waited for it looks again, and finds the other run's result.
     lease = acquire_lease(ctx, step.fingerprint)
     if lease is None:
         return skipped_by_cancel(ctx, step, started)
@@ -90,7 +90,11 @@ def _execute(
     promote_files(ctx, step, step_run_id)
     inputs = _resolve_inputs(ctx, step, upstream)
     if inputs and all(not ids for ids in inputs.values()):
-        return finish_step(ctx, step, event, started, skip_reason="empty_inputs")
+        # Nothing to read: because a step it reads from did not build (not a success), or
+        # because there was nothing to do (a success).
+        unbuilt = any(_did_not_build(upstream[n]) for n in step.upstream_steps())
+        reason = "dependency_failed" if unbuilt else "empty_inputs"
+        return finish_step(ctx, step, event, started, skip_reason=reason)
     try:
         plan = plan_units(ctx, step, inputs)
     except (PairingError, BatchingError) as err:  # the inputs cannot form units: nothing runs
@@ -186,6 +190,17 @@ def _fingerprint(ctx: PipelineContext, step: PlannedStep) -> str:
         else:
             literals[role] = list(given)
     return step_fingerprint(step.operation, refs=refs, literals=literals)
+
+
+def _did_not_build(result: StepResult) -> bool:
+    """Whether an upstream step failed as a whole, or was skipped with something to do.
+
+    Its failed units alone do not count: its other units' outputs are read as usual.
+    """
+    status = result.metadata.get("status")
+    return status == StepStatus.FAILED.value or (
+        status == StepStatus.SKIPPED.value and not result.success
+    )
 
 
 def _resolve_inputs(

@@ -88,6 +88,21 @@ def describe_inputs(step: PlannedStep) -> dict[str, Any]:
     return described
 
 
+SKIPS_THAT_SUCCEED = frozenset({"empty_inputs"})
+"""Skip reasons that still count as a success: the step had nothing to do. Skipped because a
+dependency failed or the run was cancelled, it did not do what it was asked: not a success."""
+
+
+def succeeded(event: StepEvent) -> bool:
+    """The one rule for ``StepResult.success`` and ``finalize()``'s ``success``.
+
+    Completed with no failed unit, or skipped with nothing to do.
+    """
+    if event.status is StepStatus.SKIPPED:
+        return event.metadata.get("skip_reason") in SKIPS_THAT_SUCCEED
+    return event.status is StepStatus.COMPLETED and event.failed_count == 0
+
+
 def step_result(
     step: PlannedStep, step_run_id: str, event: StepEvent, started: float, *, cache: str | None
 ) -> StepResult:
@@ -95,10 +110,7 @@ def step_result(
     return StepResult(
         step_name=step.name,
         step_number=step.number,
-        success=(
-            event.status is StepStatus.SKIPPED and event.metadata.get("skip_reason") != "cancelled"
-        )
-        or (event.status is StepStatus.COMPLETED and event.failed_count == 0),
+        success=succeeded(event),
         total_count=event.total_count,
         succeeded_count=event.succeeded_count,
         failed_count=event.failed_count,

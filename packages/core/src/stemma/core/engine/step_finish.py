@@ -1,7 +1,8 @@
 """How a step attempt ends: its units' wave committed, then its final event, and its result.
 
-Shared by every kind of step (DESIGN.md §4): the status follows from the counts, the failure
-policy and the run's cancellation, never from which front door submitted the step.
+Shared by every kind of step (docs/concepts/execution-flow.md): the status follows from the
+counts, the failure policy and the run's cancellation, never from which front door submitted
+the step.
 """
 
 from __future__ import annotations

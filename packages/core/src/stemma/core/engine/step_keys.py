@@ -1,4 +1,4 @@
-"""The two keys of an operation step, as DESIGN.md §3 defines them (pure)."""
+"""The two keys of an operation step, as docs/concepts/identity-and-keys.md defines them (pure)."""
 
 from __future__ import annotations
 

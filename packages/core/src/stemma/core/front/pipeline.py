@@ -1,4 +1,4 @@
-"""``Pipeline``: the step-by-step front door over many artifacts (DESIGN.md §2b).
+"""``Pipeline``: the step-by-step front door over many artifacts (docs/concepts/execution-flow.md).
 
 ``submit`` validates a step before anything is written, keys it, and hands it to a step thread
 that waits for the steps it reads from; ``run`` is ``submit(...).result()``. Steps run

@@ -15,6 +15,7 @@ import polars as pl
 
 from stemma.core.engine.planned_step import FailurePolicy, PlannedStep
 from stemma.core.engine.references import StepResult
+from stemma.core.engine.step_events import succeeded
 from stemma.core.errors import StemmaError
 from stemma.core.execution_records import StepEvent
 from stemma.core.operations.registry import get_operation
@@ -104,7 +105,7 @@ def _restore(event: StepEvent) -> PlannedStep | None:
         StepResult(
             step_name=event.step_name,
             step_number=event.step_number,
-            success=event.status is StepStatus.COMPLETED and event.failed_count == 0,
+            success=succeeded(event),
             total_count=event.total_count,
             succeeded_count=event.succeeded_count,
             failed_count=event.failed_count,

@@ -1,4 +1,4 @@
-"""The live channel: a running pipeline's state file and its control requests (DESIGN.md §5).
+"""The live channel: a running pipeline's state file and its control requests (concepts/store.md).
 
 Readers (``stemma status``, ``stemma watch``, the dashboard) use :func:`read_state` and
 :func:`list_states`; ``stemma cancel`` and the dashboard use :func:`request_cancel`.

@@ -3,11 +3,11 @@
 ``IngestData`` and ``IngestFiles`` bring files in, ``Merge`` combines streams and ``Filter``
 keeps the artifacts whose metrics pass.
 
-Ingestion is keyed by content (DESIGN.md §3): building the step reads every named file and
-records its content hash in the ``files`` param, which is what the keys hash; the ``paths``
-themselves are left out of the keys wherever the artifacts do not depend on them. Editing a file
-in place is a miss; moving an ingested CSV is not. ``Merge`` and ``Filter`` pass existing
-artifacts through and create none.
+Ingestion is keyed by content (docs/concepts/identity-and-keys.md): building the step reads
+every named file and records its content hash in the ``files`` param, which is what the keys
+hash; the ``paths`` themselves are left out of the keys wherever the artifacts do not depend on
+them. Editing a file in place is a miss; moving an ingested CSV is not. ``Merge`` and ``Filter``
+pass existing artifacts through and create none.
 """
 
 from __future__ import annotations

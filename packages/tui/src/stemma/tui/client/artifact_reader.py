@@ -1,8 +1,5 @@
 """One artifact read for the dashboard: its index row, a content preview and its lineage hops."""
 
-# (polars' signatures name numpy types and numpy is not installed, so every polars method reads
-# as partially unknown; arguments and results are still checked.)
-
 from __future__ import annotations
 
 from pathlib import Path

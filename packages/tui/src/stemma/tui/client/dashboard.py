@@ -8,9 +8,6 @@ inside the methods that read Delta tables, never at module level: the runs list 
 runs' state files before any of it is loaded.
 """
 
-# (polars' signatures name numpy types and numpy is not installed, so every polars method reads
-# as partially unknown; arguments and results are still checked.)
-
 from __future__ import annotations
 
 import datetime as dt

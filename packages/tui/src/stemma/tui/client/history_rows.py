@@ -4,9 +4,6 @@ Building :class:`~stemma.core.execution_records.StepEvent` objects for every eve
 costs seconds on a big store; the runs list only needs a few aggregates per run.
 """
 
-# (polars' signatures name numpy types and numpy is not installed, so every polars method reads
-# as partially unknown; arguments and results are still checked.)
-
 from __future__ import annotations
 
 import datetime as dt

@@ -8,9 +8,6 @@ compacted or vacuumed), everything is read again.
 Imports polars and delta-rs: load this module only from a thread worker, off the paint path.
 """
 
-# (polars' signatures name numpy types and numpy is not installed, so every polars method reads
-# as partially unknown; arguments and results are still checked.)
-
 from __future__ import annotations
 
 from pathlib import Path
