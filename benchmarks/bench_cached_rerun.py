@@ -1,4 +1,4 @@
-"""Budget: a fully cached rerun of 100 steps x 1,000 artifacts in under 2 s (DESIGN.md §9).
+"""Budget: a fully cached rerun of 100 steps x 1,000 artifacts in under 2 s (benchmarks/README.md).
 
 Builds, once per store, a chain of S steps: ``bench_ops.MakeMetrics`` making A tiny metric
 artifacts, then S-1 ``bench_ops.NoOp`` passthrough curators, each over the previous step's A

@@ -1,4 +1,4 @@
-"""Budget: a step's commit of 100,000 small artifacts at 100,000 artifacts/s (DESIGN.md §9).
+"""Budget: a step's commit of 100,000 small artifacts at 100,000 artifacts/s (benchmarks/README.md).
 
 Stages 1,000 units of 100 small metric artifacts each (as workers would; not timed), then times
 ``DeltaStore.commit_executions`` of the whole wave on a fresh root, and prints artifacts/s. Two

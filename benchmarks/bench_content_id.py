@@ -1,4 +1,4 @@
-"""Budget: content ids at least 80% of raw xxh3_128 throughput on 1 MiB contents (DESIGN.md §9).
+"""Budget: content ids at least 80% of raw xxh3_128 throughput on 1 MiB contents (README).
 
 Compares ``stemma.core.content_id`` with ``xxhash.xxh3_128_hexdigest`` called directly, on the
 same 1 MiB buffers, interleaved, and reports the median of several rounds and their ratio.

@@ -1,5 +1,5 @@
 """Budget: local dispatch costs at most 1 ms of orchestrator time per execution unit, amortized
-over a step of 10,000 no-op units (DESIGN.md §9).
+over a step of 10,000 no-op units (benchmarks/README.md).
 
 A generator step makes N tiny metric artifacts (and warms the worker pool; not timed), then one
 step of the no-op creator ``bench_ops.NoOpUnit`` runs over them with ``artifacts_per_unit=1`` and

@@ -1,4 +1,4 @@
-"""Budget: ``lower()`` of a 100,000-node graph in under 1 s, linear in nodes (DESIGN.md §9).
+"""Budget: ``lower()`` of a 100,000-node graph in under 1 s, linear in nodes (benchmarks/README.md).
 
 Three shapes of about N handles each:
 

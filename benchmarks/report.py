@@ -23,7 +23,7 @@ def _med(figure: Any) -> float:
 
 def budgets() -> None:
     """One line per measured budget, with the load it was measured under."""
-    print("| budget (DESIGN.md §9) | measured | load | verdict |\n|---|---|---|---|")
+    print("| budget (benchmarks/README.md) | measured | load | verdict |\n|---|---|---|---|")
     if doc := _load("lower"):
         for row in doc["rows"]:
             if row["nodes"] >= 100_000:
