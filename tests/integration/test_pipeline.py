@@ -57,6 +57,23 @@ def test_pipeline_first_run_builds_every_step(root: pathlib.Path) -> None:
     assert executions(root).filter(pl.col("success")).height == 7
 
 
+def test_an_operation_steps_run_provenance_is_recorded_once_on_its_running_event(
+    root: pathlib.Path,
+) -> None:
+    import json
+
+    pipeline = Pipeline.create("provenance", root=root, max_workers=2)
+    generated = pipeline.run(DataGenerator, params={"count": 3})
+    pipeline.finalize()
+    running = steps(root).filter(pl.col("status") == "running")
+    [event] = running.filter(pl.col("step_run_id") == generated.step_run_id).to_dicts()
+    provenance = json.loads(event["metadata"])["provenance"]
+    assert {"git_commit", "user", "host", "created_at", "command_line"} <= provenance.keys()
+    rows = executions(root).filter(pl.col("step_run_id") == generated.step_run_id)
+    assert rows.height == 1
+    assert rows.get_column("provenance").to_list() == [None]  # not repeated on each unit
+
+
 def test_pipeline_identical_rerun_is_all_step_hits_with_no_new_execution_rows(
     root: pathlib.Path,
 ) -> None:

@@ -86,7 +86,9 @@ def _execute(
     step_run_id = new_attempt_id()
     step.outputs_from = step_run_id
     event = event_factory(ctx, step, step_run_id)
-    ctx.record([event(StepStatus.RUNNING)])
+    # The run's provenance (git commit, user, host, command line) is the same for every unit:
+    # it is recorded once, on the attempt's running event, not on each unit's execution row.
+    ctx.record([event(StepStatus.RUNNING, metadata={"provenance": dict(ctx.provenance)})])
     promote_files(ctx, step, step_run_id)
     inputs = _resolve_inputs(ctx, step, upstream)
     if inputs and all(not ids for ids in inputs.values()):
@@ -241,6 +243,6 @@ def _unit(
         root=str(ctx.store.layout.root),
         backend=ctx.backend.name,
         preserve_working=ctx.preserve_working,
-        provenance=ctx.provenance,
+        provenance={},  # (on the step's running event: see _execute)
         store_kind=store_kind(ctx.store),
     )
