@@ -175,6 +175,31 @@ def test_a_step_with_nothing_to_do_is_skipped_and_counts_as_a_success(
     assert summary["overall_success"] is True
 
 
+def test_an_operation_class_workers_cannot_import_is_refused_before_anything_runs(
+    root: pathlib.Path,
+) -> None:
+    from stemma.core import apply, output_of, run
+    from stemma.core.errors import UnpicklableStepError
+    from stemma.core.examples import CopyUnlessRefused
+
+    class CopyDefinedInATest(CopyUnlessRefused):  # local: a worker cannot import it by name
+        name = "test.copy_defined_in_a_test"
+
+    pipeline = Pipeline.create("local_class", root=root, max_workers=1)
+    generated = pipeline.run(DataGenerator, params={"count": 1})
+    with pytest.raises(UnpicklableStepError, match="CopyDefinedInATest cannot be sent") as err:
+        pipeline.submit(CopyDefinedInATest, inputs={"dataset": generated.output("datasets")})
+    assert "top level of an importable module" in str(err.value)
+    assert "backend='local-thread'" in str(err.value)
+    pipeline.finalize()
+    assert len(steps(root).filter(pl.col("step_name") == "test.copy_defined_in_a_test")) == 0
+    data = apply("data", DataGenerator, params={"count": 1})
+    copied = apply("copied", CopyDefinedInATest, dataset=output_of(data, "datasets"))
+    with pytest.raises(UnpicklableStepError, match="CopyDefinedInATest"):
+        run(copied, root=root / "lazy")
+    assert not (root / "lazy" / "runs").exists()  # refused before a run opened
+
+
 def test_pipeline_fail_fast_fails_the_step(root: pathlib.Path) -> None:
     pipeline = Pipeline.create("fast", root=root, max_workers=1, failure_policy="fail_fast")
     generated = pipeline.run(DataGenerator, params={"count": 4})

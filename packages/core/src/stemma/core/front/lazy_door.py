@@ -38,13 +38,14 @@ from stemma.core.front.lazy_operations import (
     refuse_operation_deps,
 )
 from stemma.core.front.run_history import summarize
+from stemma.core.front.sendable import THREAD_BACKEND, refuse_unsendable_operation
+from stemma.core.operations.kinds import OperationKind
 from stemma.core.run_ids import new_run_id
 from stemma.core.step_graph import expand, needed
 from stemma.core.step_planner import StepPlanner
 from stemma.core.step_spec import StepSpec
 from stemma.core.store import PipelineStore
 
-THREAD_BACKEND = "local-thread"
 log = logging.getLogger("stemma.core.lazy")
 
 
@@ -100,6 +101,9 @@ def build(
     planned = [_planned(numbers[spec.fingerprint], spec, built, numbers) for spec in order]
     if backend != THREAD_BACKEND:
         _refuse_unpicklable([s for s in order if not is_operation_step(s)], backend)
+        for step in planned:
+            if step.operation.kind is not OperationKind.FUNCTION:
+                refuse_unsendable_operation(step.name, step.operation, backend)
     context = open_context(
         store,
         run_id=run_id,

@@ -39,6 +39,7 @@ from stemma.core.front.run_history import (
     runs_frame,
     summarize,
 )
+from stemma.core.front.sendable import refuse_unsendable_operation
 from stemma.core.operations.definition import OperationDefinition
 from stemma.core.run_ids import new_run_id
 from stemma.core.store import PipelineStore, open_pipeline_store
@@ -225,6 +226,7 @@ class Pipeline:
             tool=tool,
         )
         op = with_intermediates(op, intermediates)
+        refuse_unsendable_operation(op.name or type(op).__qualname__, op, self._ctx.backend.name)
         with self._lock:
             if self._finalized:
                 raise RuntimeError(f"pipeline {self.run_id} is finalized; create or resume another")
