@@ -97,6 +97,8 @@ class FunctionPacks:
         self._gpu_out = 0
         self._closed = False
         self._thread: threading.Thread | None = None
+        self._broken: UnitOutcome | None = None
+        """The outcome every unit gets once the dispatcher failed (an orchestration fault)."""
 
     def submit(self, step: PlannedStep, unit: ExecutionUnit) -> Future[UnitOutcome]:
         """Queue ``unit`` of function step ``step``; its future settles with its outcome.
@@ -108,6 +110,9 @@ class FunctionPacks:
         with self._changed:
             if self._closed:
                 raise RuntimeError(f"run {self._ctx.run_id} has ended; start another")
+            if self._broken is not None:  # the dispatcher is gone: nothing would send it
+                waiting.outcome.set_result(self._broken)
+                return waiting.outcome
             if not any(self._waiting.values()):
                 self._first_at = now
             self._last_at = now
@@ -139,17 +144,17 @@ class FunctionPacks:
             raise
 
     def _fail_all(self, error: BaseException) -> None:
+        message = f"the run's dispatcher failed: {type(error).__name__}: {error}"
+        broken = UnitOutcome(execution_run_id="", success=False, error=message, bundle=None)
         with self._changed:
+            self._broken = broken  # units submitted from now on fail at once, too
             stranded = [*itertools.chain.from_iterable(self._waiting.values())]
             stranded += [w for out in self._out.values() for w in out.units]
             self._waiting.clear()
             self._out.clear()
-        message = f"the run's dispatcher failed: {type(error).__name__}: {error}"
         for waiting in stranded:
             if not waiting.outcome.done():
-                waiting.outcome.set_result(
-                    UnitOutcome(execution_run_id="", success=False, error=message, bundle=None)
-                )
+                waiting.outcome.set_result(broken)
 
     def _dispatch(self) -> None:
         sample: Callable[[], Any] | None = getattr(self._ctx.backend, "sample_memory", None)
