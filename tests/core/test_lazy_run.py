@@ -290,3 +290,33 @@ def test_step_failed_error_survives_a_pickle_trip() -> None:
         again = pickle.loads(pickle.dumps(error))
         assert type(again) is kind
         assert (str(again), again.failed, again.skipped) == (str(error), ["a", "b"], ["c"])
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
+def test_run_a_fault_in_the_dispatcher_fails_its_steps_instead_of_hanging(
+    store: PipelineStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from stemma.core.backends.local import LocalBackend
+
+    def broken(self: LocalBackend) -> None:
+        raise RuntimeError("injected dispatcher fault")
+
+    monkeypatch.setattr(LocalBackend, "sample_memory", broken)
+    data = apply(name="data", fn=write_json, version="v0", data=[1, 2], out_path=OUT)
+    total = apply(name="total", fn=read_and_add, version="v0", source=data, out_path=OUT)
+    done: list[BaseException] = []
+
+    def attempt() -> None:
+        try:
+            run(total, store=store)
+        except BaseException as error:
+            done.append(error)
+
+    runner = threading.Thread(target=attempt, daemon=True)
+    runner.start()
+    runner.join(60)
+    assert not runner.is_alive(), "the run hung after its dispatcher failed"
+    (error,) = done
+    assert isinstance(error, StepFailedError)
+    assert error.failed == ["data"] and error.skipped == ["total"]
+    assert "dispatcher failed: RuntimeError: injected dispatcher fault" in str(error.__cause__)

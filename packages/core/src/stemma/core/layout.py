@@ -67,3 +67,20 @@ class RootLayout:
         """Create the directories every store and runner expects."""
         for path in (self.staging, self.outputs, self.locks, self.logs):
             path.mkdir(parents=True, exist_ok=True)
+
+
+def write_readable_log(path: Path, lines: list[str]) -> Path | None:
+    """Write a log a human reads (a failure log, a staging note); best effort.
+
+    A log that cannot be written must never turn a unit's failure or a commit into another
+    fault, so ``OSError`` is swallowed.
+
+    Returns:
+        ``path``, or ``None`` when it could not be written.
+    """
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("\n".join(lines), encoding="utf-8")
+    except OSError:
+        return None
+    return path

@@ -11,7 +11,7 @@ import datetime as dt
 import re
 from pathlib import Path
 
-from stemma.core.layout import RootLayout
+from stemma.core.layout import RootLayout, write_readable_log
 from stemma.core.staging_problems import StagingProblem
 
 _NUMBERED = re.compile(r"(\d+)_(.+)")
@@ -41,12 +41,7 @@ def write_staging_note(layout: RootLayout, problem: StagingProblem, step_dir: st
         problem.error,
         "",
     ]
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("\n".join(lines), encoding="utf-8")
-    except OSError:
-        return None
-    return path
+    return write_readable_log(path, lines)
 
 
 def staging_note_path(layout: RootLayout, step_dir: str, bundle_name: str) -> Path:

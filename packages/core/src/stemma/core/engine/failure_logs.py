@@ -15,7 +15,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from stemma.core.backends import worker_stop
-from stemma.core.layout import RootLayout
+from stemma.core.layout import RootLayout, write_readable_log
 
 TAIL_LINES = 100
 """How many of the tool's last lines an execution record and a failure log keep."""
@@ -133,12 +133,7 @@ def write_failure_log(
         (tool_output or "(none captured)").rstrip(),
         "",
     ]
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("\n".join(parts), encoding="utf-8")
-    except OSError:
-        return None
-    return path
+    return write_readable_log(path, parts)
 
 
 def append_worker_log(path: Path, worker_log: str) -> None:

@@ -49,6 +49,8 @@ IDLE_SECONDS = 0.5
 """How often the dispatcher wakes with nothing to do (to sample workers' memory)."""
 BUSY_SECONDS = 0.05
 """How often it looks for a worker another step freed, while units wait for one."""
+JOB_REPORT_SECONDS = 1.0
+"""How often the live state learns each step's scheduler job states (the poller's cadence)."""
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,7 @@ class FunctionPacks:
         self._first_at = 0.0
         self._last_at = 0.0
         self._gpu_out = 0
+        self._jobs_reported_at = 0.0
         self._closed = False
         self._thread: threading.Thread | None = None
         self._broken: UnitOutcome | None = None
@@ -170,10 +173,13 @@ class FunctionPacks:
             if self._ctx.cancelled.is_set():
                 self._drop_unstarted()
             else:
+                self._shrink_for_late()
                 self._send()
             if callable(sample) and self._out:
                 sample()
-            self._report_jobs()
+            if time.monotonic() - self._jobs_reported_at >= JOB_REPORT_SECONDS:
+                self._report_jobs()
+                self._jobs_reported_at = time.monotonic()
 
     def _pause(self) -> float:
         if not any(self._waiting.values()):
@@ -309,12 +315,14 @@ class FunctionPacks:
         if kind not in self._sizers:
             workers = int(getattr(self._ctx.backend, "max_workers", 1))
             self._sizers[kind] = PackSizer(fixed=1 if kind[1] else None, workers=workers)
-        sizer = self._sizers[kind]
+        return self._sizers[kind]
+
+    def _shrink_for_late(self) -> None:
+        """Once per turn, not per pack cut: packs out well past their target shrink the next."""
         with self._changed:
-            for out in self._out.values():
-                if out.kind == kind:
-                    shrink_for_late(sizer, [out.sent])
-        return sizer
+            out = [(o.kind, o.sent) for o in self._out.values() if o.kind in self._sizers]
+        for kind, sent in out:
+            shrink_for_late(self._sizers[kind], [sent])
 
     def _report_jobs(self) -> None:
         job_states: Callable[[int], Mapping[str, int]] | None = getattr(
