@@ -31,7 +31,11 @@ LINEAGE_COLUMNS = (
     "target_artifact_id",
     "target_artifact_type",
     "target_role",
+    "step_name",
+    "execution_run_id",
 )
+"""An edge's artifacts, then which step's execution made it: the same bytes made by two steps
+are one artifact, so an edge from an artifact to itself says only through these who made it."""
 
 
 def resolve_artifact_id(root: Path, given: str) -> str:
@@ -54,7 +58,11 @@ def resolve_artifact_id(root: Path, given: str) -> str:
 
 def _configure_artifacts(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--type", dest="artifact_type", help="only this type (data, metric…)")
-    parser.add_argument("--step", help="only artifacts made by steps with this name")
+    parser.add_argument(
+        "--step",
+        help="only artifacts that steps with this name output (origin_step_name is the step "
+        "that made the same bytes first, which may be another)",
+    )
     parser.add_argument("--limit", type=int, default=None, help="only the newest N")
     add_format_option(parser)
 

@@ -16,9 +16,11 @@ from stemma.core.layout import RootLayout
 from stemma.storage.schemas import (
     ARTIFACT_EDGES,
     ARTIFACT_INDEX,
+    EXECUTION_EDGES,
     EXECUTIONS,
     FILE_REFS,
     METRICS,
+    STEP_OUTPUTS,
     STEPS,
 )
 from stemma.storage.tables import read_table
@@ -69,13 +71,22 @@ def artifacts(
     Metrics add ``content``; file refs add ``path``, ``content_hash``, ``size`` and
     ``file_count`` (null for artifacts of other types).
 
+    An artifact is its content, so the same bytes made by two steps are one artifact, and its
+    index row names only the step that made them first (``origin_step_name``). ``step_name``
+    therefore asks what the steps' own records say: an artifact is a step's when an execution of
+    a step with that name output it, or one of its runs offered it downstream (an execution
+    cache hit), whichever step made the bytes first.
+
     Args:
         root: the store root.
         artifact_type: only artifacts of this type (``file_ref``, ``metric``…).
-        step_name: only artifacts made by steps with this name.
+        step_name: only artifacts that steps with this name output.
     """
     layout = _layout(root)
-    predicate = _all_of(artifact_type=artifact_type, origin_step_name=step_name)
+    predicate = _all_of(artifact_type=artifact_type)
+    if step_name is not None:
+        of_step = pl.col("artifact_id").is_in(sorted(_step_artifact_ids(layout, step_name)))
+        predicate = of_step if predicate is None else predicate & of_step
     index = read_table(layout, ARTIFACT_INDEX, predicate)
     ids = pl.col("artifact_id").is_in(index.get_column("artifact_id").to_list())
     metrics = read_table(layout, METRICS, ids, columns=["artifact_id", "content"])
@@ -92,6 +103,38 @@ def artifacts(
     )
 
 
+def _step_artifact_ids(layout: RootLayout, step_name: str) -> set[str]:
+    """Every artifact steps called ``step_name`` output, made first by them or not.
+
+    The union of three records: the executions' output edges (what each unit wrote), the step
+    runs' outputs (what each offered downstream, execution cache hits included), and the index's
+    first maker.
+    """
+    runs = read_table(
+        layout, EXECUTIONS, pl.col("step_name") == step_name, columns=["execution_run_id"]
+    ).get_column("execution_run_id")
+    written = read_table(
+        layout,
+        EXECUTION_EDGES,
+        (pl.col("direction") == "output") & pl.col("execution_run_id").is_in(runs.to_list()),
+        columns=["artifact_id"],
+    )
+    step_runs = read_table(
+        layout, STEPS, pl.col("step_name") == step_name, columns=["step_run_id"]
+    ).get_column("step_run_id")
+    offered = read_table(
+        layout,
+        STEP_OUTPUTS,
+        pl.col("step_run_id").is_in(step_runs.unique().to_list()),
+        columns=["artifact_id"],
+    )
+    first = read_table(
+        layout, ARTIFACT_INDEX, pl.col("origin_step_name") == step_name, columns=["artifact_id"]
+    )
+    found = pl.concat([written, offered, first]).get_column("artifact_id").drop_nulls()
+    return set(found.to_list())
+
+
 def lineage(
     root: StoreRoot,
     artifact_id: str,
@@ -101,6 +144,10 @@ def lineage(
 ) -> pl.DataFrame:
     """The artifact edges reachable from one artifact, walked transitively, with their depth.
 
+    Each edge says which execution of which step made its target from its source. The same bytes
+    made by two steps are one artifact, so an edge from an artifact to itself (a step that output
+    its input's very bytes) says who made it only through these columns.
+
     Args:
         root: the store root.
         artifact_id: where to start.
@@ -109,16 +156,20 @@ def lineage(
         max_depth: stop after this many hops; unbounded when omitted.
 
     Returns:
-        The ``provenance/artifact_edges`` columns plus ``depth`` (1 for edges touching
-        ``artifact_id``), each edge once, at the depth it was first reached.
+        The ``provenance/artifact_edges`` columns, ``depth`` (1 for edges touching
+        ``artifact_id``), and the ``step_name`` and ``step_run_id`` of the edge's execution
+        (``execution_run_id``); each edge once, at the depth it was first reached.
     """
-    edges = read_table(_layout(root), ARTIFACT_EDGES)
+    layout = _layout(root)
+    edges = read_table(layout, ARTIFACT_EDGES)
     near, far = (
         ("target_artifact_id", "source_artifact_id")
         if direction == "up"
         else ("source_artifact_id", "target_artifact_id")
     )
-    found: list[pl.DataFrame] = []
+    found: list[pl.DataFrame] = [
+        edges.with_columns(pl.lit(0, dtype=pl.Int64).alias("depth")).clear()
+    ]
     seen: set[str] = {artifact_id}
     frontier = [artifact_id]
     depth = 0
@@ -129,13 +180,24 @@ def lineage(
         reached = set(hop.get_column(far).to_list())
         frontier = sorted(reached - seen)
         seen |= reached
-    if not found:
-        return edges.with_columns(pl.lit(0, dtype=pl.Int64).alias("depth")).clear()
-    return pl.concat(found).unique(
+    walked = pl.concat(found).unique(
         subset=["execution_run_id", "source_artifact_id", "target_artifact_id"],
         keep="first",
         maintain_order=True,
     )
+    return _with_steps(layout, walked)
+
+
+def _with_steps(layout: RootLayout, edges: pl.DataFrame) -> pl.DataFrame:
+    """``edges`` with the step name and step run of each edge's execution (null if unknown)."""
+    runs = edges.get_column("execution_run_id").unique().to_list()
+    made_by = read_table(
+        layout,
+        EXECUTIONS,
+        pl.col("execution_run_id").is_in(runs),
+        columns=["execution_run_id", "step_name", "step_run_id"],
+    ).unique("execution_run_id")
+    return edges.join(made_by, on="execution_run_id", how="left", maintain_order="left")
 
 
 def _layout(root: StoreRoot) -> RootLayout:
