@@ -1,9 +1,10 @@
-"""A pipeline slow enough to watch: generate, a slow copy, transform, score.
+"""A pipeline slow enough to watch: generate, a slow scaling, transform, score.
 
 Start it detached with ``stemma run --detach examples/watch_and_cancel.py`` (or in a terminal
 of its own with ``python examples/watch_and_cancel.py``), then watch it with ``stemma tui`` or
 ``stemma watch slow``, and cancel it from the dashboard (``c``) or with ``stemma cancel``.
-An optional argument sets the seconds each copy takes (default 5).
+An optional argument sets the seconds each dataset's slow scaling takes (default 5). Every step
+makes new data from its inputs, so each step's artifacts and lineage are its own.
 """
 
 from __future__ import annotations
@@ -11,19 +12,23 @@ from __future__ import annotations
 import sys
 
 from stemma.core import Pipeline
-from stemma.core.examples import DataGenerator, MetricCalculator, SlowCopy, Transform
+from stemma.core.examples import DataGenerator, MetricCalculator, SlowScale, Transform
 
 
 # --8<-- [start:pipeline]
 def slow_pipeline(seconds: float) -> dict[str, object]:
-    """Eight datasets copied two at a time, ``seconds`` each: about ``4 * seconds`` to watch."""
+    """Eight datasets scaled two at a time, ``seconds`` each: about ``4 * seconds`` to watch."""
     pipeline = Pipeline.create("slow", max_workers=2)
     print(f"run {pipeline.run_id}: watch it with `stemma watch slow` or `stemma tui`", flush=True)
     generated = pipeline.run(DataGenerator, params={"count": 8, "rows": 10})
-    copied = pipeline.run(
-        SlowCopy, inputs={"dataset": generated.output("datasets")}, params={"seconds": seconds}
+    doubled = pipeline.run(
+        SlowScale,
+        inputs={"dataset": generated.output("datasets")},
+        params={"scale": 2.0, "seconds": seconds},
     )
-    scaled = pipeline.run(Transform, inputs={"dataset": copied.output("dataset")})
+    scaled = pipeline.run(
+        Transform, inputs={"dataset": doubled.output("dataset")}, params={"scale": 10.0}
+    )
     pipeline.run(MetricCalculator, inputs={"dataset": scaled.output("dataset")})
     return pipeline.finalize()
     # --8<-- [end:pipeline]

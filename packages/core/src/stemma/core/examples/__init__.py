@@ -15,6 +15,7 @@ from stemma.core.examples.operations import (
     FailWhileMarked,
     MetricCalculator,
     SlowCopy,
+    SlowScale,
     Transform,
     Wait,
 )
@@ -28,6 +29,7 @@ __all__ = [
     "FailWhileMarked",
     "MetricCalculator",
     "SlowCopy",
+    "SlowScale",
     "Transform",
     "TransformThenScore",
     "Wait",

@@ -275,3 +275,35 @@ class SlowCopy(CopyUnlessRefused):
     def refusal(self, path: Path) -> str | None:
         time.sleep(self.params.seconds)
         return None
+
+
+class SlowScale(OperationDefinition):
+    """Scale every y by ``scale`` after sleeping ``seconds`` per dataset: slow, and real work.
+
+    The watchable demo's slow step. Its outputs differ from its inputs, so they are artifacts of
+    their own with lineage of their own; a slow *copy* outputs its inputs' very bytes, which are
+    the same artifacts as its inputs.
+    """
+
+    class Params(BaseModel):
+        scale: float = 2.0
+        seconds: float = 1.0
+
+    name = "example.slow_scale"
+    inputs: ClassVar = {"dataset": InputSpec(artifact_type="data")}
+    outputs: ClassVar = {
+        "dataset": OutputSpec(artifact_type="data", infer_lineage_from={"inputs": ["dataset"]})
+    }
+    params: Params = Params()
+
+    def preprocess(self, inp: PreprocessInput) -> dict[str, Any]:
+        return {"paths": list(inp.materialized_paths["dataset"])}
+
+    def execute(self, inp: ExecuteInput) -> Any:
+        for path in inp.prepared["paths"]:
+            time.sleep(self.params.seconds)
+            rows = [(x, round(y * self.params.scale, 6)) for x, y in _read_xy(path)]
+            _write_xy(inp.execute_dir / f"{path.stem}_slow.csv", rows)
+
+    def postprocess(self, inp: PostprocessInput) -> ArtifactResult:
+        return ArtifactResult(artifacts={"dataset": _data_drafts(inp)})
