@@ -37,6 +37,9 @@ class DeltaStore:
         root: the store root (see :func:`~stemma.core.layout.resolve_root`).
         staging_timeout: how long a commit waits, in seconds, for staged files that appear late
             (a shared filesystem); ``$STEMMA_STAGING_TIMEOUT`` when omitted, else 30.
+        shared_filesystem: workers on other hosts stage into this root (a run on SLURM sets
+            it from its backend): staged files are checked by opening and reading them, not by
+            listing their directory (:mod:`stemma.core.staged_visibility`).
 
     Raises:
         ValueError: the staging timeout is negative or not a number, or
@@ -48,10 +51,15 @@ class DeltaStore:
     """The name ``open_store`` knows this store by."""
 
     def __init__(
-        self, root: str | os.PathLike[str], *, staging_timeout: float | None = None
+        self,
+        root: str | os.PathLike[str],
+        *,
+        staging_timeout: float | None = None,
+        shared_filesystem: bool = False,
     ) -> None:
         self._layout = RootLayout(Path(root).absolute())
         self._staging_timeout = staging_checks.staging_timeout(staging_timeout)
+        self._shared = shared_filesystem
         commit_chunk_rows()
 
     def __repr__(self) -> str:
@@ -61,6 +69,19 @@ class DeltaStore:
     def layout(self) -> RootLayout:
         """The directories under this store's root."""
         return self._layout
+
+    @property
+    def shared_filesystem(self) -> bool:
+        """Whether staged files are checked by opening and reading them (a shared root)."""
+        return self._shared
+
+    def expect_shared_filesystem(self) -> None:
+        """From now on, check staged files by opening and reading them, never by listing.
+
+        A run whose backend stages from other hosts calls this; it is never undone, so a
+        store shared by several runs checks carefully once any of them needs it.
+        """
+        self._shared = True
 
     def recover(self, step_name: str | None = None) -> int:
         """Commit every complete bundle left in staging; return how many this call committed.
@@ -75,7 +96,7 @@ class DeltaStore:
             step_name: only the bundles of steps with this name; all when omitted.
         """
         import_core_records(self._layout)
-        return recover_staged(self._layout, step_name=step_name)
+        return recover_staged(self._layout, step_name=step_name, shared=self._shared)
 
     def completed(self, fingerprints: Collection[str]) -> dict[str, StepRecord]:
         """The latest ``completed`` record of each of these fingerprints that has one."""
@@ -139,7 +160,11 @@ class DeltaStore:
             CommitConflictError: a table kept conflicting; :meth:`recover` finishes the wave.
         """
         return commit_wave_report(
-            self._layout, bundles, step_outputs, timeout=self._staging_timeout
+            self._layout,
+            bundles,
+            step_outputs,
+            timeout=self._staging_timeout,
+            shared=self._shared,
         )
 
     def latest_step(self, step_spec_id: str, statuses: Collection[StepStatus]) -> StepEvent | None:

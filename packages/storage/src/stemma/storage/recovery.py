@@ -34,6 +34,7 @@ def recover_staged(
     grace_seconds: float = INCOMPLETE_GRACE_SECONDS,
     now: float | None = None,
     step_name: str | None = None,
+    shared: bool = False,
 ) -> int:
     """Commit every complete staged bundle and every wave a dead committer left under ``layout``.
 
@@ -48,6 +49,9 @@ def recover_staged(
         grace_seconds: the age past which an incomplete bundle is deleted.
         now: the current time as a Unix timestamp; the wall clock when omitted.
         step_name: only the bundles of steps with this name; all when omitted.
+        shared: the root is on a shared filesystem: a bundle's files are opened and read, and
+            one not readable yet is left alone while young, like one not there
+            (:mod:`stemma.core.staged_visibility`).
 
     Returns:
         How many bundles this call committed (bundles committed concurrently by another
@@ -58,7 +62,9 @@ def recover_staged(
     committed = recover_waves(layout, step_name)
     for bundle in staged_bundles(layout, step_name):
         if is_complete(bundle):
-            committed += _recover_complete(layout, bundle, old=current - grace_seconds)
+            committed += _recover_complete(
+                layout, bundle, old=current - grace_seconds, shared=shared
+            )
         elif current - _last_modified(bundle) > grace_seconds:
             _discard_incomplete(layout, bundle)
     if step_name is None:
@@ -66,9 +72,9 @@ def recover_staged(
     return committed
 
 
-def _recover_complete(layout: RootLayout, bundle: Path, *, old: float) -> int:
+def _recover_complete(layout: RootLayout, bundle: Path, *, old: float, shared: bool) -> int:
     """Commit a bundle holding its sentinel, or quarantine it if it cannot be read."""
-    problem = check_bundle(bundle)
+    problem = check_bundle(bundle, shared=shared)
     if not isinstance(problem, StagingProblem):
         try:
             return int(commit_staged(layout, bundle))

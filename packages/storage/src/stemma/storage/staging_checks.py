@@ -6,16 +6,19 @@ late on the committer's node: its directory, its sentinel, or a file its sentine
 (:class:`Backoff`) until the bundle is whole or the staging timeout passes
 (:func:`staging_timeout`: ``DeltaStore(staging_timeout=…)``, else ``$STEMMA_STAGING_TIMEOUT``,
 else :data:`DEFAULT_STAGING_TIMEOUT`). A file that is there but cannot be read is *corrupt*:
-waiting does not fix it, so it is reported at once.
+waiting does not fix it, so it is reported at once. Where the root is shared (the backend's
+``shared_filesystem``), files are opened and read rather than listed, and one whose content is
+not visible yet counts as late, not corrupt: the check is core's
+(:mod:`stemma.core.staged_visibility`), the same for both stores.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import polars as pl
 
+from stemma.core.staged_visibility import BundleShape, check_staged
 from stemma.core.staging_problems import (
     DEFAULT_STAGING_TIMEOUT,
     STAGING_TIMEOUT_ENV,
@@ -24,10 +27,8 @@ from stemma.core.staging_problems import (
     StagingProblem,
     WaveReport,
     corrupt,
-    missing,
     staging_timeout,
 )
-from stemma.storage.errors import StagedBundleError
 from stemma.storage.sentinel import SENTINEL, Listing, read_listing
 
 __all__ = [  # the vocabulary is core's (every store speaks it); the checks are Parquet's
@@ -43,33 +44,29 @@ __all__ = [  # the vocabulary is core's (every store speaks it); the checks are 
 ]
 
 
-def check_bundle(bundle: Path) -> Listing | StagingProblem:
+def check_bundle(bundle: Path, *, shared: bool = False) -> Listing | StagingProblem:
     """Look once whether a bundle is whole: its directory, its sentinel, every listed file.
 
-    Only the sentinel's Parquet footer is read (to list the tables and their rows); the other
-    files are checked for presence, all from one listing of the directory (a wave checks
-    thousands of bundles, and a ``stat`` per file would cost a third of their claim).
+    Only the sentinel's Parquet footer is parsed (to list the tables and their rows). The other
+    files are checked for presence: all from one listing of the directory, or, where the root
+    is shared, each opened and read (:mod:`stemma.core.staged_visibility`).
+
+    Args:
+        bundle: the bundle directory.
+        shared: the root is on a shared filesystem (the backend's ``shared_filesystem``).
 
     Returns:
         What the sentinel lists, when the bundle can be committed, else what is wrong.
     """
-    try:
-        with os.scandir(bundle) as entries:
-            present = {entry.name for entry in entries if entry.is_file()}
-    except (FileNotFoundError, NotADirectoryError):
-        return missing(bundle, (), f"the staged bundle {bundle} is not there")
-    if SENTINEL not in present:
-        return missing(bundle, (SENTINEL,), f"{bundle} has no {SENTINEL} (its sentinel)")
-    try:
-        listing = read_listing(bundle)
-    except StagedBundleError as err:
-        return corrupt(bundle, (SENTINEL,), str(err))
-    absent = tuple(s.staged_name for s in listing.tables if s.staged_name not in present)
-    if absent:
-        return missing(
-            bundle, absent, f"{bundle} lists {', '.join(absent)} in its {SENTINEL}, not there"
-        )
-    return listing
+    return check_staged(bundle, _SHAPE, shared=shared)
+
+
+_SHAPE = BundleShape(
+    sentinel=SENTINEL,
+    read_sentinel=read_listing,
+    listed=lambda listing: {spec.staged_name: None for spec in listing.tables},
+)
+"""A Delta bundle: its sentinel lists the tables staged beside it (and their rows, not sizes)."""
 
 
 def check_readable(bundle: Path) -> StagingProblem | None:

@@ -54,8 +54,13 @@ def claim(
     bundles: Sequence[Path],
     step_outputs: StepOutputs | None,
     timeout: float,
+    *,
+    shared: bool = False,
 ) -> dict[Path, Listing] | None:
     """Claim and seal a wave (the caller holds the wave's lock); ``None`` if it is empty.
+
+    ``shared``: the root is on a shared filesystem; each bundle's files are opened and read
+    (:mod:`stemma.core.staged_visibility`) instead of listed.
 
     Returns:
         Each claimed bundle's place in the wave, with what its sentinel lists: its tables and
@@ -71,7 +76,7 @@ def claim(
     try:
         for bundle in sorted({path.absolute() for path in bundles}):
             step_dir = wave / BUNDLES / step_dir_name(layout, bundle)
-            outcome = _claim_one(layout, bundle, step_dir, targets, backoff)
+            outcome = _claim_one(layout, bundle, step_dir, targets, backoff, shared)
             if isinstance(outcome, StagingProblem):
                 problems.append(outcome)
             elif outcome is not None:
@@ -100,7 +105,12 @@ def write_manifest(wave: Path, claimed: Sequence[Path], problems: Sequence[Stagi
 
 
 def _claim_one(
-    layout: RootLayout, bundle: Path, step_dir: Path, targets: set[Path], backoff: Backoff
+    layout: RootLayout,
+    bundle: Path,
+    step_dir: Path,
+    targets: set[Path],
+    backoff: Backoff,
+    shared: bool,
 ) -> tuple[Path, Listing] | StagingProblem | None:
     """The bundle's place in the wave and listing, the problem keeping it out, or None.
 
@@ -109,7 +119,7 @@ def _claim_one(
     """
     while True:
         with bundle_lock(layout, bundle):
-            problem = check_bundle(bundle)
+            problem = check_bundle(bundle, shared=shared)
             if not isinstance(problem, StagingProblem):
                 if step_dir not in targets:
                     step_dir.mkdir(parents=True, exist_ok=True)

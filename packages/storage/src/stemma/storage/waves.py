@@ -101,6 +101,7 @@ def commit_wave_report(
     step_outputs: StepOutputs | None = None,
     *,
     timeout: float | None = None,
+    shared: bool = False,
 ) -> WaveReport:
     """Commit ``bundles`` (and ``step_outputs``) as one wave; say what it wrote and left out.
 
@@ -114,6 +115,8 @@ def commit_wave_report(
         step_outputs: the step's outputs, committed in the same wave.
         timeout: how long to wait for late files, in seconds (see
             :func:`~stemma.storage.staging_checks.staging_timeout`).
+        shared: the root is on a shared filesystem: staged files are opened and read, not
+            listed (:mod:`stemma.core.staged_visibility`).
 
     Raises:
         StagedBundleError: a path is not a bundle under staging; nothing is committed.
@@ -126,7 +129,7 @@ def commit_wave_report(
     with bundle_lock(layout, wave):
         if (wave / MANIFEST).is_file():  # sealed by an earlier, interrupted attempt
             return _commit_sealed(layout, wave)
-        claimed = claim(layout, wave, bundles, step_outputs, wait)
+        claimed = claim(layout, wave, bundles, step_outputs, wait, shared=shared)
         if claimed is None:
             return WaveReport(committed=0)
         return _commit_sealed(layout, wave, claimed)

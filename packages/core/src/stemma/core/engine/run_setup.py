@@ -15,6 +15,7 @@ from stemma.core.engine.run_context import PipelineContext
 from stemma.core.engine.worker_slots import WorkerSlots
 from stemma.core.live.monitor import RunMonitor
 from stemma.core.provenance import capture_provenance
+from stemma.core.staged_visibility import SharedStagingStore, shares_root
 from stemma.core.store import PipelineStore
 
 BACKEND_ENV = "STEMMA_BACKEND"
@@ -50,6 +51,9 @@ def open_context(
     if chosen == "local":  # only a spawned pool re-runs the main script (see main_module)
         options["import_main"] = import_main
     engine = open_backend(chosen, **options)
+    if shares_root(engine) and isinstance(store, SharedStagingStore):
+        # Its workers stage from other hosts: commits must read staged files, not list them.
+        store.expect_shared_filesystem()
     provenance: dict[str, Any] = capture_provenance().to_dict()
     return PipelineContext(
         store=store,

@@ -26,7 +26,8 @@ from stemma.core.sqlite_store.schema import (
     EXECUTION_COLUMNS,
     EXECUTION_ROLE_COLUMNS,
 )
-from stemma.core.staging_problems import StagingProblem, corrupt, missing
+from stemma.core.staged_visibility import BundleShape, check_staged
+from stemma.core.staging_problems import StagingProblem, corrupt
 
 RECORDS = "records.json"
 """The bundle's rows, per table."""
@@ -73,24 +74,15 @@ def write_bundle(bundle: Path, rows: Mapping[str, list[list[Any]]]) -> None:
     _fsync_directory(bundle)
 
 
-def check_bundle(bundle: Path) -> Sentinel | StagingProblem:
-    """Look once whether a bundle is whole: its directory, its sentinel, its records file."""
-    try:
-        with os.scandir(bundle) as entries:
-            present = {entry.name for entry in entries if entry.is_file()}
-    except (FileNotFoundError, NotADirectoryError):
-        return missing(bundle, (), f"the staged bundle {bundle} is not there")
-    if SENTINEL not in present:
-        return missing(bundle, (SENTINEL,), f"{bundle} has no {SENTINEL} (its sentinel)")
-    try:
-        sentinel = read_sentinel(bundle)
-    except FileNotFoundError:
-        return missing(bundle, (), f"the staged bundle {bundle} is not there")
-    except (OSError, ValueError) as err:
-        return corrupt(bundle, (SENTINEL,), f"cannot read {bundle / SENTINEL}: {err}")
-    if RECORDS not in present:
-        return missing(bundle, (RECORDS,), f"{bundle} lists {RECORDS} in its {SENTINEL}, not there")
-    return sentinel
+def check_bundle(bundle: Path, *, shared: bool = False) -> Sentinel | StagingProblem:
+    """Look once whether a bundle is whole: its directory, its sentinel, its records file.
+
+    Args:
+        bundle: the bundle directory.
+        shared: the root is on a shared filesystem: open and read each file instead of
+            listing the directory (:mod:`stemma.core.staged_visibility`).
+    """
+    return check_staged(bundle, _SHAPE, shared=shared)
 
 
 def read_sentinel(bundle: Path) -> Sentinel:
@@ -141,6 +133,23 @@ def read_rows(bundle: Path, sentinel: Sentinel) -> dict[str, list[list[Any]]] | 
         return _decode(data)
     except (ValueError, TypeError, KeyError) as err:
         return corrupt(bundle, (RECORDS,), f"cannot read the staged rows in {bundle}: {err}")
+
+
+def _checked_sentinel(bundle: Path) -> Sentinel:
+    try:
+        return read_sentinel(bundle)
+    except FileNotFoundError:
+        raise
+    except (OSError, ValueError) as err:
+        raise ValueError(f"cannot read {bundle / SENTINEL}: {err}") from err
+
+
+_SHAPE = BundleShape(
+    sentinel=SENTINEL,
+    read_sentinel=_checked_sentinel,
+    listed=lambda sentinel: {RECORDS: sentinel.size},
+)
+"""A bundle of this store: its sentinel records the records file's size."""
 
 
 def _decode(data: bytes) -> dict[str, list[list[Any]]]:

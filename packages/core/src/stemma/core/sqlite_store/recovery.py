@@ -38,6 +38,7 @@ def recover_staged(
     step_name: str | None = None,
     grace_seconds: float = INCOMPLETE_GRACE_SECONDS,
     now: float | None = None,
+    shared: bool = False,
 ) -> int:
     """Commit every complete bundle staged under ``layout``; return how many this call committed.
 
@@ -53,6 +54,9 @@ def recover_staged(
         step_name: only the bundles of steps with this name; all when omitted.
         grace_seconds: the age past which an incomplete bundle is removed.
         now: the current time as a Unix timestamp; the wall clock when omitted.
+        shared: the root is on a shared filesystem: a bundle's files are opened and read, and
+            one not readable yet is left alone like one not there
+            (:mod:`stemma.core.staged_visibility`).
     """
     current = time.time() if now is None else now
     ready: Ready = {}
@@ -66,7 +70,7 @@ def recover_staged(
             if current - _last_modified(bundle) > grace_seconds:
                 abandoned.append(bundle)
             continue
-        checked = check_bundle(bundle)
+        checked = check_bundle(bundle, shared=shared)
         if isinstance(checked, Sentinel):
             ready[bundle] = (step_dir, checked)
         elif checked.kind is ProblemKind.CORRUPT or (

@@ -44,6 +44,9 @@ class SqliteStore:
         root: the store root (see :func:`~stemma.core.layout.resolve_root`).
         staging_timeout: how long a commit waits, in seconds, for staged files that appear late
             (a shared filesystem); ``$STEMMA_STAGING_TIMEOUT`` when omitted, else 30.
+        shared_filesystem: workers on other hosts stage into this root (a run on SLURM sets
+            it from its backend): staged files are checked by opening and reading them, not by
+            listing their directory (:mod:`stemma.core.staged_visibility`).
 
     Raises:
         ValueError: the staging timeout is negative or not a number.
@@ -53,11 +56,16 @@ class SqliteStore:
     """The name ``open_store`` knows this store by."""
 
     def __init__(
-        self, root: str | os.PathLike[str], *, staging_timeout: float | None = None
+        self,
+        root: str | os.PathLike[str],
+        *,
+        staging_timeout: float | None = None,
+        shared_filesystem: bool = False,
     ) -> None:
         self._layout = RootLayout(Path(root).absolute())
         self._staging_timeout = staging_timeout  # as given: a pickled copy reads the env again
         self._timeout = staging_problems.staging_timeout(staging_timeout)
+        self._shared = shared_filesystem
         self._connections = Connections(self._layout.root / DATABASE_FILE)
 
     def __repr__(self) -> str:
@@ -65,12 +73,25 @@ class SqliteStore:
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Connections belong to their thread and process: a copy opens its own.
-        return (_reopen, (str(self._layout.root), self._staging_timeout))
+        return (_reopen, (str(self._layout.root), self._staging_timeout, self._shared))
 
     @property
     def layout(self) -> RootLayout:
         """The directories under this store's root."""
         return self._layout
+
+    @property
+    def shared_filesystem(self) -> bool:
+        """Whether staged files are checked by opening and reading them (a shared root)."""
+        return self._shared
+
+    def expect_shared_filesystem(self) -> None:
+        """From now on, check staged files by opening and reading them, never by listing.
+
+        A run whose backend stages from other hosts calls this; it is never undone, so a
+        store shared by several runs checks carefully once any of them needs it.
+        """
+        self._shared = True
 
     @property
     def database(self) -> Path:
@@ -91,7 +112,9 @@ class SqliteStore:
         Args:
             step_name: only the bundles of steps with this name; all when omitted.
         """
-        return recover_staged(self._layout, self._connections, step_name=step_name)
+        return recover_staged(
+            self._layout, self._connections, step_name=step_name, shared=self._shared
+        )
 
     def completed(self, fingerprints: Collection[str]) -> dict[str, StepRecord]:
         """The latest ``completed`` record of each of these fingerprints that has one."""
@@ -155,7 +178,12 @@ class SqliteStore:
             sqlite3.Error: the transaction failed and was rolled back; the bundles stay.
         """
         return commit_wave(
-            self._layout, self._connections, bundles, step_outputs, timeout=self._timeout
+            self._layout,
+            self._connections,
+            bundles,
+            step_outputs,
+            timeout=self._timeout,
+            shared=self._shared,
         )
 
     def latest_step(self, step_spec_id: str, statuses: Collection[StepStatus]) -> StepEvent | None:
@@ -193,5 +221,5 @@ class SqliteStore:
         return lineage.descendants(self._connections, artifact_ids, artifact_type)
 
 
-def _reopen(root: str, timeout: float | None) -> SqliteStore:
-    return SqliteStore(root, staging_timeout=timeout)
+def _reopen(root: str, timeout: float | None, shared: bool = False) -> SqliteStore:
+    return SqliteStore(root, staging_timeout=timeout, shared_filesystem=shared)

@@ -63,8 +63,12 @@ def commit_wave(
     step_outputs: StepOutputs | None,
     *,
     timeout: float,
+    shared: bool = False,
 ) -> WaveReport:
     """Commit ``bundles`` (and ``step_outputs``) as one transaction; say what was left out.
+
+    With ``shared`` (the root is on a shared filesystem) each bundle's files are opened and
+    read, not listed (:mod:`stemma.core.staged_visibility`).
 
     Raises:
         StagedBundleError: a path is not a bundle under staging; nothing is committed.
@@ -76,7 +80,8 @@ def commit_wave(
     wanted = {path.absolute(): "" for path in bundles}
     for path in wanted:
         wanted[path] = step_dir_of(layout, path)
-    ready, problems = _await_bundles(layout, connections, wanted, Backoff.for_timeout(timeout))
+    backoff = Backoff.for_timeout(timeout)
+    ready, problems = _await_bundles(layout, connections, wanted, backoff, shared)
     return commit_ready(layout, connections, ready, step_outputs, problems)
 
 
@@ -131,7 +136,11 @@ def commit_ready(
 
 
 def _await_bundles(
-    layout: RootLayout, connections: Connections, wanted: dict[Path, str], backoff: Backoff
+    layout: RootLayout,
+    connections: Connections,
+    wanted: dict[Path, str],
+    backoff: Backoff,
+    shared: bool,
 ) -> tuple[Ready, list[StagingProblem]]:
     """Stage 1: the bundles found whole, and the problems of those left out."""
     ready: Ready = {}
@@ -140,7 +149,7 @@ def _await_bundles(
     latest: dict[Path, StagingProblem] = {}
     while pending:
         for bundle, step_dir in list(pending.items()):
-            checked = check_bundle(bundle)
+            checked = check_bundle(bundle, shared=shared)
             if isinstance(checked, Sentinel):
                 ready[bundle] = (step_dir, checked)
                 del pending[bundle]
