@@ -39,7 +39,8 @@ def test_state_round_trips_through_its_file(tmp_path: pathlib.Path) -> None:
     write_state(tmp_path, monitor.snapshot())
     state = read_state(tmp_path, "demo_20261129_000000_abcdef12")
     step = state.steps[0]
-    assert (step.total, step.cached, step.succeeded, step.failed, step.running) == (10, 3, 4, 1, 2)
+    # (cache hits are succeeded units: 3 cached + 4 that ran)
+    assert (step.total, step.cached, step.succeeded, step.failed, step.running) == (10, 3, 7, 1, 2)
     assert step.done == 8
     assert state.status is RunStatus.RUNNING
     assert state.pid == os.getpid()

@@ -52,7 +52,7 @@ def test_a_step_s_counts_update_live_while_the_run_screen_is_open(tmp_path: Path
         await until(pilot, lambda: _row(app, "#steps", 1)[4] == "7/10", "the new count")
         assert _row(app, "#steps", 1)[3] == "██████░░"  # 7 of 10 units on an 8-cell bar
 
-    drive(root, scenario)
+    drive(root, scenario, size=(120, 40))  # wide enough for the progress bar
 
 
 def test_three_presses_of_c_ask_graceful_force_hard_and_say_what_comes_next(

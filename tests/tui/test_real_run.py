@@ -41,7 +41,7 @@ def test_a_running_pipeline_shows_live_progress_and_one_press_of_c_cancels_it(
             if steps.row_count < 2:
                 return False
             row = [str(cell) for cell in steps.get_row_at(1)]
-            return row[2] == "running" and row[4] not in ("0/0", "12/12")
+            return row[2] == "running" and row[3] not in ("0/0", "12/12")  # status, done
 
         await until(pilot, copying, "the slow step running with units to go", seconds=90)
         await pilot.press("c")

@@ -65,14 +65,16 @@ def test_status_of_a_run_named_by_a_prefix_prints_its_steps(
     code, out, _ = _run(capsys, "status", "first_20261129_10", "--root", str(root))
     assert code == ExitCode.OK
     assert "run first_20261129_100000_aaaaaaaa: running" in out
+    # step, name, status, total, done, succeeded, cached, failed, cancelled, running
     assert out.splitlines()[-1].split() == [
         "1",
         "transform",
         "running",
-        "1",
         "4",
-        "0",
         "1",
+        "1",
+        "0",
+        "0",
         "0",
         "2",
     ]
@@ -141,7 +143,7 @@ def test_watch_of_a_finished_run_prints_plain_lines_and_exits_with_its_outcome(
     code, out, _ = _run(capsys, "watch", state.run_id, "--root", str(root))
     assert code == expected
     assert out.splitlines()[-1].endswith(
-        f"run {state.run_id} {status}: 2 steps, 2/5 units, 0 failed"
+        f"run {state.run_id} {status}: 2 steps, 2/5 units, 0 failed, 0 cancelled"
     )
 
 

@@ -41,12 +41,12 @@ def test_follow_lines_prints_each_change_once_until_the_run_ends(
     assert code == ExitCode.OK
     lines = [line.split(" ", 1)[1] for line in out.getvalue().splitlines()]
     assert lines[1:] == [
-        "step 0 generate: completed 1/1 (cached 0, ok 1, failed 0, running 0)",
-        "step 1 transform: running 1/4 (cached 0, ok 1, failed 0, running 2)",
-        "step 1 transform: 3/4 (cached 0, ok 3, failed 0, running 1)",
-        "step 1 transform: completed 4/4 (cached 0, ok 4, failed 0, running 0)",
+        "step 0 generate: completed 1/1 (succeeded 1, cached 0, failed 0, cancelled 0, running 0)",
+        "step 1 transform: running 1/4 (succeeded 1, cached 0, failed 0, cancelled 0, running 2)",
+        "step 1 transform: 3/4 (succeeded 3, cached 0, failed 0, cancelled 0, running 1)",
+        "step 1 transform: completed 4/4 (succeeded 4, cached 0, failed 0, cancelled 0, running 0)",
         f"run {first.run_id} completed",
-        f"run {first.run_id} completed: 2 steps, 5/5 units, 0 failed",
+        f"run {first.run_id} completed: 2 steps, 5/5 units, 0 failed, 0 cancelled",
     ]
 
 
@@ -80,5 +80,5 @@ def test_watch_without_a_terminal_writes_plain_lines_in_a_subprocess(
     assert done.returncode == ExitCode.RUN_FAILED, done.stderr
     assert "\x1b[" not in done.stdout  # no terminal codes in a log
     assert done.stdout.splitlines()[-1].endswith(
-        f"run {state.run_id} failed: 2 steps, 2/5 units, 0 failed"
+        f"run {state.run_id} failed: 2 steps, 2/5 units, 0 failed, 0 cancelled"
     )

@@ -23,7 +23,20 @@ from stemma.core.cli.watching import follow_lines, follow_progress
 from stemma.core.live import RunStatus, StepState, read_state, request_cancel
 
 RUN_COLUMNS = ("run_id", "status", "started", "secs", "steps", "host")
-STEP_COLUMNS = ("step", "name", "status", "done", "total", "cached", "ok", "failed", "running")
+STEP_COLUMNS = (
+    "step",
+    "name",
+    "status",
+    "total",
+    "done",
+    "succeeded",
+    "cached",
+    "failed",
+    "cancelled",
+    "running",
+)
+"""The counts of ``stemma.core.unit_counts``: total = succeeded + failed + cancelled + running
++ pending; cached is part of succeeded; done = succeeded + failed + cancelled."""
 
 
 def _configure_runs(parser: argparse.ArgumentParser) -> None:
@@ -69,6 +82,10 @@ def _status(args: argparse.Namespace) -> int:
         )
         if state.cancel_level:
             header += f", cancel level {CancelLevel(state.cancel_level).describe()}"
+        if state.reaped_at:
+            header += f", settled by stemma reap at {state.reaped_at}"
+        if state.status is RunStatus.STALE:
+            header += f"; its orchestrator is gone: `stemma reap {run_id}` settles it"
         steps = state.steps
     except FileNotFoundError:
         steps = steps_from_history(history_events(root, run_id))
@@ -84,11 +101,12 @@ def _step_dict(step: StepState) -> dict[str, object]:
         "step": step.number,
         "name": step.name,
         "status": step.status + (" (hit)" if step.cache == "step" else ""),
-        "done": step.done,
         "total": step.total,
+        "done": step.done,
+        "succeeded": step.succeeded,
         "cached": step.cached,
-        "ok": step.succeeded,
         "failed": step.failed,
+        "cancelled": step.cancelled,
         "running": step.running,
     }
 

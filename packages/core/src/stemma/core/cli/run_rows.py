@@ -14,9 +14,20 @@ from dataclasses import dataclass
 
 from stemma.core.execution_records import StepEvent
 from stemma.core.live import RunState, RunStatus, StepState
+from stemma.core.live.state import FINAL_STEP_STATUSES, STALE_STEP
 from stemma.core.records import StepStatus
+from stemma.core.unit_counts import UnitCounts
 
-FINAL_STEP_STATUSES = frozenset({"completed", "failed", "cancelled", "skipped"})
+__all__ = [
+    "FINAL_STEP_STATUSES",
+    "RunRow",
+    "merge_runs",
+    "row_from_state",
+    "rows_from_history",
+    "run_name",
+    "run_outcome",
+    "steps_from_history",
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -78,7 +89,11 @@ def row_from_state(state: RunState) -> RunRow:
 
 
 def steps_from_history(events: Iterable[StepEvent]) -> tuple[StepState, ...]:
-    """One run's steps as live-state rows, rebuilt from its event log (newest event wins)."""
+    """One run's steps as live-state rows, rebuilt from its event log (newest event wins).
+
+    Read from history, a run has no live orchestrator: a step whose newest event is
+    ``running`` is ``stale`` (its writer died before its final event), never running.
+    """
     latest: dict[int, StepEvent] = {}
     started: dict[int, dt.datetime] = {}
     for event in sorted(events, key=lambda e: e.timestamp):
@@ -106,7 +121,7 @@ def _history_row(run_id: str, events: Sequence[StepEvent]) -> RunRow:
     steps = steps_from_history(events)
     times = [event.timestamp for event in events]
     statuses = {step.status for step in steps}
-    if StepStatus.RUNNING.value in statuses:
+    if STALE_STEP in statuses:
         status = RunStatus.STALE  # a live run writes a state file; this one's writer is gone
     elif StepStatus.FAILED.value in statuses or any(step.failed for step in steps):
         status = RunStatus.FAILED
@@ -126,21 +141,22 @@ def _history_row(run_id: str, events: Sequence[StepEvent]) -> RunRow:
 
 
 def _step_state(event: StepEvent, started: dt.datetime) -> StepState:
-    final = event.status is not StepStatus.RUNNING
     cache = event.metadata.get("cache")
-    hit = isinstance(cache, str) and cache == "step"
+    counts = UnitCounts.of_event(event)
+    stale = event.status is StepStatus.RUNNING
     return StepState(
         number=event.step_number,
         name=event.step_name,
         operation=event.operation,
-        status=event.status.value,
-        cache="step" if hit else None,
-        total=event.total_count,
-        cached=event.total_count if hit else 0,
-        succeeded=0 if hit else event.succeeded_count,
-        failed=event.failed_count,
+        status=STALE_STEP if stale else event.status.value,
+        cache="step" if isinstance(cache, str) and cache == "step" else None,
+        total=counts.total,
+        cached=counts.cached,
+        succeeded=counts.succeeded,
+        failed=counts.failed,
+        cancelled=counts.cancelled,
         started_at=started.isoformat(),
-        ended_at=event.timestamp.isoformat() if final else None,
+        ended_at=event.timestamp.isoformat(),
     )
 
 

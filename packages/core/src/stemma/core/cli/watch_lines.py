@@ -6,14 +6,18 @@ Pure: the same two states always give the same lines, so logs diff cleanly betwe
 from __future__ import annotations
 
 from stemma.core.cancel_levels import CancelLevel
-from stemma.core.live import RunState, StepState
+from stemma.core.live import RunState, RunStatus, StepState
 
 
 def step_counts(step: StepState) -> str:
-    """``3/10 (cached 1, ok 2, failed 0, running 4)``."""
+    """``3/10 (succeeded 3, cached 1, failed 0, cancelled 0, running 4)``.
+
+    The counts of :class:`~stemma.core.unit_counts.UnitCounts`: ``cached`` is part of
+    ``succeeded``, and done is ``succeeded + failed + cancelled``.
+    """
     return (
-        f"{step.done}/{step.total} (cached {step.cached}, ok {step.succeeded}, "
-        f"failed {step.failed}, running {step.running})"
+        f"{step.done}/{step.total} (succeeded {step.succeeded}, cached {step.cached}, "
+        f"failed {step.failed}, cancelled {step.cancelled}, running {step.running})"
     )
 
 
@@ -39,12 +43,16 @@ def change_lines(previous: RunState | None, current: RunState) -> list[str]:
 def summary_line(state: RunState) -> str:
     """The last line: the run's outcome and its units."""
     failed = sum(step.failed for step in state.steps)
+    cancelled = sum(step.cancelled for step in state.steps)
     done = sum(step.done for step in state.steps)
     total = sum(step.total for step in state.steps)
-    return (
+    line = (
         f"run {state.run_id} {state.status}: {len(state.steps)} steps, "
-        f"{done}/{total} units, {failed} failed"
+        f"{done}/{total} units, {failed} failed, {cancelled} cancelled"
     )
+    if state.status is RunStatus.STALE:
+        line += f"; its orchestrator is gone: `stemma reap {state.run_id}` settles it"
+    return line
 
 
 def _step_lines(before: StepState | None, step: StepState) -> list[str]:

@@ -11,7 +11,7 @@ from typing import TextIO
 from stemma.core.cli.exit_codes import ExitCode
 from stemma.core.cli.run_rows import run_outcome
 from stemma.core.cli.watch_lines import change_lines, summary_line
-from stemma.core.live import RunState, RunStatus, read_state
+from stemma.core.live import RunState, RunStatus, StepState, read_state
 
 POLL_SECONDS = 0.5
 """How often the state file is read: well inside the orchestrator's one write a second."""
@@ -67,7 +67,8 @@ def follow_progress(root: Path, run_id: str, out: TextIO, *, sleep: Sleep = time
             current = _read(root, run_id, None)
             for step in current.steps:
                 label = f"{step.number:>2} {step.name[:24]:<24}"
-                detail = f"{step.status} · {step.failed} failed" if step.failed else step.status
+                stopped = [f"{n} {what}" for n, what in _stopped(step) if n]
+                detail = " · ".join([step.status, *stopped])
                 if step.cache == "step":
                     detail += " (cache hit)"
                 if step.number not in tasks:
@@ -83,6 +84,10 @@ def follow_progress(root: Path, run_id: str, out: TextIO, *, sleep: Sleep = time
             sleep(POLL_SECONDS)
     console.print(summary_line(current))
     return ExitCode.for_run_status(run_outcome(current).value)
+
+
+def _stopped(step: StepState) -> tuple[tuple[int, str], ...]:
+    return ((step.failed, "failed"), (step.cancelled, "cancelled"))
 
 
 def _read(root: Path, run_id: str, stale_after: float | None) -> RunState:

@@ -31,9 +31,11 @@ class StepResult:
     success: bool
     """False when any unit failed, or the step failed or was cancelled."""
     total_count: int
-    """Execution units of the step (cache hits included)."""
+    """Every unit of the step: ``succeeded + failed + cancelled`` (``stemma.core.unit_counts``)."""
     succeeded_count: int
+    """Units whose outputs the step has: run and succeeded, or answered by the cache."""
     failed_count: int
+    """Units that ran and failed, or whose staged result could not be committed."""
     output_roles: tuple[str, ...]
     output_types: Mapping[str, str]
     duration_seconds: float
@@ -46,6 +48,10 @@ class StepResult:
     step did not complete)."""
     exception: BaseException | None = field(default=None, repr=False, compare=False)
     """A failed function step's own exception, when it could be brought back from its worker."""
+    cached_count: int = 0
+    """Of ``succeeded_count``, the units the execution cache (or a step-level hit) answered."""
+    cancelled_count: int = 0
+    """Units that never ran to an end because the step stopped (a cancel, ``fail_fast``)."""
 
     @property
     def has_failures(self) -> bool:

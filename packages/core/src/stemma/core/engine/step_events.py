@@ -15,6 +15,7 @@ from stemma.core.engine.planned_step import FileInputs, PlannedStep
 from stemma.core.engine.references import OutputReference, StepResult
 from stemma.core.execution_records import StepEvent
 from stemma.core.records import StepStatus
+from stemma.core.unit_counts import CACHED_KEY, UnitCounts
 
 if TYPE_CHECKING:
     from stemma.core.engine.run_context import PipelineContext
@@ -29,6 +30,7 @@ def event_factory(ctx: PipelineContext, step: PlannedStep, step_run_id: str) -> 
     def make(
         status: StepStatus,
         *,
+        counts: UnitCounts | None = None,
         total: int = 0,
         succeeded: int = 0,
         failed: int = 0,
@@ -37,6 +39,8 @@ def event_factory(ctx: PipelineContext, step: PlannedStep, step_run_id: str) -> 
         metadata: Mapping[str, Any] | None = None,
         duration: float | None = None,
     ) -> StepEvent:
+        if counts is not None:  # the one definition (unit_counts.py); the ints are for hits
+            total, succeeded, failed = counts.total, counts.succeeded, counts.failed
         return StepEvent(
             step_run_id=step_run_id,
             step_spec_id=step.fingerprint or "",
@@ -63,6 +67,7 @@ def event_factory(ctx: PipelineContext, step: PlannedStep, step_run_id: str) -> 
                 "inputs": describe_inputs(step),
                 "inputs_from": inputs_from(ctx, step),
                 "output_types": {r: s.artifact_type for r, s in op.outputs.items()},
+                **(counts.event_metadata() if counts is not None else {}),
                 **(metadata or {}),
             },
         )
@@ -107,13 +112,16 @@ def step_result(
     step: PlannedStep, step_run_id: str, event: StepEvent, started: float, *, cache: str | None
 ) -> StepResult:
     """The :class:`StepResult` of an attempt whose final event is ``event``."""
+    counts = UnitCounts.of_event(event)
     return StepResult(
         step_name=step.name,
         step_number=step.number,
         success=succeeded(event),
-        total_count=event.total_count,
-        succeeded_count=event.succeeded_count,
-        failed_count=event.failed_count,
+        total_count=counts.total,
+        succeeded_count=counts.succeeded,
+        failed_count=counts.failed,
+        cached_count=counts.cached,
+        cancelled_count=counts.cancelled,
         output_roles=tuple(step.operation.outputs),
         output_types={r: s.artifact_type for r, s in step.operation.outputs.items()},
         duration_seconds=time.monotonic() - started,
@@ -123,7 +131,7 @@ def step_result(
             "cache": cache,
             "step_spec_id": step.fingerprint,
             "skip_reason": event.metadata.get("skip_reason"),
-            "execution_cache_hits": event.metadata.get("execution_cache_hits", 0),
+            "execution_cache_hits": event.metadata.get(CACHED_KEY, 0),
             "error": event.error,
         },
     )

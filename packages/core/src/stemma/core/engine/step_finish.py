@@ -20,6 +20,7 @@ from stemma.core.execution_records import StepEvent, StepOutputs
 from stemma.core.records import StepStatus
 from stemma.core.run_ids import new_attempt_id
 from stemma.core.store import WaveProblem
+from stemma.core.unit_counts import UnitCounts
 
 
 def skipped_by_cancel(ctx: PipelineContext, step: PlannedStep, started: float) -> StepResult:
@@ -84,7 +85,7 @@ def finish_step(
         extra=extra,
     )
     ctx.record([final])
-    ctx.monitor.step_finished(step.number, final.status)
+    ctx.monitor.step_finished(step.number, final.status, counts=UnitCounts.of_event(final))
     return step_result(step, final.step_run_id, final, started, cache=None)
 
 
@@ -101,17 +102,14 @@ def final_event(
     extra: Mapping[str, Any] | None = None,
 ) -> StepEvent:
     """The step's final event, from its units' tally and what its commit left out."""
-    landed = tally.landed(lost={problem.bundle for problem in problems})
-    succeeded = tally.cached + landed
-    failed = tally.returned - landed - tally.cancelled
-    total = succeeded + failed
-    stopped = tally.cancelled or tally.cached + tally.returned < tally.expected
+    counts = tally.counts(lost={problem.bundle for problem in problems})
+    stopped = counts.cancelled > 0
     if skip_reason is not None:
         status = StepStatus.SKIPPED
     elif stopped and ctx.cancelled.is_set():
         status = StepStatus.CANCELLED  # the run was cancelled mid-step: never a cache hit
     elif dispatch_error is not None or (
-        failed and (succeeded == 0 or step.failure_policy is FailurePolicy.FAIL_FAST)
+        counts.failed and (counts.succeeded == 0 or step.failure_policy is FailurePolicy.FAIL_FAST)
     ):
         status = StepStatus.FAILED  # fail_fast stops dispatching too: the step failed
     elif stopped:
@@ -121,16 +119,11 @@ def final_event(
     first_error = dispatch_error or tally.first_error or (problems[0].error if problems else None)
     return event(
         status,
-        total=total,
-        succeeded=succeeded,
-        failed=failed,
+        counts=counts,
         error=first_error,
         dispatch_error=dispatch_error,
         metadata={
             "skip_reason": skip_reason,
-            "execution_cache_hits": tally.cached,
-            "cancelled_units": tally.cancelled
-            + max(0, tally.expected - tally.cached - tally.returned),
             "staging_problems": [dict(problem.to_dict()) for problem in problems],
             **(extra or {}),
         },

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from stemma.core.engine.worker.worker_entry import UnitOutcome
+from stemma.core.unit_counts import UnitCounts
 
 
 @dataclass(kw_only=True, slots=True)
@@ -62,6 +63,23 @@ class UnitTally:
         """Successful units whose bundle the commit took (not in ``lost``)."""
         left_out = set(lost)
         return sum(n for bundle, n in self.successes.items() if bundle not in left_out)
+
+    def counts(self, *, lost: Iterable[Path | None] = ()) -> UnitCounts:
+        """The step's final counts (:class:`UnitCounts`), given the bundles its commit left out.
+
+        A unit whose bundle was left out failed; a unit never sent or never back (the step was
+        stopped) was cancelled: ``total`` is every unit planned, whatever became of it.
+        """
+        landed = self.landed(lost=lost)
+        failed = self.returned - landed - self.cancelled
+        total = max(self.expected, self.cached + self.returned)
+        return UnitCounts(
+            total=total,
+            succeeded=self.cached + landed,
+            cached=self.cached,
+            failed=failed,
+            cancelled=total - self.cached - landed - failed,
+        )
 
     def _keep(self, outputs: Mapping[str, Iterable[str]]) -> None:
         for role, ids in outputs.items():

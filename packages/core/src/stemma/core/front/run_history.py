@@ -20,6 +20,7 @@ from stemma.core.errors import StemmaError
 from stemma.core.execution_records import StepEvent
 from stemma.core.operations.registry import get_operation
 from stemma.core.records import StepStatus
+from stemma.core.unit_counts import UnitCounts
 
 _RUN_COLUMNS = {
     "pipeline_run_id": pl.String,
@@ -101,14 +102,17 @@ def _restore(event: StepEvent) -> PlannedStep | None:
         fingerprint=event.step_spec_id,
         outputs_from=str(event.metadata.get("outputs_from") or event.step_run_id),
     )
+    counts = UnitCounts.of_event(event)
     future.set_result(
         StepResult(
             step_name=event.step_name,
             step_number=event.step_number,
             success=succeeded(event),
-            total_count=event.total_count,
-            succeeded_count=event.succeeded_count,
-            failed_count=event.failed_count,
+            total_count=counts.total,
+            succeeded_count=counts.succeeded,
+            failed_count=counts.failed,
+            cached_count=counts.cached,
+            cancelled_count=counts.cancelled,
             output_roles=tuple(operation.outputs),
             output_types={r: s.artifact_type for r, s in operation.outputs.items()},
             duration_seconds=event.duration_seconds or 0.0,
@@ -138,6 +142,8 @@ def summarize(name: str, run_id: str, steps: Sequence[PlannedStep]) -> dict[str,
                 "total": result.total_count if result else 0,
                 "succeeded": result.succeeded_count if result else 0,
                 "failed": result.failed_count if result else 0,
+                "cached": result.cached_count if result else 0,
+                "cancelled": result.cancelled_count if result else 0,
                 "duration_seconds": result.duration_seconds if result else 0.0,
             }
         )

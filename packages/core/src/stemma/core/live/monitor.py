@@ -13,6 +13,7 @@ import threading
 from dataclasses import replace
 
 from stemma.core.live.state import RunState, RunStatus, StepState, utc_now
+from stemma.core.unit_counts import UnitCounts
 
 _HARD = 3
 """The hard cancellation level: the process is about to exit."""
@@ -62,8 +63,15 @@ class RunMonitor:
         self._update(number, status="running", started_at=utc_now())
 
     def units_planned(self, number: int, *, total: int, cached: int) -> None:
-        """The step has ``total`` units, ``cached`` of them execution-level hits."""
-        self._update(number, total=total, cached=cached)
+        """The step has ``total`` units, ``cached`` of them (so far) answered by the cache."""
+        with self._lock:
+            step = self._steps.get(number)
+            if step is None:
+                return  # a step restored by resume(): it is history, not live
+            # (cache hits are succeeded units too: one definition, unit_counts.py)
+            succeeded = step.succeeded + max(0, cached - step.cached)
+            self._steps[number] = replace(step, total=total, cached=cached, succeeded=succeeded)
+            self.version += 1
 
     def units_sent(self, number: int, count: int) -> None:
         """``count`` units were handed to the backend."""
@@ -90,9 +98,39 @@ class RunMonitor:
         """The scheduler's job states of the step's elements (SLURM)."""
         self._update(number, jobs=dict(jobs))
 
-    def step_finished(self, number: int, status: str, *, cache: str | None = None) -> None:
-        """The step reached a final status (``completed``, ``failed``, ``cancelled``, …)."""
-        self._update(number, status=status, cache=cache, running=0, ended_at=utc_now())
+    def step_finished(
+        self,
+        number: int,
+        status: str,
+        *,
+        cache: str | None = None,
+        counts: UnitCounts | None = None,
+    ) -> None:
+        """The step reached a final status (``completed``, ``failed``, ``cancelled``, …).
+
+        Args:
+            number: the step.
+            status: its final status.
+            cache: ``step`` for a step-level cache hit.
+            counts: its final counts, as its final event and ``StepResult`` have them; without
+                them, what was counted live, with nothing left running or pending.
+        """
+        with self._lock:
+            step = self._steps.get(number)
+            if step is None:
+                return
+            if counts is not None:
+                step = replace(
+                    step,
+                    total=counts.total,
+                    succeeded=counts.succeeded,
+                    cached=counts.cached,
+                    failed=counts.failed,
+                    cancelled=counts.cancelled,
+                    running=0,
+                )
+            self._steps[number] = replace(step.settled(status, ended_at=utc_now()), cache=cache)
+            self.version += 1
 
     def cancel_level(self, level: int) -> None:
         """A cancellation level was applied."""
@@ -106,7 +144,7 @@ class RunMonitor:
             steps = tuple(self._steps[n] for n in sorted(self._steps))
             run = replace(self._run, steps=steps, heartbeat=utc_now())
         if final or run.cancel_level >= _HARD:  # a hard cancel is the end, whoever writes
-            run = replace(run, status=_final_status(run), ended_at=run.ended_at or utc_now())
+            run = run.settled(_final_status(run), ended_at=utc_now())
         return run
 
     def _put(self, step: StepState) -> None:

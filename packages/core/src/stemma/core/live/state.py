@@ -22,6 +22,7 @@ from typing import Any
 
 from stemma.core.backends.worker_deaths import process_alive
 from stemma.core.run_ids import check_run_id
+from stemma.core.unit_counts import UnitCounts
 
 STATE_FILE = "state.json"
 _WRITING = threading.Lock()
@@ -42,26 +43,41 @@ class RunStatus(StrEnum):
     """Written as running, but the heartbeat stopped: the orchestrator died."""
 
 
+FINAL_STEP_STATUSES = frozenset({"completed", "failed", "cancelled", "skipped"})
+"""Step statuses a step never leaves."""
+STALE_STEP = "stale"
+"""What a reader shows for a step left ``running`` by an orchestrator that is gone."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class StepState:
-    """One step's live progress. Counts are units (execution batches), not artifacts."""
+    """One step's live progress. Counts are units (execution batches), not artifacts.
+
+    The counts mean what :class:`~stemma.core.unit_counts.UnitCounts` says, as in
+    ``StepResult`` and the steps event log: ``succeeded + failed + cancelled + running`` and
+    the pending units make ``total``, and ``cached`` is part of ``succeeded``.
+    """
 
     number: int
     name: str
     operation: str
     status: str = "pending"
     """``pending``, ``running``, then a final step status (``completed``, ``failed``,
-    ``cancelled``, ``skipped``)."""
+    ``cancelled``, ``skipped``); readers show ``stale`` for a step left running by a dead
+    orchestrator."""
     cache: str | None = None
     """``step`` for a step-level cache hit."""
     total: int = 0
-    """Units the step has (known once its inputs are resolved)."""
+    """Every unit the step has, cached and cancelled ones included (known once its inputs
+    are resolved)."""
     cached: int = 0
-    """Units that were execution-level cache hits."""
+    """Of ``succeeded``, units the execution cache answered (a step-level hit: all)."""
     succeeded: int = 0
-    """Units that ran and succeeded (cached ones not included)."""
+    """Units whose outputs the step has: run and succeeded, or cached."""
     failed: int = 0
+    """Units that ran and failed, or whose result could not be committed."""
     cancelled: int = 0
+    """Units that never ran to an end because the step stopped first."""
     running: int = 0
     """Units handed to the backend and not yet back."""
     started_at: str | None = None
@@ -73,9 +89,33 @@ class StepState:
     the field existed: readers then show the steps flat)."""
 
     @property
+    def counts(self) -> UnitCounts:
+        """The step's counts, as every view of a step counts them."""
+        return UnitCounts(
+            total=self.total,
+            succeeded=self.succeeded,
+            cached=self.cached,
+            failed=self.failed,
+            cancelled=self.cancelled,
+            running=self.running,
+        )
+
+    @property
     def done(self) -> int:
-        """Units finished one way or another."""
-        return self.cached + self.succeeded + self.failed + self.cancelled
+        """Units finished one way or another: succeeded (cached included), failed, cancelled."""
+        return self.counts.done
+
+    def settled(self, status: str, *, ended_at: str) -> StepState:
+        """This step as final: ``status``, and its running and pending units cancelled."""
+        counts = self.counts.settled()
+        return replace(
+            self,
+            status=status,
+            total=counts.total,
+            cancelled=counts.cancelled,
+            running=0,
+            ended_at=self.ended_at or ended_at,
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -95,6 +135,8 @@ class RunState:
     ended_at: str | None = None
     cancel_level: int = 0
     """The highest cancellation level applied so far (0: none)."""
+    reaped_at: str | None = None
+    """When ``stemma reap`` settled the run after its orchestrator died (None: it did not)."""
     steps: tuple[StepState, ...] = ()
 
     def to_json(self) -> str:
@@ -122,8 +164,38 @@ class RunState:
             return self
         age = (now - dt.datetime.fromisoformat(self.heartbeat)).total_seconds()
         if age > stale_after or not _alive_here(self.host, self.pid):
-            return replace(self, status=RunStatus.STALE)
+            return self.stale()
         return self
+
+    def stale(self) -> RunState:
+        """This run as readers show it once its orchestrator is gone.
+
+        Nothing runs any more: its running steps read ``stale`` (no unit running, no ETA,
+        their time stopped at the last heartbeat); the counts stay as last written.
+        """
+        steps = tuple(
+            replace(step, status=STALE_STEP, running=0, ended_at=self.heartbeat)
+            if step.status in ("running", STALE_STEP)
+            else step
+            for step in self.steps
+        )
+        return replace(self, status=RunStatus.STALE, steps=steps)
+
+    def settled(self, status: RunStatus, *, ended_at: str) -> RunState:
+        """This run as final: ``status``; running steps cancelled, pending ones skipped.
+
+        A step still running when a run ends (a hard cancel, a dead orchestrator being
+        reaped) never finishes: its running and pending units count as cancelled.
+        """
+        steps = tuple(
+            step
+            if step.status in FINAL_STEP_STATUSES
+            else step.settled(
+                "skipped" if step.status == "pending" else "cancelled", ended_at=ended_at
+            )
+            for step in self.steps
+        )
+        return replace(self, status=status, steps=steps, ended_at=self.ended_at or ended_at)
 
 
 def _step_state(data: dict[str, Any]) -> StepState:

@@ -68,6 +68,7 @@ def paces_from_steps_table(frame: pl.DataFrame) -> Paces:
 
 def _completed(frame: pl.DataFrame) -> pl.DataFrame:
     hits = pl.col("metadata").str.json_path_match("$.execution_cache_hits").cast(pl.Int64)
+    cancelled = pl.col("metadata").str.json_path_match("$.cancelled_units").cast(pl.Int64)
     return frame.filter(
         (pl.col("status") == "completed") & pl.col("duration_seconds").is_not_null()
     ).select(
@@ -75,7 +76,9 @@ def _completed(frame: pl.DataFrame) -> pl.DataFrame:
         "step_name",
         pl.col("operation").fill_null(""),
         pl.col("duration_seconds").alias("seconds"),
-        (pl.col("total_count").fill_null(0) - hits.fill_null(0)).alias("units"),
+        (pl.col("total_count").fill_null(0) - hits.fill_null(0) - cancelled.fill_null(0)).alias(
+            "units"
+        ),
     )
 
 

@@ -36,19 +36,24 @@ if TYPE_CHECKING:
 POLL_SECONDS = 1.0
 COLUMNS = (
     ("#", 2),
-    ("step", 19),
+    ("step", 23),
     ("status", 9),
-    ("progress", 8),
     ("done", 7),
     ("hit", 3),
     ("fail", 4),
+    ("cncl", 4),
     ("run", 3),
     ("time", 6),
 )
-"""Fits 80 columns with the table's cell padding; the SLURM jobs column comes after."""
+"""Fits 80 columns with the table's cell padding. The counts are those of
+``stemma.core.unit_counts``: done (succeeded, failed or cancelled) of total, hit (cached, part
+of succeeded), fail, cncl (cancelled) and run (running)."""
+BAR_COLUMN = ("progress", 8)
+"""Shown after the status on a terminal wide enough for it (80 columns hold the counts)."""
 JOBS_COLUMN = ("jobs", 12)
+"""The SLURM job states, after the rest once a step has jobs."""
 STEP_COLUMN_GROWTH = 21
-"""Columns the step names gain on a terminal wider than 80 (at most)."""
+"""Columns the step names gain on a wide terminal (at most)."""
 
 
 class RunScreen(Screen[None]):
@@ -66,6 +71,8 @@ class RunScreen(Screen[None]):
         self.view: RunView | None = None
         self.numbers: list[int] = []
         self._jobs_shown = False
+        self._labels: list[str] = []
+        """The columns on screen, in order."""
         self._drawn: dict[int, tuple[object, ...]] = {}
         self._facts = ""
         self._loading: Worker[None] | None = None
@@ -87,10 +94,15 @@ class RunScreen(Screen[None]):
     def on_mount(self) -> None:
         """Columns, then read now and every second."""
         table = table_at(self, "#steps")
-        spare = max(0, self.stemma.size.width - 80)  # wide: room for deep trees' names
-        for label, width in COLUMNS:
+        spare = max(0, self.stemma.size.width - 80)  # wide: a progress bar, then longer names
+        columns = list(COLUMNS)
+        if spare >= BAR_COLUMN[1] + 2:
+            columns.insert(3, BAR_COLUMN)
+            spare -= BAR_COLUMN[1] + 2
+        for label, width in columns:
             grown = width + min(spare, STEP_COLUMN_GROWTH) if label == "step" else width
             table.add_column(label, key=label, width=grown)
+        self._labels = [label for label, _ in columns]
         self.query_one(CancelBar).show_levels(0, 0)
         self.refresh_run()
         self.set_interval(POLL_SECONDS, self.refresh_run)
@@ -138,6 +150,7 @@ class RunScreen(Screen[None]):
         if not self._jobs_shown and any(row.step.jobs for row in rows):
             table.add_column(JOBS_COLUMN[0], key=JOBS_COLUMN[0], width=JOBS_COLUMN[1])
             self._jobs_shown = True
+            self._labels.append(JOBS_COLUMN[0])
         numbers = [row.step.number for row in rows]
         if numbers != self.numbers:
             cursor = table.cursor_row
@@ -149,11 +162,10 @@ class RunScreen(Screen[None]):
             if 0 <= cursor < len(numbers):
                 table.move_cursor(row=cursor)
             return
-        labels = [label for label, _ in COLUMNS] + ([JOBS_COLUMN[0]] if self._jobs_shown else [])
         for row in rows:
             cells = self._cells(row, etas, now)
             shown = self._drawn.get(row.step.number, ())
-            for index, (label, value) in enumerate(zip(labels, cells, strict=True)):
+            for index, (label, value) in enumerate(zip(self._labels, cells, strict=True)):
                 if index >= len(shown) or shown[index] != value:
                     table.update_cell(str(row.step.number), label, value)
             self._drawn[row.step.number] = cells
@@ -162,18 +174,20 @@ class RunScreen(Screen[None]):
         step = row.step
         hit = step.cache == "step"
         eta = etas.get(step.number)
-        cells = plain(
-            step.number,
-            tree_label(row),
-            status_text("hit" if hit and step.status == "completed" else step.status),
-            progress_bar(step, width=8),
-            f"{step.done}/{step.total}",
-            step.cached,
-            step.failed,
-            step.running,
-            f"~{duration_text(eta)}" if eta is not None else time_cell(step, now),
-        )
-        return (*cells, *plain(jobs_text(step))) if self._jobs_shown else cells
+        by_label: dict[str, object] = {
+            "#": step.number,
+            "step": tree_label(row),
+            "status": status_text("hit" if hit and step.status == "completed" else step.status),
+            "progress": progress_bar(step, width=BAR_COLUMN[1]),
+            "done": f"{step.done}/{step.total}",
+            "hit": step.cached,
+            "fail": step.failed,
+            "cncl": step.cancelled,
+            "run": step.running,
+            "time": f"~{duration_text(eta)}" if eta is not None else time_cell(step, now),
+            "jobs": jobs_text(step),
+        }
+        return plain(*(by_label[label] for label in self._labels))
 
     def highlighted_step(self) -> int | None:
         """The step number under the cursor."""

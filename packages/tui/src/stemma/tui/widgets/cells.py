@@ -26,13 +26,18 @@ def status_text(status: str) -> Text:
 
 
 def progress_bar(step: StepState, width: int = 12) -> Text:
-    """``████░░░░`` for done / total units; failures drawn in red, cached in dim."""
+    """``████░░░░`` for done / total units.
+
+    Cached dim, the rest of succeeded green, failed red, cancelled yellow (the counts of
+    ``stemma.core.unit_counts``: cached is part of succeeded).
+    """
     if step.total <= 0:
         return Text(" " * width if step.status == "pending" else "…".ljust(width), style="dim")
     cells = [
         (round(width * step.cached / step.total), "dim green"),
-        (round(width * step.succeeded / step.total), "green"),
-        (round(width * (step.failed + step.cancelled) / step.total), "red"),
+        (round(width * (step.succeeded - step.cached) / step.total), "green"),
+        (round(width * step.failed / step.total), "red"),
+        (round(width * step.cancelled / step.total), "yellow"),
     ]
     bar = Text()
     used = 0
@@ -79,9 +84,9 @@ def jobs_text(step: StepState) -> str:
 def eta_seconds(step: StepState, now: dt.datetime) -> float | None:
     """Seconds left for a running step at the pace of its executed units (cached ones are free).
 
-    None until a unit has run, or when the step is not running.
+    None until a unit has run, or when the step is not running (a ``stale`` step never ends).
     """
-    executed = step.succeeded + step.failed + step.cancelled
+    executed = step.counts.executed
     left = step.total - step.done
     elapsed = step_elapsed(step, now)
     if step.status != "running" or executed == 0 or left <= 0 or elapsed is None:
