@@ -57,3 +57,20 @@ class StubbornSlowCopy(CopyUnlessRefused):
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         time.sleep(self.params.seconds)
         return None
+
+
+class SlowFailOn(CopyUnlessRefused):
+    """Fail at once on the dataset whose name contains ``match``; copy the others slowly."""
+
+    class Params(BaseModel):
+        match: str
+        seconds: float = 1.0
+
+    name = "test.slow_fail_on"
+    params: Params
+
+    def refusal(self, path: Path) -> str | None:
+        if self.params.match in path.name:
+            return f"refusing {path.name}"
+        time.sleep(self.params.seconds)
+        return None

@@ -2,13 +2,17 @@
 
 import itertools
 import pathlib
+import sys
 from dataclasses import dataclass
 from typing import Any
 
+sys.path.insert(0, str(pathlib.Path(__file__).parent))  # spawned workers inherit sys.path
 import polars as pl
 import pytest
+from fault_operations import SlowFailOn
 
 from stemma.core.engine.references import OutputReference, StepResult
+from stemma.core.errors import StepFailedError
 from stemma.core.examples import DataGenerator, Fail, MetricCalculator, Transform
 from stemma.core.front.pipeline import Pipeline
 from stemma.storage import artifacts, executions, steps
@@ -200,15 +204,78 @@ def test_an_operation_class_workers_cannot_import_is_refused_before_anything_run
     assert not (root / "lazy" / "runs").exists()  # refused before a run opened
 
 
-def test_pipeline_fail_fast_fails_the_step(root: pathlib.Path) -> None:
-    pipeline = Pipeline.create("fast", root=root, max_workers=1, failure_policy="fail_fast")
-    generated = pipeline.run(DataGenerator, params={"count": 4})
-    failing = pipeline.run(
-        Fail, inputs={"dataset": generated.output("datasets")}, params={"match": "dataset_0"}
+def _names_in_unit_order(pipeline: Pipeline, reference: OutputReference) -> list[str]:
+    """The original names of a step's outputs, in the order its one-input units are cut."""
+    ids = sorted(pipeline.artifact_ids(reference))
+    loaded = pipeline.store.load_artifacts(ids)
+    return [loaded[i].original_name for i in ids]
+
+
+def test_pipeline_fail_fast_stops_the_packed_units_skips_later_steps_and_raises(
+    root: pathlib.Path,
+) -> None:
+    pipeline = Pipeline.create("fast", root=root, max_workers=2, failure_policy="fail_fast")
+    datasets = pipeline.run(DataGenerator, params={"count": 8}).output("datasets")
+    position = _names_in_unit_order(pipeline, datasets).index("dataset_2.csv")
+    failing = pipeline.submit(
+        Fail,
+        inputs={"dataset": datasets},
+        params={"match": "dataset_2"},
+        execution={"units_per_worker": 8},  # one pack of all eight quick units
     )
-    pipeline.finalize()
-    assert failing.metadata["status"] == "failed"
-    assert failing.failed_count >= 1
+    after = pipeline.submit(Transform, inputs={"dataset": failing.output("dataset")})
+    result = failing.result()
+    # The units before the failure ran; every unit after it in the pack never started.
+    assert (result.succeeded_count, result.failed_count, result.cancelled_count) == (
+        position,
+        1,
+        7 - position,
+    )
+    assert result.total_count == 8
+    ran = executions(root).filter(pl.col("step_name") == "example.fail")
+    assert (ran["success"].sum(), (~ran["success"]).sum()) == (position, 1)
+    with pytest.raises(StepFailedError) as info:
+        pipeline.output("example.fail", "dataset")
+    assert info.value.failed == ["example.fail"]
+    assert f"1 unit(s) failed, {7 - position} never started" in str(info.value)
+    assert isinstance(info.value.__cause__, ValueError)  # the unit's own, from its worker
+    assert "refusing dataset_2" in str(info.value.__cause__)
+    assert after.result().metadata["skip_reason"] == "fail_fast"  # not run on the outputs
+    with pytest.raises(StepFailedError, match="failed under fail_fast"):
+        pipeline.run(Transform, inputs={"dataset": datasets})  # no later step starts
+    with pytest.raises(StepFailedError, match=r"skipped after it: example\.transform"):
+        pipeline.finalize()
+    assert len(pipeline) == 3
+    # A rerun does only what did not succeed: the failure again, and those never started.
+    again = Pipeline.create("fast", root=root, max_workers=2)
+    regenerated = again.run(DataGenerator, params={"count": 8})
+    retried = again.run(
+        Fail, inputs={"dataset": regenerated.output("datasets")}, params={"match": "dataset_2"}
+    )
+    again.finalize()
+    assert (retried.cached_count, retried.failed_count, retried.succeeded_count) == (position, 1, 7)
+
+
+def test_pipeline_fail_fast_stops_the_steps_other_workers(root: pathlib.Path) -> None:
+    pipeline = Pipeline.create("fast", root=root, max_workers=2, failure_policy="fail_fast")
+    datasets = pipeline.run(DataGenerator, params={"count": 8}).output("datasets")
+    first = _names_in_unit_order(pipeline, datasets)[0]
+    with pytest.raises(StepFailedError) as info:
+        pipeline.run(
+            SlowFailOn,
+            inputs={"dataset": datasets},
+            params={"match": first, "seconds": 1.0},
+            execution={"units_per_worker": 4},  # two packs, one per worker, side by side
+        )
+    assert isinstance(info.value.__cause__, ValueError)
+    result = pipeline[1]
+    # The first pack fails on its first unit; the other worker finishes at most the unit it
+    # had started, then sees the step's failure and starts no more (it used to run all four).
+    assert result.failed_count == 1
+    assert result.succeeded_count <= 1
+    assert result.cancelled_count == 7 - result.succeeded_count
+    with pytest.raises(StepFailedError):
+        pipeline.finalize()
 
 
 def test_pipeline_validation_errors_write_nothing(root: pathlib.Path) -> None:

@@ -36,7 +36,8 @@ from stemma.core.engine.step_events import EventFactory, event_factory, step_res
 from stemma.core.engine.step_finish import final_event, finish_step, skipped_by_cancel
 from stemma.core.engine.unit_tally import UnitTally
 from stemma.core.engine.units import ExecutionUnit, UnitGroup
-from stemma.core.engine.worker.function_lifecycle import EXCEPTION, VALUE_JSON, scratch_for
+from stemma.core.engine.worker.creator_lifecycle import EXCEPTION
+from stemma.core.engine.worker.function_lifecycle import VALUE_JSON, scratch_for
 from stemma.core.engine.worker.worker_entry import UnitOutcome
 from stemma.core.errors import InputsChangedError
 from stemma.core.identity import content_id

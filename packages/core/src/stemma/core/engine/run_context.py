@@ -52,6 +52,9 @@ class PipelineContext:
     cancel_level: int = 0
     """The highest cancellation level applied (0: none); at 2 and above, units whose workers
     die are recorded as cancelled, not crashed."""
+    halted_by: int | None = None
+    """The number of the step whose failure under ``fail_fast`` halted the run: no later step
+    starts, and the ``Pipeline`` raises."""
     commit_lock: threading.Lock = field(default_factory=threading.Lock)
     """Commits are serialized in the orchestrator."""
     deferred_events: list[StepEvent] = field(default_factory=list[StepEvent])

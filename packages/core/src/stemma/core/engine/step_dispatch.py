@@ -8,6 +8,7 @@ the backend a window at a time, one commit of the whole step, and the final even
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 from collections.abc import Iterator, Mapping
@@ -15,6 +16,7 @@ from itertools import islice
 from typing import TypeVar
 
 from stemma.core.engine.associations import reads_associations
+from stemma.core.engine.fail_fast import halt, marker_path
 from stemma.core.engine.function_dispatch import run_function_step
 from stemma.core.engine.function_packs import PendingStep
 from stemma.core.engine.pack_sizing import PackSizer
@@ -31,6 +33,7 @@ from stemma.core.engine.unit_dispatch import execute_units, promote_files
 from stemma.core.engine.unit_plan import LOOKUP_UNITS, Groups, UnitPlan, plan_units
 from stemma.core.engine.unit_tally import UnitTally
 from stemma.core.engine.units import ExecutionUnit
+from stemma.core.engine.worker.creator_lifecycle import EXCEPTION
 from stemma.core.errors import BatchingError, PairingError
 from stemma.core.operations.kinds import OperationKind
 from stemma.core.records import StepStatus
@@ -55,6 +58,8 @@ def run_step(ctx: PipelineContext, step: PlannedStep) -> StepResult | PendingSte
     ctx.monitor.step_started(step.number)
     if ctx.cancelled.is_set():
         return skipped_by_cancel(ctx, step, started)
+    if ctx.halted_by is not None:  # a step failed under fail_fast: no later step starts
+        return skipped_by_cancel(ctx, step, started, reason="fail_fast")
     op = step.operation
     if op.kind is OperationKind.FUNCTION:  # one unit, keyed by its front door
         return run_function_step(ctx, step, upstream, started)
@@ -107,6 +112,8 @@ def _execute(
     # orchestrator never holds every unit, key and outcome of a step at once.
     misses = _misses(ctx, step, plan, tally)
     sizer = _pack_sizer(ctx, step)
+    marker = marker_path(ctx, step, step_run_id)
+    first_error: BaseException | None = None
     while not _stopped(ctx, step, tally):
         try:
             planned = list(islice(misses, _window(ctx, sizer)))
@@ -115,10 +122,17 @@ def _execute(
             return finish_step(ctx, step, event, started, tally, dispatch_error=error)
         if not planned:
             break
-        units = [_unit(ctx, step, step_run_id, k, groups) for k, groups in planned]
+        units = [_unit(ctx, step, step_run_id, k, groups, marker) for k, groups in planned]
         del planned
-        tally.add(execute_units(ctx, step, units, sizer))
-    return finish_step(ctx, step, event, started, tally)
+        outcomes = execute_units(ctx, step, units, sizer)
+        first_error = first_error or next(
+            (o.reply[EXCEPTION] for o in outcomes if EXCEPTION in o.reply), None
+        )
+        tally.add(outcomes)
+    result = finish_step(ctx, step, event, started, tally)
+    if marker is not None and not result.success:
+        halt(ctx, step)
+    return dataclasses.replace(result, exception=first_error) if first_error else result
 
 
 def _pack_sizer(ctx: PipelineContext, step: PlannedStep) -> PackSizer:
@@ -230,6 +244,7 @@ def _unit(
     step_run_id: str,
     key: str,
     groups: Groups,
+    fail_fast_file: str | None,
 ) -> ExecutionUnit:
     return ExecutionUnit(
         operation=step.operation,
@@ -245,4 +260,5 @@ def _unit(
         preserve_working=ctx.preserve_working,
         provenance={},  # (on the step's running event: see _execute)
         store_kind=store_kind(ctx.store),
+        fail_fast_file=fail_fast_file,
     )

@@ -11,6 +11,7 @@ from typing import Any
 
 from stemma.core.backends.base import WaveRequest
 from stemma.core.cancel_levels import CancelLevel
+from stemma.core.engine.fail_fast import failed_fast, mark_failed_fast
 from stemma.core.engine.pack_sizing import TARGET_PACK_SECONDS, PackQueue, PackSizer
 from stemma.core.engine.planned_step import FailurePolicy, FileInputs, PlannedStep
 from stemma.core.engine.run_context import PipelineContext
@@ -79,7 +80,7 @@ def execute_units(
     job_states: Callable[[int], Mapping[str, int]] | None = getattr(ctx.backend, "job_states", None)
     slots = None if ctx.backend.queues_whole_waves else ctx.worker_slots
     while queue or pending:
-        if _stopping(ctx, step, outcomes):
+        if _stopping(ctx, step, units, outcomes):
             pending = _drop_unstarted(ctx, step, queue, pending, slots)
         elif (
             not _send(ctx, step, queue, pending, (slots, limit, request)) and queue and not pending
@@ -243,8 +244,14 @@ def wave_request(
     )
 
 
-def _stopping(ctx: PipelineContext, step: PlannedStep, outcomes: list[UnitOutcome]) -> bool:
+def _stopping(
+    ctx: PipelineContext, step: PlannedStep, units: list[ExecutionUnit], outcomes: list[UnitOutcome]
+) -> bool:
     if ctx.cancelled.is_set():
         return True
     fail_fast = step.failure_policy is FailurePolicy.FAIL_FAST
-    return fail_fast and any(not outcome.success for outcome in outcomes)
+    if not (fail_fast and any(not outcome.success for outcome in outcomes)):
+        return False
+    if units and not failed_fast(units[0]):  # a worker that died could not tell the others
+        mark_failed_fast(units[0])
+    return True

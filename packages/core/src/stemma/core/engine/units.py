@@ -55,6 +55,10 @@ class ExecutionUnit:
     store_kind: str | None = None
     """The orchestrator's store (``delta``, ``sqlite``): the worker stages into the same kind.
     None: the default kind where the worker runs."""
+    fail_fast_file: str | None = None
+    """Under ``fail_fast``: the file whose existence says a unit of the step has failed. A
+    worker starts no unit once it exists, and creates it when one of its units fails, so the
+    step's other packs stop without waiting for the orchestrator. Never part of a key."""
 
     def inputs(self) -> dict[str, tuple[str, ...]]:
         """Per role, every input artifact id of the unit, in group order, deduplicated."""

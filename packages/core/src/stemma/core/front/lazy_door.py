@@ -27,7 +27,6 @@ from stemma.core.engine.run_context import PipelineContext
 from stemma.core.engine.run_setup import default_backend, open_context
 from stemma.core.errors import (
     RunCancelledError,
-    StepCodeError,
     StepFailedError,
     UnpicklableStepError,
 )
@@ -39,6 +38,7 @@ from stemma.core.front.lazy_operations import (
 )
 from stemma.core.front.run_history import summarize
 from stemma.core.front.sendable import THREAD_BACKEND, refuse_unsendable_operation
+from stemma.core.front.step_failures import failure_cause
 from stemma.core.operations.kinds import OperationKind
 from stemma.core.run_ids import new_run_id
 from stemma.core.step_graph import expand, needed
@@ -251,7 +251,7 @@ def _collect(
         if result is not None and result.metadata.get("skip_reason") is not None:
             skipped.append(step.name)
         elif result is None or not result.success:
-            failed.append((step.name, error or _cause(step.name, result)))
+            failed.append((step.name, error or failure_cause(step.name, result)))
         elif result.artifact is not None:
             artifacts[result.artifact.fingerprint] = result.artifact
         else:
@@ -266,14 +266,6 @@ def _collect(
     if failed or skipped:
         raise _failure(failed, skipped)
     return artifacts
-
-
-def _cause(name: str, result: StepResult | None) -> BaseException:
-    """What a failed step's error chains: its own exception, else its error's text."""
-    if result is not None and result.exception is not None:
-        return result.exception
-    reason = result.metadata.get("error") if result is not None else None
-    return StepCodeError(f"step {name!r}: {reason or 'failed'}")
 
 
 def _failure(failed: list[tuple[str, BaseException]], skipped: list[str]) -> StepFailedError:

@@ -40,6 +40,7 @@ from stemma.core.front.run_history import (
     summarize,
 )
 from stemma.core.front.sendable import refuse_unsendable_operation
+from stemma.core.front.step_failures import halted_error
 from stemma.core.operations.definition import OperationDefinition
 from stemma.core.run_ids import new_run_id
 from stemma.core.store import PipelineStore, open_pipeline_store
@@ -227,6 +228,7 @@ class Pipeline:
         )
         op = with_intermediates(op, intermediates)
         refuse_unsendable_operation(op.name or type(op).__qualname__, op, self._ctx.backend.name)
+        self._raise_if_halted()
         with self._lock:
             if self._finalized:
                 raise RuntimeError(f"pipeline {self.run_id} is finalized; create or resume another")
@@ -256,8 +258,15 @@ class Pipeline:
         params: Mapping[str, Any] | None = None,
         **options: Any,
     ) -> StepResult:
-        """Submit a step and wait for its result."""
-        return self.submit(operation, inputs, params, **options).result()
+        """Submit a step and wait for its result.
+
+        Raises:
+            StepFailedError: this step, or one before it, failed under ``fail_fast``; it chains
+                the failed unit's own exception.
+        """
+        result = self.submit(operation, inputs, params, **options).result()
+        self._raise_if_halted()
+        return result
 
     def expand(
         self,
@@ -287,7 +296,9 @@ class Pipeline:
 
         Raises:
             ValueError: no such step or role; the message lists what there is.
+            StepFailedError: a step failed under ``fail_fast``: nothing more may read from it.
         """
+        self._raise_if_halted()
         candidates = [
             s
             for s in list(self._ctx.steps.values())
@@ -337,7 +348,12 @@ class Pipeline:
         self._engine.cancel(level)
 
     def finalize(self) -> dict[str, Any]:
-        """Wait for every step, stop the backend, and summarize the run."""
+        """Wait for every step, stop the backend, and summarize the run.
+
+        Raises:
+            StepFailedError: a step failed under ``fail_fast`` (after the run is closed and
+                its summary recorded); it chains the failed unit's own exception.
+        """
         with self._lock:
             self._finalized = True
         self._engine.end()
@@ -345,7 +361,13 @@ class Pipeline:
         summary = summarize(self.name, self.run_id, steps)
         if self._ctx.cancel_level:
             print_cancel_summary(summary, self._ctx.cancel_level)
+        self._raise_if_halted()
         return summary
+
+    def _raise_if_halted(self) -> None:
+        error = halted_error(self._ctx)
+        if error is not None:
+            raise error
 
     # ------------------------------------------------------------------ sequence protocol
 

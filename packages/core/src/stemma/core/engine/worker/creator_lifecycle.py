@@ -9,6 +9,7 @@ stem matching as each role's ``infer_lineage_from`` says, with co-input edges fo
 
 from __future__ import annotations
 
+import pickle
 import traceback
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -58,13 +59,32 @@ class LifecycleOutcome:
     step's return value, which its caller gets back without reading the store)."""
 
 
+EXCEPTION = "exception"
+"""The key of a failed unit's own exception in its reply."""
+
+
 def failure_outcome(
     error: BaseException, tool_output: str | None, *, prefix: str = ""
 ) -> LifecycleOutcome:
     """The outcome of an execution that raised ``error``."""
     summary = f"{prefix}{type(error).__name__}: {error}"[:_SUMMARY_CHARS]
     text = "".join(traceback.format_exception(error))
-    return LifecycleOutcome(success=False, error=text, summary=summary, tool_output=tool_output)
+    return LifecycleOutcome(
+        success=False,
+        error=text,
+        summary=summary,
+        tool_output=tool_output,
+        reply=exception_reply(error),
+    )
+
+
+def exception_reply(error: BaseException) -> dict[str, Any]:
+    """The unit's own exception, for the caller to chain, when it survives a pickle trip."""
+    try:
+        pickle.loads(pickle.dumps(error))
+    except Exception:  # an exception holding a lock, a socket…: the traceback text must do
+        return {}
+    return {EXCEPTION: error}
 
 
 def run_creator(

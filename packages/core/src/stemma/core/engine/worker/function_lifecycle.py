@@ -8,8 +8,6 @@ unit's; the orchestrator commits it.
 
 from __future__ import annotations
 
-import dataclasses
-import pickle
 import shutil
 from pathlib import Path
 from typing import Any, cast
@@ -22,7 +20,10 @@ from stemma.core.engine.function_operation import (
     FunctionOperation,
 )
 from stemma.core.engine.units import ExecutionUnit
-from stemma.core.engine.worker.creator_lifecycle import LifecycleOutcome, failure_outcome
+from stemma.core.engine.worker.creator_lifecycle import (
+    LifecycleOutcome,
+    failure_outcome,
+)
 from stemma.core.execution_records import LineageEdge
 from stemma.core.identity import content_id, digest_tree, file_ref_artifact_id
 from stemma.core.operations.drafts import FinalizedArtifact
@@ -30,8 +31,6 @@ from stemma.core.run_ids import new_attempt_id
 
 VALUE_JSON = "value_json"
 """The key of the return value's canonical JSON in the unit's reply to the orchestrator."""
-EXCEPTION = "exception"
-"""The key of the function's exception in a failed unit's reply."""
 
 
 def run_function(unit: ExecutionUnit) -> LifecycleOutcome:
@@ -54,8 +53,7 @@ def function_failed(unit: ExecutionUnit, error: Exception) -> LifecycleOutcome:
     call = cast(FunctionOperation, unit.operation).call
     if call is not None:
         remove(Path(call.scratch))
-    failed = failure_outcome(error, None)
-    return dataclasses.replace(failed, reply=_exception_reply(error))
+    return failure_outcome(error, None)
 
 
 def settle_function(unit: ExecutionUnit, value: Any) -> LifecycleOutcome:
@@ -113,15 +111,6 @@ def settle_function(unit: ExecutionUnit, value: Any) -> LifecycleOutcome:
         edges=_edges(unit, (output, returned)),
         reply={VALUE_JSON: value_json},
     )
-
-
-def _exception_reply(error: Exception) -> dict[str, Any]:
-    """The function's own exception, for its caller to chain, when it survives a pickle trip."""
-    try:
-        pickle.loads(pickle.dumps(error))
-    except Exception:  # an exception holding a lock, a socket…: the traceback text must do
-        return {}
-    return {EXCEPTION: error}
 
 
 def _edges(unit: ExecutionUnit, made: tuple[FinalizedArtifact, ...]) -> tuple[LineageEdge, ...]:

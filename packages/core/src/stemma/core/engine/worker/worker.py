@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from stemma.core.backends import worker_stop
+from stemma.core.engine.fail_fast import failed_fast, mark_failed_fast
 from stemma.core.engine.failure_logs import write_failure_log
 from stemma.core.engine.units import ExecutionUnit
 from stemma.core.engine.worker.composite_runner import run_composite
@@ -89,6 +90,9 @@ def run_unit(unit: ExecutionUnit, store: PipelineStore | None = None) -> UnitRep
 def run_pack(units: Sequence[ExecutionUnit], store: PipelineStore) -> list[UnitReport]:
     """Run a worker's pack of units and stage them as one bundle; never raises for the units.
 
+    Under ``fail_fast`` the pack ends at a failed unit (or once another worker's unit of the
+    step failed): the reports cover only the units that ran, the first ones in order.
+
     If the pack cannot be staged whole, each unit is staged on its own (with the single-unit
     double-fault handling), so one unit's unstageable output never loses the others.
     """
@@ -96,6 +100,8 @@ def run_pack(units: Sequence[ExecutionUnit], store: PipelineStore) -> list[UnitR
     with reused_sandboxes():
         loads = load_pack(units, store)  # inputs read for many units at once
         for unit in units:
+            if failed_fast(unit):  # under fail_fast a unit of the step failed: start no more
+                break  # (the caller reports the rest as not started, nothing of them staged)
             run_id = new_attempt_id()
             started = dt.datetime.now(dt.UTC)
             stopped = worker_stop.stop_reason()  # told to stop: load and run no more
@@ -105,6 +111,8 @@ def run_pack(units: Sequence[ExecutionUnit], store: PipelineStore) -> list[UnitR
             else:
                 outcome = _not_started(stopped)
             done.append((unit, _record(unit, run_id, started, outcome), outcome))
+            if not outcome.success and unit.fail_fast_file is not None:
+                mark_failed_fast(unit)
     try:
         bundle = store.stage_executions([record for _, record, _ in done])
     except Exception:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stemma.core.backends import worker_stop
+from stemma.core.engine.fail_fast import NOT_STARTED
 from stemma.core.engine.units import ExecutionUnit
 from stemma.core.store import PipelineStore
 
@@ -59,6 +60,17 @@ class UnitOutcome:
         return cls.of(report_crash(unit, error, store))
 
     @classmethod
+    def not_started(cls, reason: str) -> UnitOutcome:
+        """A unit its worker did not start (``fail_fast``): cancelled, nothing recorded."""
+        return cls(
+            execution_run_id="",
+            success=False,
+            error=f"not started: {reason}",
+            bundle=None,
+            cancelled=True,
+        )
+
+    @classmethod
     def stopped(cls, level: int) -> UnitOutcome:
         """A unit whose worker a cancellation terminated: recorded in the step's counts only."""
         return cls(
@@ -86,4 +98,6 @@ def run_units(units: Sequence[ExecutionUnit]) -> list[UnitOutcome]:
             reports = run_pack(units, store)  # one staged bundle for the whole pack
     finally:
         worker_stop.clear()  # a pool worker runs its next pack afresh
-    return [UnitOutcome.of(report) for report in reports]
+    outcomes = [UnitOutcome.of(report) for report in reports]
+    # A pack ended early under fail_fast: its other units never started.
+    return outcomes + [UnitOutcome.not_started(NOT_STARTED) for _ in units[len(reports) :]]
