@@ -23,12 +23,17 @@ from stemma.core.store import WaveProblem
 from stemma.core.unit_counts import UnitCounts
 
 
-def skipped_by_cancel(ctx: PipelineContext, step: PlannedStep, started: float) -> StepResult:
-    """A step reached after the run was cancelled: skipped, and never a cache hit later."""
+def skipped_by_cancel(
+    ctx: PipelineContext, step: PlannedStep, started: float, *, reason: str = "cancelled"
+) -> StepResult:
+    """A step reached after the run was cancelled: skipped, and never a cache hit later.
+
+    Also a step reached after a ``fail_fast`` failure halted the run (``reason``).
+    """
     step_run_id = new_attempt_id()
     step.outputs_from = step_run_id
     event = event_factory(ctx, step, step_run_id)(
-        StepStatus.SKIPPED, metadata={"skip_reason": "cancelled"}
+        StepStatus.SKIPPED, metadata={"skip_reason": reason}
     )
     ctx.record([event])
     ctx.monitor.step_finished(step.number, StepStatus.SKIPPED)
