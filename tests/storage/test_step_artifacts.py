@@ -10,6 +10,7 @@ stemma-storage on a root core built does), and both answer alike.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -69,6 +70,9 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Built]:
             found[kind] = _copy_pipeline(tmp_path_factory.mktemp(kind) / "root")
     sqlite_root = found["sqlite"].root
     assert not (sqlite_root / "delta").exists()
+    unimported = tmp_path_factory.mktemp("unimported") / "root"
+    shutil.copytree(sqlite_root, unimported)
+    found["unimported"] = dataclasses.replace(found["sqlite"], root=unimported)
     DeltaStore(sqlite_root).recover()  # imports core.sqlite, as stemma-storage's first use does
     return found
 
@@ -166,6 +170,22 @@ def test_cli_artifacts_by_step_and_lineage_show_who_made_each_edge(
     copies = executions(run.root, step_name="example.slow_copy")
     assert up[1]["execution_run_id"] in set(copies.get_column("execution_run_id").to_list())
     assert up[1]["source_artifact_id"] == up[1]["target_artifact_id"]
+
+
+def test_cli_on_a_root_core_recorded_says_its_history_is_not_imported_yet(
+    built: dict[str, Built], capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = built["unimported"].root
+
+    argv = ["artifacts", "--step", "example.slow_copy", "--root", str(root), "--format", "json"]
+    assert main(argv) == ExitCode.OK
+    out, err = capsys.readouterr()
+    assert json.loads(out) == []
+    assert "core.sqlite holds history not imported" in err
+    DeltaStore(root).recover()
+    listed = _cli_json(capsys, "artifacts", "--step", "example.slow_copy", "--root", str(root))
+
+    assert {row["artifact_id"] for row in listed} == built["unimported"].generated
 
 
 def test_function_steps_returning_the_same_value_each_list_it(
