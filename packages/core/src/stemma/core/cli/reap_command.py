@@ -2,8 +2,10 @@
 
 Scheduler packages register a reaper under the ``stemma.reapers`` entry point group: a callable
 ``reaper(run_id, *, root) -> list[str]`` that cancels the run's jobs and returns their ids
-(stemma-slurm's is ``stemma.slurm.reap:reap``). Then the work the run staged is committed.
-Local workers need no reaper: they exit on their own when their orchestrator is gone.
+(stemma-slurm's is ``stemma.slurm.reap:reap``). Then the whole results the run staged are
+committed, and the run is settled (``run_settling``): written final, so that it no longer reads
+``stale``. Local workers need no reaper: they exit on their own when their orchestrator is gone.
+Every step of that is printed: what was stopped, committed and settled.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from stemma.core.cli.commands import Command
 from stemma.core.cli.exit_codes import CliError, ExitCode
 from stemma.core.cli.roots import existing_root
 from stemma.core.cli.run_lookup import resolve_run_id
+from stemma.core.cli.run_settling import settle_run
+from stemma.core.cli.watch_lines import step_counts
 from stemma.core.live import RunStatus, read_state
 
 REAPER_GROUP = "stemma.reapers"
@@ -55,12 +59,39 @@ def _reap(args: argparse.Namespace) -> int:
             f"`stemma cancel {run_id} --level 3`, or reap anyway with --force",
             ExitCode.USAGE,
         )
+    if state is not None and state.host:
+        alive = state.status is RunStatus.RUNNING  # and --force
+        how = "still runs: reaping it anyway (--force)" if alive else "is gone"
+        print(f"run {run_id}: its orchestrator (pid {state.pid} on {state.host}) {how}")
     for name, reaper in sorted(installed_reapers().items()):
         jobs = reaper(run_id, root=root)
         print(f"{name}: cancelled {len(jobs)} jobs" + (f" ({', '.join(jobs)})" if jobs else ""))
+    if state is None or state.backend.startswith("local"):
+        print(LOCAL_WORKERS)
     committed = _commit_staged(root)
-    print(f"committed {committed} staged results of {run_id} and other dead runs")
+    print(
+        f"committed {committed} staged results (the whole ones, of {run_id} and of any other "
+        "dead run on this root): a rerun answers them from the execution cache"
+    )
+    settled = settle_run(root, run_id, state)
+    if settled is None:
+        final = state.status.value if state is not None else "unknown"
+        print(f"run {run_id} was already settled ({final}): nothing more to do")
+        return ExitCode.OK
+    print(
+        f"run {run_id} settled as {settled.state.status.value} (counts as its orchestrator "
+        "last wrote them; what was running or pending is counted cancelled)"
+    )
+    if not settled.steps:
+        print("  no step was left unfinished")
+    for step in settled.steps:
+        print(f"  step {step.number} {step.name}: {step.status}, {step_counts(step)}")
+    if settled.events:
+        print(f"  {settled.events} final step events written to the steps log")
     return ExitCode.OK
+
+
+LOCAL_WORKERS = "local workers stop by themselves within a second of their orchestrator's death"
 
 
 def _commit_staged(root: Path) -> int:
@@ -73,7 +104,7 @@ def _commit_staged(root: Path) -> int:
 
 REAP = Command(
     name="reap",
-    help="clean up after a dead run: cancel its scheduler jobs, commit what it staged",
+    help="settle a dead run: cancel its scheduler jobs, commit what it staged, mark it final",
     configure=_configure,
     run=_reap,
 )
