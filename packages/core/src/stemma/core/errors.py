@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 
@@ -68,6 +69,22 @@ class RunCancelledError(StepFailedError):
 
 class StoreUnavailableError(StemmaError, ImportError):
     """A store or backend was asked for by name but the package providing it is not installed."""
+
+
+class ReadOnlyRootError(StemmaError, PermissionError):
+    """A step must run on a root this process cannot write; raised before the step starts.
+
+    What is built there is still answered; the message names the path and what to do.
+
+    Attributes:
+        root: the stemma root.
+        path: the place under it that cannot be written.
+    """
+
+    def __init__(self, message: str, *, root: Path | None = None, path: Path | None = None) -> None:
+        super().__init__(message)  # (one argument: str() is the message, and it pickles)
+        self.root = root
+        self.path = path
 
 
 class LineageError(StemmaError, ValueError):

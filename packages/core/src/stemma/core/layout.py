@@ -63,10 +63,32 @@ class RootLayout:
         """The absolute path of an output recorded relative to the root."""
         return self.root / relative
 
+    def unwritable(self) -> Path | None:
+        """The first place under the root a run writes that this process cannot; or None.
+
+        The root itself (or, while it does not exist, the directory it would be made in), then
+        those of its directories a run writes into that exist. ``os.access`` answers for this
+        process's user and for read-only mounts alike, and writes nothing.
+        """
+        existing = self.root
+        while not existing.exists() and existing.parent != existing:
+            existing = existing.parent
+        if not _writable(existing):
+            return existing
+        if existing != self.root:
+            return None
+        places = (self.locks, self.staging, self.runs, self.logs, self.outputs, self.delta)
+        return next((p for p in places if p.exists() and not _writable(p)), None)
+
     def ensure(self) -> None:
         """Create the directories every store and runner expects."""
         for path in (self.staging, self.outputs, self.locks, self.logs):
             path.mkdir(parents=True, exist_ok=True)
+
+
+def _writable(directory: Path) -> bool:
+    effective = os.access in os.supports_effective_ids
+    return os.access(directory, os.W_OK | os.X_OK, effective_ids=effective)
 
 
 def write_readable_log(path: Path, lines: list[str]) -> Path | None:

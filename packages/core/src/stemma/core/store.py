@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from stemma.core.errors import StoreUnavailableError
 from stemma.core.execution_records import ExecutionRecord, StepEvent, StepOutputs
 from stemma.core.layout import RootLayout, resolve_root
+from stemma.core.read_only_root import ReadOnlyRootStore, refuse_to_run
 from stemma.core.records import StepRecord, StepStatus
 
 if TYPE_CHECKING:  # annotations only: opening a store must not load the operations (pydantic)
@@ -77,6 +78,11 @@ def open_pipeline_store(
 ) -> PipelineStore:
     """Open the store at ``root`` and check that it can serve the engine.
 
+    On a root this process cannot write (a read-only mount, another user's directory) the
+    store comes wrapped in a :class:`~stemma.core.read_only_root.ReadOnlyRootStore`: what is
+    built there is answered, and a step that must run raises
+    :class:`~stemma.core.errors.ReadOnlyRootError` before it starts.
+
     Raises:
         StoreUnavailableError: the store named by ``$STEMMA_STORE`` is only a plain ``Store``
             (it can answer ``plan`` but cannot run steps).
@@ -87,7 +93,8 @@ def open_pipeline_store(
             f"the store at {store.layout.root} is a {type(store).__name__}, which cannot run "
             "steps; unset STEMMA_STORE for the default (delta with stemma-storage, else sqlite)"
         )
-    return store
+    unwritable = store.layout.unwritable()
+    return store if unwritable is None else ReadOnlyRootStore(store, unwritable)
 
 
 @functools.cache
@@ -97,7 +104,15 @@ def _registered() -> dict[str, EntryPoint]:
 
 
 def store_kind(store: object) -> str:
-    """The name ``open_store`` knows ``store``'s kind by (what a worker opens to stage into)."""
+    """The name ``open_store`` knows ``store``'s kind by (what a worker opens to stage into).
+
+    Asked once per unit as it is made for a worker, so it is also where a unit of a step that
+    takes no lease (a ``dev`` version, ``skip_cache``) is refused on a read-only root.
+
+    Raises:
+        ReadOnlyRootError: ``store`` is a read-only root's: no worker can stage into it.
+    """
+    refuse_to_run(store, "a unit of a step that does not use the cache (dev, or skip_cache)")
     kind = getattr(store, "kind", None)
     return kind if isinstance(kind, str) else default_store_kind()
 

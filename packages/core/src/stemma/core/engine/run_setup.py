@@ -15,6 +15,7 @@ from stemma.core.engine.run_context import PipelineContext
 from stemma.core.engine.worker_slots import WorkerSlots
 from stemma.core.live.monitor import RunMonitor
 from stemma.core.provenance import capture_provenance
+from stemma.core.read_only_root import ReadOnlyRootStore
 from stemma.core.staged_visibility import SharedStagingStore, shares_root
 from stemma.core.store import PipelineStore
 
@@ -46,6 +47,9 @@ def open_context(
     Raises:
         StoreUnavailableError: the backend's package is not installed (the message says which).
     """
+    unwritable = store.layout.unwritable()
+    if unwritable is not None and not isinstance(store, ReadOnlyRootStore):
+        store = ReadOnlyRootStore(store, unwritable)  # (one passed in: open_store does not wrap)
     chosen = backend or default_backend()
     options: dict[str, Any] = {"max_workers": max_workers}
     if chosen == "local":  # only a spawned pool re-runs the main script (see main_module)

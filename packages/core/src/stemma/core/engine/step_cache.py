@@ -14,6 +14,7 @@ from stemma.core.engine.run_context import PipelineContext
 from stemma.core.engine.step_events import event_factory, inputs_from, step_result
 from stemma.core.execution_records import StepEvent
 from stemma.core.file_lock import FileLock
+from stemma.core.read_only_root import ReadOnlyRootStore, refuse_to_run
 from stemma.core.records import StepStatus
 from stemma.core.run_ids import new_attempt_id
 
@@ -22,7 +23,17 @@ LEASE_POLL_SECONDS = 0.5
 
 
 def acquire_lease(ctx: PipelineContext, fingerprint: str) -> FileLock | None:
-    """The step's lease, waited for while the run is not cancelled (None once it is)."""
+    """The step's lease, waited for while the run is not cancelled (None once it is).
+
+    Every step that must run takes it first, and no cache hit does: the one place to refuse a
+    step on a root this process cannot write, before anything of it is written.
+
+    Raises:
+        ReadOnlyRootError: the run's root cannot be written (the message names the path).
+    """
+    if isinstance(ctx.store, ReadOnlyRootStore):
+        names = [s.name for s in ctx.steps.values() if s.fingerprint == fingerprint]
+        refuse_to_run(ctx.store, f"step {names[0]!r}" if names else f"step {fingerprint[:12]}")
     lease = FileLock(ctx.store.layout.locks / fingerprint[:2] / f"{fingerprint}.step.lock")
     while not lease.acquire(timeout=LEASE_POLL_SECONDS):
         if ctx.cancelled.is_set():

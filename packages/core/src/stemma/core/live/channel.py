@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from stemma.core.cancel_levels import CancelLevel
+from stemma.core.layout import RootLayout
 from stemma.core.live.control import pending_requests
 from stemma.core.live.monitor import RunMonitor
 from stemma.core.live.state import write_state
@@ -47,7 +48,12 @@ class LiveChannel:
             return
         # A resumed run keeps its id: requests already on disk were for its earlier life.
         self._seen = {r.name for r in pending_requests(self._root, self._monitor.run_id)}
-        write_state(self._root, self._monitor.snapshot())
+        try:
+            write_state(self._root, self._monitor.snapshot())
+        except OSError:
+            if RootLayout(self._root).unwritable() is None:
+                raise
+            return  # a read-only root answers cached steps: unwatched, nothing to write
         self._thread = threading.Thread(target=self._loop, name="stemma-live", daemon=True)
         self._thread.start()
 

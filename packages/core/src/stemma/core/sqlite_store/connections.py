@@ -112,6 +112,11 @@ class Connections:
             return connection
         # (a connection inherited through fork is left alone, never closed: closing it could
         # release locks its parent holds)
+        if self.path.is_file() and not os.access(self.path.parent, os.W_OK | os.X_OK):
+            connection = _read_only_connection(self.path, self._busy_timeout)
+            self._local.connection = connection
+            self._local.pid = os.getpid()
+            return connection
         self.path.parent.mkdir(parents=True, exist_ok=True)
         connection = sqlite3.connect(
             self.path, timeout=self._busy_timeout, isolation_level=None, check_same_thread=True
@@ -132,3 +137,20 @@ class Connections:
         self._local.connection = connection
         self._local.pid = os.getpid()
         return connection
+
+
+def _read_only_connection(path: Path, busy_timeout: float) -> sqlite3.Connection:
+    """A connection that only reads, for a root this process cannot write (a read-only mount).
+
+    WAL needs its index file beside the database, which cannot be made there: a database
+    whose last writer closed cleanly (no ``-wal`` file left) is opened immutable, without
+    locks or index; one with a ``-wal`` file is opened read-only, and SQLite reads it if it can.
+    """
+    immutable = "" if path.with_name(f"{path.name}-wal").exists() else "&immutable=1"
+    return sqlite3.connect(
+        f"{path.as_uri()}?mode=ro{immutable}",
+        uri=True,
+        timeout=busy_timeout,
+        isolation_level=None,
+        check_same_thread=True,
+    )
