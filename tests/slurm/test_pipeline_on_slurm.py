@@ -1,7 +1,9 @@
 """The upstream first pipeline on backend="slurm", end to end, against the local backend."""
 
 import json
+import os
 import pathlib
+import sys
 
 import polars as pl
 import pytest
@@ -94,3 +96,29 @@ def test_slurm_failing_unit_leaves_its_traceback_in_the_failure_log(
     failed = executions(root, success=False)
     assert failed.height == 1
     assert failed["worker_log"][0] == worker_log.rstrip()
+
+
+def test_slurm_curators_run_beside_the_orchestrator_not_as_jobs(
+    slurm_cluster: None, tmp_path: pathlib.Path
+) -> None:
+    sys.path.insert(0, str(pathlib.Path(__file__).parents[1] / "integration"))
+    from curator_probe import WhereCurated
+
+    report = tmp_path / "report"
+    report.mkdir()
+    root = tmp_path / "store"
+    pipeline = Pipeline.create("curated", root=root, backend="slurm", max_workers=2)
+    datasets = pipeline.run(DataGenerator, params={"count": 2}).output("datasets")
+    curated = pipeline.run(
+        WhereCurated, inputs={"dataset": datasets}, params={"report": str(report)}
+    )
+    pipeline.run(Transform, inputs={"dataset": curated.output("dataset")})
+    assert pipeline.finalize()["overall_success"] is True
+    where = json.loads((report / "1.json").read_text())
+    assert where["slurm_job"] is None  # not a job: no queue to wait in
+    assert where["ppid"] == os.getpid()  # a subprocess of the orchestrator, on its host
+    ledgers = list((root / "runs").glob("*/slurm_jobs.jsonl"))
+    steps = [json.loads(line)["step_number"] for line in ledgers[0].read_text().splitlines()]
+    assert steps == [0, 2]  # the creators went to the cluster, the curator did not
+    curated_rows = executions(root).filter(pl.col("step_name") == "test.where_curated")
+    assert curated_rows["backend"].to_list() == ["local"]

@@ -10,6 +10,10 @@ from typing import Any, Protocol, runtime_checkable
 from stemma.core.cancel_levels import CancelLevel
 from stemma.core.errors import StemmaError
 
+IN_PROCESS_BACKENDS = frozenset({"local-thread"})
+"""Backends that run units in the orchestrator's own process (threads): nothing is pickled,
+and a curator runs there too instead of in a subprocess of its own."""
+
 
 class WorkerCrashedError(StemmaError, RuntimeError):
     """A worker process died while running a unit (killed, out of memory, segfault).

@@ -52,6 +52,9 @@ class PipelineContext:
     cancel_level: int = 0
     """The highest cancellation level applied (0: none); at 2 and above, units whose workers
     die are recorded as cancelled, not crashed."""
+    side_backends: list[Backend] = field(default_factory=list[Backend])
+    """Backends opened beside the run's for a while (a curator step's subprocess): a cancel
+    stops their workers too."""
     halted_by: int | None = None
     """The number of the step whose failure under ``fail_fast`` halted the run: no later step
     starts, and the ``Pipeline`` raises."""

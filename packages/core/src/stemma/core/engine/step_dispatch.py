@@ -15,7 +15,9 @@ from collections.abc import Iterator, Mapping
 from itertools import islice
 from typing import TypeVar
 
+from stemma.core.backends.base import Backend
 from stemma.core.engine.associations import reads_associations
+from stemma.core.engine.curator_workers import curator_workers
 from stemma.core.engine.fail_fast import halt, marker_path
 from stemma.core.engine.function_dispatch import run_function_step
 from stemma.core.engine.function_packs import PendingStep
@@ -111,51 +113,54 @@ def _execute(
     # Units are made, keyed, looked up, sent and let go a chunk and a window at a time: the
     # orchestrator never holds every unit, key and outcome of a step at once.
     misses = _misses(ctx, step, plan, tally)
-    sizer = _pack_sizer(ctx, step)
     marker = marker_path(ctx, step, step_run_id)
     first_error: BaseException | None = None
-    while not _stopped(ctx, step, tally):
-        try:
-            planned = list(islice(misses, _window(ctx, sizer)))
-        except Exception as err:  # a later chunk's lookup failed: keep what already came back
-            error = f"planning the step's units failed after {tally.returned} ran: {err}"
-            return finish_step(ctx, step, event, started, tally, dispatch_error=error)
-        if not planned:
-            break
-        units = [_unit(ctx, step, step_run_id, k, groups, marker) for k, groups in planned]
-        del planned
-        outcomes = execute_units(ctx, step, units, sizer)
-        first_error = first_error or next(
-            (o.reply[EXCEPTION] for o in outcomes if EXCEPTION in o.reply), None
-        )
-        tally.add(outcomes)
+    with curator_workers(ctx, step) as backend:
+        sizer = _pack_sizer(ctx, step, backend)
+        while not _stopped(ctx, step, tally):
+            try:
+                planned = list(islice(misses, _window(backend, sizer)))
+            except Exception as err:  # a later chunk's lookup failed: keep what came back
+                error = f"planning the step's units failed after {tally.returned} ran: {err}"
+                return finish_step(ctx, step, event, started, tally, dispatch_error=error)
+            if not planned:
+                break
+            where = (backend.name, marker)
+            units = [_unit(ctx, step, step_run_id, k, groups, where) for k, groups in planned]
+            del planned
+            outcomes = execute_units(ctx, step, units, sizer, backend)
+            first_error = first_error or next(
+                (o.reply[EXCEPTION] for o in outcomes if EXCEPTION in o.reply), None
+            )
+            tally.add(outcomes)
     result = finish_step(ctx, step, event, started, tally)
     if marker is not None and not result.success:
         halt(ctx, step)
     return dataclasses.replace(result, exception=first_error) if first_error else result
 
 
-def _pack_sizer(ctx: PipelineContext, step: PlannedStep) -> PackSizer:
+def _pack_sizer(ctx: PipelineContext, step: PlannedStep, backend: Backend) -> PackSizer:
     """The step's packs: ``units_per_worker`` units each, or sized as they come back.
 
     A backend that queues whole waves learns nothing before it has submitted everything: one
-    unit per pack unless the operation says otherwise.
+    unit per pack unless the operation says otherwise. A curator's own subprocess runs one unit
+    per pack, so a unit that kills it fails alone.
     """
     execution = step.operation.execution
     fixed = execution.units_per_worker
-    if fixed is None and ctx.backend.queues_whole_waves:
+    if fixed is None and (backend.queues_whole_waves or backend is not ctx.backend):
         fixed = 1
-    workers = int(execution.max_workers or getattr(ctx.backend, "max_workers", 1))
+    workers = int(execution.max_workers or getattr(backend, "max_workers", 1))
     return PackSizer(fixed=fixed, workers=workers)
 
 
-def _window(ctx: PipelineContext, sizer: PackSizer) -> int:
+def _window(backend: Backend, sizer: PackSizer) -> int:
     """How many units are planned and held at once: a few rounds of packs for every worker.
 
     A backend that queues whole waves (SLURM) gets the whole step at once: one submission.
     Sized packs grow as they go, so the window is worked out again for each.
     """
-    if ctx.backend.queues_whole_waves:
+    if backend.queues_whole_waves:
         return sys.maxsize
     per_round = sizer.per_pack * sizer.workers  # whole packs: the same packs as one wave
     window = per_round * max(WINDOW_ROUNDS, -(-MIN_WINDOW_UNITS // per_round))
@@ -244,8 +249,9 @@ def _unit(
     step_run_id: str,
     key: str,
     groups: Groups,
-    fail_fast_file: str | None,
+    where: tuple[str, str | None],
 ) -> ExecutionUnit:
+    backend, fail_fast_file = where  # the backend that runs it, and the fail_fast marker
     return ExecutionUnit(
         operation=step.operation,
         step_run_id=step_run_id,
@@ -256,7 +262,7 @@ def _unit(
         execution_spec_id=key,
         groups=groups,
         root=str(ctx.store.layout.root),
-        backend=ctx.backend.name,
+        backend=backend,
         preserve_working=ctx.preserve_working,
         provenance={},  # (on the step's running event: see _execute)
         store_kind=store_kind(ctx.store),

@@ -9,7 +9,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
 from typing import Any
 
-from stemma.core.backends.base import WaveRequest
+from stemma.core.backends.base import Backend, WaveRequest
 from stemma.core.cancel_levels import CancelLevel
 from stemma.core.engine.fail_fast import failed_fast, mark_failed_fast
 from stemma.core.engine.pack_sizing import TARGET_PACK_SECONDS, PackQueue, PackSizer
@@ -59,31 +59,40 @@ def promote_files(ctx: PipelineContext, step: PlannedStep, step_run_id: str) -> 
 
 
 def execute_units(
-    ctx: PipelineContext, step: PlannedStep, units: list[ExecutionUnit], sizer: PackSizer
+    ctx: PipelineContext,
+    step: PlannedStep,
+    units: list[ExecutionUnit],
+    sizer: PackSizer,
+    backend: Backend | None = None,
 ) -> list[UnitOutcome]:
     """Run the units: at most ``max_workers`` packs at once, and GPU operations one at a time.
 
     Packs are cut and submitted as slots free up (their size from ``sizer``, which learns from
     each pack that comes back), so a stop (cancel, or ``fail_fast`` after a failure) drops
     everything not yet dispatched. While waiting, the backend samples its workers' memory so a
-    worker the OOM killer takes is reported with its peak.
+    worker the OOM killer takes is reported with its peak. ``backend``: one of the step's own
+    (a curator's subprocess, ``curator_workers``) instead of the run's.
     """
     op = step.operation
+    backend = backend or ctx.backend
     queue = PackQueue[ExecutionUnit](units, sizer)
     limit = 1 if op.resources.gpus > 0 else (op.execution.max_workers or len(units) or 1)
-    if not ctx.backend.queues_whole_waves:  # no more in the pool than it has workers: a stop
-        limit = min(limit, int(getattr(ctx.backend, "max_workers", limit)))  # drops the rest
+    if not backend.queues_whole_waves:  # no more in the pool than it has workers: a stop
+        limit = min(limit, int(getattr(backend, "max_workers", limit)))  # drops the rest
     request = wave_request(ctx, step, limit)
     pending: dict[Future[Any], SentPack] = {}
     outcomes: list[UnitOutcome] = []
-    sample = getattr(ctx.backend, "sample_memory", None)
-    job_states: Callable[[int], Mapping[str, int]] | None = getattr(ctx.backend, "job_states", None)
-    slots = None if ctx.backend.queues_whole_waves else ctx.worker_slots
+    sample = getattr(backend, "sample_memory", None)
+    job_states: Callable[[int], Mapping[str, int]] | None = getattr(backend, "job_states", None)
+    # (the run's worker slots are for the run's own workers; a step's own backend has its own)
+    slots = None if backend.queues_whole_waves or backend is not ctx.backend else ctx.worker_slots
     while queue or pending:
         if _stopping(ctx, step, units, outcomes):
             pending = _drop_unstarted(ctx, step, queue, pending, slots)
         elif (
-            not _send(ctx, step, queue, pending, (slots, limit, request)) and queue and not pending
+            not _send(ctx, backend, queue, pending, (slots, limit, request))
+            and queue
+            and not pending
         ):
             continue  # every worker is busy with other steps: wait for one
         if not pending:
@@ -116,7 +125,7 @@ def execute_units(
 
 def _send(
     ctx: PipelineContext,
-    step: PlannedStep,
+    backend: Backend,
     queue: PackQueue[ExecutionUnit],
     pending: dict[Future[Any], SentPack],
     how: tuple[WorkerSlots | None, int, WaveRequest],
@@ -133,11 +142,11 @@ def _send(
         slots.give(room - len(wave))  # fewer packs were left than slots taken
     if not wave:
         return False
-    futures = ctx.backend.submit_wave(run_units, wave, request)
+    futures = backend.submit_wave(run_units, wave, request)
     sent = time.monotonic()
     pending.update((f, SentPack(p, sent)) for f, p in zip(futures, wave, strict=True))
     fresh = sum(len(pack) for pack in wave) - queue.taken_again  # counted once
-    ctx.monitor.units_sent(step.number, fresh)
+    ctx.monitor.units_sent(request.step_number, fresh)
     return True
 
 

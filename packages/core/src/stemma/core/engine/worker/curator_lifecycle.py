@@ -8,7 +8,9 @@ existing artifacts and creates none; an artifact result is settled like a creato
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import resource
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -16,6 +18,7 @@ from typing import Any
 
 import polars as pl
 
+from stemma.core.backends.base import IN_PROCESS_BACKENDS
 from stemma.core.engine.failure_logs import capture_output, tail_lines
 from stemma.core.engine.units import ExecutionUnit
 from stemma.core.engine.worker.creator_lifecycle import (
@@ -65,9 +68,25 @@ def run_curator(
             with capture_output(log_path):
                 result = op.execute_curator(frames, unit.step_number, store)
             validated = validate_result(op, result)
-            return settle_result(unit, validated, inputs, tool_output=tail_lines(log_path))
+            outcome = settle_result(unit, validated, inputs, tool_output=tail_lines(log_path))
         except (Exception, SystemExit) as err:
-            return failure_outcome(err, tail_lines(log_path))
+            outcome = failure_outcome(err, tail_lines(log_path))
+    return _with_peak_memory(unit, outcome)
+
+
+def _with_peak_memory(unit: ExecutionUnit, outcome: LifecycleOutcome) -> LifecycleOutcome:
+    """Record the curator's process's peak memory (``metadata.peak_rss_mb``).
+
+    A curator runs in a process of its step's own (``engine/curator_workers.py``), so the
+    process's peak is the curator's. Not under ``local-thread``: that would be the
+    orchestrator's.
+    """
+    if unit.backend in IN_PROCESS_BACKENDS:
+        return outcome
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    return dataclasses.replace(
+        outcome, metadata={**outcome.metadata, "peak_rss_mb": round(peak_mb, 1)}
+    )
 
 
 def input_frame(artifacts: Sequence[FinalizedArtifact]) -> pl.DataFrame:
