@@ -25,10 +25,12 @@ MetricFactory = Callable[..., FinalizedArtifact]
 RECORDS, SENTINEL = "records.json", "sentinel.json"
 
 
-def _hide_content(file: Path, aside: Path) -> None:
-    """Keep ``file``'s content at ``aside`` and leave it there empty, as a stale client sees it."""
+def _hide_content(file: Path, aside: Path, keep: float = 0.0) -> None:
+    """Keep ``file``'s content at ``aside`` and leave it there empty (or its first ``keep``
+    part), as a client with stale attributes sees it."""
     os.replace(file, aside)
-    file.write_bytes(b"")
+    data = aside.read_bytes()
+    file.write_bytes(data[: int(len(data) * keep)])
 
 
 @pytest.fixture
@@ -45,19 +47,25 @@ def later() -> Iterator[Callable[[float, Callable[[], object]], None]]:
         timer.join()
 
 
-@pytest.mark.parametrize("late", [RECORDS, SENTINEL])
+@pytest.mark.parametrize(
+    ("late", "keep"),
+    [(RECORDS, 0.0), (RECORDS, 0.5), (SENTINEL, 0.0)],
+    ids=["records-empty", "records-short", "sentinel-empty"],
+)
 def test_shared_commit_waits_for_a_file_whose_content_shows_late_and_commits_it(
     tmp_path: Path,
     make_record: RecordFactory,
     make_metric: MetricFactory,
     later: Callable[[float, Callable[[], object]], None],
     late: str,
+    keep: float,
 ) -> None:
     store = SqliteStore(tmp_path / "root", staging_timeout=20, shared_filesystem=True)
     record = make_record([make_metric(1)])
     bundle = store.stage_execution(record)
     aside = tmp_path / "content"
-    _hide_content(bundle / late, aside)
+    # (short: its sentinel records the records file's size, so a short view is not corrupt yet)
+    _hide_content(bundle / late, aside, keep)
     later(0.5, lambda: os.replace(aside, bundle / late))
 
     started = time.monotonic()
