@@ -6,13 +6,13 @@ must run cannot: it writes its lease under ``locks/``, its events, its staged bu
 So the decision is made once, when a run opens its store
 (:func:`~stemma.core.store.open_pipeline_store`): a root with a place this process cannot write
 (:meth:`~stemma.core.layout.RootLayout.unwritable`) is wrapped in a :class:`ReadOnlyRootStore`
-(so is one passed in, when the run's context is opened). It reads through to the real store; it
-never writes: ``recover()``
-commits nothing, events are not recorded (a cache hit's: there is nowhere to record it), and
-a step that must run is refused where every such step passes before anything of it is written —
-its lease (a step that caches) or its unit being made for a worker (one that does not) — with a
-:class:`~stemma.core.errors.ReadOnlyRootError` naming the path and what to do
-(:func:`refuse_to_run`). Staging and commits raise the same error, should anything get there.
+(so is one passed in, when the run's context is opened). It reads through to the real store
+and never writes: ``recover()`` commits nothing, events are not recorded (a cache hit's: there
+is nowhere to record it), and a step that must run is refused where every such step passes
+before anything of it is written — its lease (a step that caches) or its unit being made for a
+worker (one that does not) — with a :class:`~stemma.core.errors.ReadOnlyRootError` naming the
+path and what to do (:func:`refuse_to_run`). Staging and commits raise the same error, should
+anything get there.
 """
 
 from __future__ import annotations
