@@ -49,7 +49,7 @@ def test_enter_opens_the_run_with_a_row_and_a_progress_bar_per_step(filled: Fill
         await pilot.press("escape")
         await until(pilot, lambda: isinstance(app.screen, RunsScreen), "the runs again")
 
-    drive(filled.root, scenario)
+    drive(filled.root, scenario, size=(120, 40))  # wide enough for the progress bar
 
 
 def test_a_failed_execution_shows_its_failure_log(filled: FilledStore) -> None:

@@ -30,8 +30,8 @@ the bar says what the next press does.
   3 hard: everything killed; staged work commits later
 Same levels as `stemma cancel RUN --level N` and Ctrl-C.
 
-[b]stale[/b]: the run's heartbeat stopped (its orchestrator
-died); clean up with `stemma reap RUN`.
+[b]stale[/b]: the run's orchestrator died; nothing runs.
+`stemma reap RUN` settles it. cncl: cancelled units.
 """
 
 
