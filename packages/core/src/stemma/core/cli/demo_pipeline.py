@@ -1,4 +1,4 @@
-"""The pipeline ``stemma demo`` runs: CSVs, a slow copy, a transform, metrics, filter, composite.
+"""The pipeline ``stemma demo`` runs: CSVs, a slow scale, a transform, metrics, filter, composite.
 
 Generated CSV data on the embedded default store, about twenty seconds on two workers.
 
@@ -12,7 +12,7 @@ import os
 from stemma.core.examples import (
     DataGenerator,
     MetricCalculator,
-    SlowCopy,
+    SlowScale,
     Transform,
     TransformThenScore,
 )
@@ -20,22 +20,25 @@ from stemma.core.front.pipeline import Pipeline
 from stemma.core.operations.builtins import Filter
 
 DATASETS = 16
-SECONDS_PER_COPY = 1.0
+SECONDS_PER_DATASET = 1.0
 
 
 def main() -> None:
-    """Generate, copy slowly, scale, score, keep the high scorers, then score them again."""
+    """Generate, scale slowly, scale again, score, keep the high scorers, score them again.
+
+    (The slow step does real work: a slow *copy* would output its inputs' own artifacts.)
+    """
     pipeline = Pipeline.create(
         "demo", backend=os.environ.get("STEMMA_BACKEND", "local"), max_workers=2
     )
     generated = pipeline.run(DataGenerator, params={"count": DATASETS, "rows": 200, "seed": 7})
-    copied = pipeline.submit(
-        SlowCopy,
+    doubled = pipeline.submit(
+        SlowScale,
         inputs={"dataset": generated.output("datasets")},
-        params={"seconds": SECONDS_PER_COPY},
+        params={"scale": 2.0, "seconds": SECONDS_PER_DATASET},
     )
     scaled = pipeline.submit(
-        Transform, inputs={"dataset": copied.output("dataset")}, params={"scale": 0.5}
+        Transform, inputs={"dataset": doubled.output("dataset")}, params={"scale": 0.25}
     )
     scored = pipeline.submit(MetricCalculator, inputs={"dataset": scaled.output("dataset")})
     kept = pipeline.submit(
