@@ -244,3 +244,13 @@ def test_a_root_made_by_the_sqlite_store_alone_counts_as_a_root() -> None:
     from stemma.core.sqlite_store.schema import DATABASE_FILE
 
     assert DATABASE_FILE in ROOT_MARKS
+
+
+def test_cancel_of_a_stale_run_asks_nothing_and_says_to_reap_it(
+    root: Path, make_state: StateFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = make_state(heartbeat=dt.datetime.now(dt.UTC) - dt.timedelta(minutes=5))
+    code, _, err = _run(capsys, "cancel", state.run_id, "--root", str(root))
+    assert code == ExitCode.RUN_STALE
+    assert f"`stemma reap {state.run_id}` settles it" in err
+    assert pending_requests(root, state.run_id) == []

@@ -163,7 +163,12 @@ def _cancel(args: argparse.Namespace) -> int:
             f"run {run_id} is not running (no live state); nothing to cancel", ExitCode.NOT_FOUND
         ) from None
     if state.status is not RunStatus.RUNNING:
-        print(f"run {run_id} is {state.status}; nothing to cancel", file=sys.stderr)
+        hint = f": its orchestrator is gone, `stemma reap {run_id}` settles it"
+        stale = state.status is RunStatus.STALE
+        print(
+            f"run {run_id} is {state.status}; nothing to cancel" + (hint if stale else ""),
+            file=sys.stderr,
+        )
         return ExitCode.OK if state.status is not RunStatus.STALE else ExitCode.RUN_STALE
     request_cancel(root, run_id, level)
     print(f"asked run {run_id} to cancel: {level.describe()}")
