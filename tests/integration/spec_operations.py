@@ -62,3 +62,40 @@ class KeepScored(OperationDefinition):
         frame = inputs["dataset"]
         kept = frame.filter(frame["associated_metric"].list.len() > 0)
         return PassthroughResult(passthrough={"dataset": kept["artifact_id"].to_list()})
+
+
+class Grade(OperationDefinition):
+    """One metric per anchor ``dataset``, naming what anchor matching paired with it.
+
+    Each dataset is matched on its own against ``metrics`` and ``source`` by shared ancestry
+    (``anchor_role``); a dataset with no match in either role is left out.
+    """
+
+    name = "test.grade"
+    anchor_role = "dataset"
+    inputs: ClassVar = {
+        "dataset": InputSpec(artifact_type="data", hydrate=False),
+        "metrics": InputSpec(artifact_type="metric", hydrate=False),
+        "source": InputSpec(artifact_type="data", hydrate=False),
+    }
+    outputs: ClassVar = {
+        "grade": OutputSpec(
+            artifact_type="metric", infer_lineage_from={"inputs": ["dataset", "metrics", "source"]}
+        )
+    }
+
+    def preprocess(self, inp: PreprocessInput) -> dict[str, Any]:
+        (dataset,) = inp.input_artifacts["dataset"]
+        paired = {
+            role: [a.artifact_id for a in artifacts]
+            for role, artifacts in inp.input_artifacts.items()
+        }
+        return {"paired": paired, "stem": dataset.original_name.rsplit(".", 1)[0]}
+
+    def execute(self, inp: ExecuteInput) -> Any:
+        return inp.prepared
+
+    def postprocess(self, inp: PostprocessInput) -> ArtifactResult:
+        made: dict[str, Any] = inp.execute_result
+        draft = MetricDraft.draft(made["paired"], f"{made['stem']}_grade.json")
+        return ArtifactResult(artifacts={"grade": [draft]})

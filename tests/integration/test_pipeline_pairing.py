@@ -1,15 +1,21 @@
 """Pairing, role-aware keys, passthrough and cache policies through the real Pipeline."""
 
+import json
 import pathlib
+import sys
 
+sys.path.insert(0, str(pathlib.Path(__file__).parent))  # spawned workers inherit sys.path
 import polars as pl
 import pytest
+from spec_operations import Grade
 
 from stemma.core.examples import (
     Combine,
     CombineAll,
     DataGenerator,
     Fail,
+    MetricCalculator,
+    Transform,
     Wait,
 )
 from stemma.core.front.pipeline import Pipeline
@@ -184,3 +190,38 @@ def test_a_step_reading_an_upstream_that_ran_again_is_no_stale_step_hit(
     assert succeeded == 3
     assert metrics == 3  # the metrics step saw the third dataset, not its stale step hit
     assert cache is None
+
+
+def test_anchor_matching_pairs_each_dataset_with_its_own_metric_and_source(
+    tmp_path: pathlib.Path,
+) -> None:
+    root = tmp_path / "store"
+    pipeline = Pipeline.create("anchor", root=root, max_workers=2)
+    generated = pipeline.run(DataGenerator, params={"count": 3})
+    transformed = pipeline.run(Transform, inputs={"dataset": generated.output("datasets")})
+    scaled = sorted(pipeline.artifact_ids(transformed.output("dataset")))
+    scored = pipeline.run(MetricCalculator, inputs={"dataset": scaled[:2]})  # not the third
+    graded = pipeline.run(
+        Grade,
+        inputs={
+            "dataset": transformed.output("dataset"),
+            "metrics": scored.output("metrics"),
+            "source": generated.output("datasets"),
+        },
+    )
+    pipeline.finalize()
+    # Two complete matches, one unit each; the dataset without a metric is left out.
+    assert (graded.total_count, graded.succeeded_count, graded.failed_count) == (2, 2, 0)
+    grades = pipeline.store.load_artifacts(_offered(pipeline, 3, "grade"))
+    ancestry = pipeline.store.ancestry(scaled + _offered(pipeline, 2, "metrics"))
+    paired = [json.loads(g.content or b"{}") for g in grades.values()]
+    assert sorted(p["dataset"][0] for p in paired) == scaled[:2]
+    for pair in paired:
+        (dataset,), (metric,), (source,) = pair["dataset"], pair["metrics"], pair["source"]
+        assert dataset in ancestry[metric]  # its own metric, not its neighbour's
+        assert source in ancestry[dataset]  # its own source dataset
+    for grade_id, grade in grades.items():  # its lineage goes to what it was paired with
+        pair = json.loads(grade.content or b"{}")
+        edges = lineage(root, grade_id, direction="up", max_depth=1)
+        assert pair["dataset"][0] in edges["source_artifact_id"].to_list()
+        assert set(edges["source_artifact_id"]) <= {i for ids in pair.values() for i in ids}

@@ -401,3 +401,58 @@ def test_build_with_empty_params_on_an_operation_without_params_works() -> None:
     from stemma.core.examples import MetricCalculator
 
     assert MetricCalculator.build(params={}).key_params() == {}
+
+
+@pytest.mark.parametrize(
+    ("anchor", "roles", "pairing", "says"),
+    [
+        ("primary", ("a", "b"), None, r"anchor_role 'primary' is not one of its input roles"),
+        ("a", ("a",), None, r"needs at least one other input role"),
+        ("a", ("a", "b"), GroupBy.ZIP, r"cannot be combined with group_by=zip"),
+    ],
+)
+def test_a_bad_anchor_role_is_refused_naming_the_fix(
+    anchor: str, roles: tuple[str, ...], pairing: GroupBy | None, says: str
+) -> None:
+    with pytest.raises(TypeError, match=says):
+
+        class Anchored(OperationDefinition):  # pyright: ignore[reportUnusedClass]
+            name = "anchored"
+            anchor_role = anchor
+            group_by = pairing
+            inputs: ClassVar = {role: InputSpec() for role in roles}
+
+            def preprocess(self, inp: PreprocessInput) -> Any:
+                return None
+
+            def execute(self, inp: ExecuteInput) -> Any:
+                return None
+
+
+def test_an_anchor_role_on_a_curator_is_refused() -> None:
+    with pytest.raises(TypeError, match=r"is a curator and declares anchor_role 'a'"):
+
+        class AnchoredCurator(OperationDefinition):  # pyright: ignore[reportUnusedClass]
+            name = "anchored_curator"
+            anchor_role = "a"
+            inputs: ClassVar = {"a": InputSpec(), "b": InputSpec()}
+
+            def execute_curator(
+                self, inputs: Mapping[str, pl.DataFrame], step_number: int, store: Any
+            ) -> ArtifactResult | PassthroughResult:
+                return ArtifactResult()
+
+
+def test_an_anchor_role_implies_lineage_pairing() -> None:
+    class Anchored(OperationDefinition):
+        name = "anchored_ok"
+        anchor_role = "a"
+        inputs: ClassVar = {"a": InputSpec(), "b": InputSpec(), "c": InputSpec()}
+
+        def preprocess(self, inp: PreprocessInput) -> Any:
+            return None
+
+        def execute(self, inp: ExecuteInput) -> Any:
+            return None
+
+    assert Anchored.group_by is GroupBy.LINEAGE

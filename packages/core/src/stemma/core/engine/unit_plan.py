@@ -76,14 +76,14 @@ def plan_units(
         return UnitPlan(total=1, make=lambda: iter((whole,)), key_of=key)
     target = op.execution.artifacts_per_unit
     cap = op.execution.max_artifacts_per_unit
-    group_by = op.group_by
+    group_by, anchor = op.group_by, op.anchor_role
     ancestry = _ancestry(ctx, inputs) if step.inputs and group_by is GroupBy.LINEAGE else None
     paired = len(op.inputs) > 1 and group_by is not None
 
     def rows() -> Iterator[dict[str, str]]:
         if not step.inputs:  # a generator: one unit, made from nothing
             return iter((dict[str, str](),))
-        return member_rows(present, group_by, ancestry=ancestry)
+        return member_rows(present, group_by, ancestry=ancestry, anchor=anchor)
 
     def make() -> Iterator[Groups]:
         for unit in iter_units(map(PairedGroup.of, rows()), target, cap):

@@ -55,6 +55,24 @@ def check_declaration(cls: type[OperationDefinition]) -> None:
         except ValueError:
             accepted = ", ".join(repr(g.value) for g in GroupBy)
             refuse(cls, f"group_by {cls.group_by!r} is not one of {accepted} (or None)")
+    if cls.anchor_role is not None:
+        _check_anchor(cls)
+
+
+def _check_anchor(cls: type[OperationDefinition]) -> None:
+    """An anchor is one of several declared input roles, matched by lineage (so a creator's)."""
+    anchor, roles = cls.anchor_role, sorted(cls.inputs)
+    if anchor not in cls.inputs:
+        refuse(cls, f"anchor_role {anchor!r} is not one of its input roles {roles}")
+    if len(roles) < 2:
+        refuse(cls, f"anchor_role {anchor!r} needs at least one other input role to match")
+    if cls.group_by not in (None, GroupBy.LINEAGE):
+        refuse(
+            cls,
+            f"anchor_role pairs by shared ancestry and cannot be combined with group_by="
+            f"{cls.group_by}; fix: drop group_by, or set it to LINEAGE",
+        )
+    cls.group_by = GroupBy.LINEAGE
 
 
 def detect_kind(cls: type[OperationDefinition]) -> OperationKind:
@@ -94,6 +112,17 @@ def check_creator(cls: type[OperationDefinition]) -> None:
             cls,
             f"creator with outputs {sorted(cls.outputs)} does not override "
             "postprocess; define postprocess(self, inp) returning an ArtifactResult",
+        )
+
+
+def check_curator(cls: type[OperationDefinition]) -> None:
+    """A curator sees all its inputs at once: nothing pairs them into units."""
+    if cls.anchor_role is not None:
+        refuse(
+            cls,
+            f"is a curator and declares anchor_role {cls.anchor_role!r}, which pairs a "
+            "creator's inputs into units; a curator gets every input at once (one frame per "
+            "role): match them in execute_curator, or make it a creator",
         )
 
 

@@ -22,6 +22,7 @@ from stemma.core.errors import (
 from stemma.core.operations.declaration_checks import (
     check_composite,
     check_creator,
+    check_curator,
     check_declaration,
     check_lineage_roles,
     detect_kind,
@@ -75,6 +76,11 @@ class OperationDefinition(BaseModel):
     """``{role: OutputSpec}``."""
     group_by: ClassVar[GroupBy | None] = None
     """How several input roles are paired; None for a single role."""
+    anchor_role: ClassVar[str | None] = None
+    """Anchor matching (a creator's): each artifact of this primary role is paired on its own
+    with the artifacts of every other role that share an ancestor with it (one group per
+    combination), and an anchor artifact without a match in every role is left out. Implies
+    ``group_by=LINEAGE``; any number of other roles."""
     runtime_defined_inputs: ClassVar[bool] = False
     """Inputs are a list of streams whose roles are known only at run time (``Merge``)."""
     independent_input_streams: ClassVar[bool] = False
@@ -122,6 +128,8 @@ class OperationDefinition(BaseModel):
             check_creator(cls)
         elif cls.kind is OperationKind.COMPOSITE:
             check_composite(cls)
+        else:
+            check_curator(cls)
         check_lineage_roles(cls)
         register(cls)
 

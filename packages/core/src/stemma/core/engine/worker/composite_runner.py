@@ -125,7 +125,9 @@ class CollapsedContext(CompositeContext[Artifacts]):
         ids = {role: [a.artifact_id for a in items] for role, items in inputs.items()}
         if len(operation.inputs) <= 1 or operation.group_by is None:
             return (UnitGroup(group_id=None, inputs={r: tuple(v) for r, v in ids.items()}),)
-        paired = pair_inputs(ids, operation.group_by, ancestry=self._ancestry)
+        paired = pair_inputs(
+            ids, operation.group_by, ancestry=self._ancestry, anchor=operation.anchor_role
+        )
         return tuple(
             UnitGroup(group_id=g.group_id, inputs={r: (i,) for r, i in g.members.items()})
             for g in paired
