@@ -4,6 +4,12 @@ Every test writes below its own temporary directory. The check compares what git
 checkout (untracked and ignored entries) before and after the session, and fails the session,
 naming what appeared, if anything did (a default ``.stemma/`` root, a tool's cache…).
 Hypothesis's example database goes to a temporary directory for the same reason.
+
+With ``STEMMA_TEST_ROOT_NAME`` set (``check`` runs the storage and integration suites a second
+time with ``"root with space é"``), every temporary directory, and so every store root a test
+makes under ``tmp_path`` or ``tmp_path_factory``, lies below a directory of that name: a root
+whose path has a space or non-ASCII characters once broke every Delta read (delta-rs hands back
+escaped file URIs), and this puts every test's root there without a test naming it.
 """
 
 from __future__ import annotations
@@ -21,6 +27,9 @@ _CACHES = ("__pycache__", ".pytest_cache", ".import_linter_cache")
 """What running Python and pytest themselves leave (not a test's doing)."""
 
 _BEFORE = pytest.StashKey[set[str] | None]()
+ROOT_NAME_ENV = "STEMMA_TEST_ROOT_NAME"
+"""The variable naming the directory every temporary directory (every test root) lies below."""
+_ODD_PARENT = pytest.StashKey[Path]()
 
 os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", tempfile.mkdtemp(prefix="hypothesis-"))
 
@@ -42,11 +51,41 @@ def _left_in_checkout() -> set[str] | None:
     return {e for e in entries if not any(part in _CACHES for part in Path(e).parts)}
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest's tmpdir plugin reads --basetemp
+def pytest_configure(config: pytest.Config) -> None:
+    name = os.environ.get(ROOT_NAME_ENV)
+    if not name:
+        return
+    if name in (".", "..") or "/" in name or os.sep in name:
+        raise pytest.UsageError(
+            f"{ROOT_NAME_ENV} must be one directory name, such as 'root with space é'; got {name!r}"
+        )
+    if config.option.basetemp is not None:
+        raise pytest.UsageError(f"{ROOT_NAME_ENV} chooses the temporary directory: drop --basetemp")
+    parent = Path(tempfile.mkdtemp(prefix="stemma-tests-"))
+    config.stash[_ODD_PARENT] = parent
+    config.option.basetemp = str(parent / name)
+
+
+def _remove_odd_parent(config: pytest.Config, *, passed: bool) -> None:
+    """Remove the odd-named temporary directory after a session that passed; else say where."""
+    parent = config.stash.get(_ODD_PARENT, None)
+    if parent is None:
+        return
+    if passed:
+        shutil.rmtree(parent, ignore_errors=True)
+        return
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(f"{ROOT_NAME_ENV}: the tests' directories are kept in {parent}")
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     session.config.stash[_BEFORE] = _left_in_checkout()
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    _remove_odd_parent(session.config, passed=exitstatus == pytest.ExitCode.OK)
     before = session.config.stash.get(_BEFORE, None)
     after = _left_in_checkout()
     if before is None or after is None:

@@ -10,7 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
+from deltalake import DeltaTable
 
 from stemma.core.canonical import canonical_json
 from stemma.core.execution_records import ExecutionRecord, LineageEdge, StepEvent, StepOutputs
@@ -313,3 +315,13 @@ def delta_transactions(store: DeltaStore, spec: TableSpec) -> list[str]:
             if "txn" in action:
                 found.append(str(action["txn"]["appId"]))
     return found
+
+
+def read_delta(path: Path) -> pl.DataFrame:
+    """Every row of the Delta table at ``path``, read with deltalake itself.
+
+    Not ``pl.read_delta``: polars looks for delta-rs's escaped file URIs verbatim, so it cannot
+    read a table whose path has a space or a non-ASCII letter, and ``check`` runs these tests a
+    second time under such a root (``STEMMA_TEST_ROOT_NAME``, tests/conftest.py).
+    """
+    return pl.DataFrame(DeltaTable(str(path)).to_pyarrow_table())

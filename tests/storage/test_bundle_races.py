@@ -27,7 +27,7 @@ from stemma.storage.retire import retire_bundle, retired_dir
 from stemma.storage.sentinel import SENTINEL, TABLES_KEY
 from stemma.storage.staging import read_bundle, staged_bundles
 
-from .conftest import FunctionStepFactory
+from .conftest import FunctionStepFactory, read_delta
 
 _ROUNDS = 50
 _REAL_RMTREE = shutil.rmtree
@@ -115,12 +115,12 @@ def test_commit_and_recover_same_bundle_concurrently_never_raise_never_duplicate
         assert results["commit"] != results["recover"], results  # exactly one committed it
         assert not bundle.exists()
 
-    executions = pl.read_delta(str(EXECUTIONS.path(store.layout.delta)))
+    executions = read_delta(EXECUTIONS.path(store.layout.delta))
     assert sorted(executions.get_column("execution_run_id").to_list()) == sorted(
         step.execution_run_id for step in made
     )
     # Execution edges have no key to deduplicate on: a bundle committed twice shows here.
-    edges = pl.read_delta(str(EXECUTION_EDGES.path(store.layout.delta)))
+    edges = read_delta(EXECUTION_EDGES.path(store.layout.delta))
     assert edges.height == 2 * _ROUNDS
     assert staged_bundles(store.layout) == []
     assert not any((store.layout.locks / "staging").iterdir())
@@ -222,4 +222,4 @@ def test_stage_execution_again_after_commit_commits_nothing_new(
     assert commit_staged(store.layout, store.stage_execution(step.execution)) is True
 
     assert commit_staged(store.layout, store.stage_execution(step.execution)) is False
-    assert pl.read_delta(str(EXECUTIONS.path(store.layout.delta))).height == 1
+    assert read_delta(EXECUTIONS.path(store.layout.delta)).height == 1

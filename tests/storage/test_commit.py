@@ -25,7 +25,7 @@ from stemma.storage import (
 from stemma.storage.staging import read_bundle
 from stemma.storage.tables import append_rows
 
-from .conftest import FunctionStepFactory, commit_function_step
+from .conftest import FunctionStepFactory, commit_function_step, read_delta
 
 FUNCTION_STEP_TABLES = (
     METRICS,
@@ -40,7 +40,7 @@ FUNCTION_STEP_TABLES = (
 
 def _count(store: DeltaStore, spec: TableSpec) -> int:
     path = spec.path(store.layout.delta)
-    return pl.read_delta(str(path)).height if path.exists() else 0
+    return read_delta(path).height if path.exists() else 0
 
 
 def _log_actions(store: DeltaStore, spec: TableSpec, kind: str) -> list[dict[str, Any]]:
@@ -154,7 +154,7 @@ def test_commit_fills_input_types_from_the_index(
     else:
         assert store.recover() == 1
 
-    edges = pl.read_delta(str(ARTIFACT_EDGES.path(store.layout.delta)))
+    edges = read_delta(ARTIFACT_EDGES.path(store.layout.delta))
     types = {row["source_artifact_id"]: row["source_artifact_type"] for row in edges.to_dicts()}
     assert types == {upstream.output.artifact_id: "file_ref", "u" * 32: None}
     assert sorted(edges.get_column("target_artifact_type").to_list()) == [
@@ -171,7 +171,7 @@ def test_completed_function_step_event_metadata_names_its_outputs(
     step = make_step()
     commit_function_step(store, step)
 
-    steps = pl.read_delta(str(STEPS.path(store.layout.delta)))
+    steps = read_delta(STEPS.path(store.layout.delta))
     row = steps.filter(pl.col("status") == "completed").row(0, named=True)
     assert json.loads(row["metadata"]) == {
         "output_path": step.output_path,

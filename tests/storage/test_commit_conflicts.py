@@ -8,7 +8,6 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-import polars as pl
 import pytest
 from deltalake import write_deltalake
 from deltalake.exceptions import CommitFailedError
@@ -24,13 +23,15 @@ from stemma.storage import (
     TableSpec,
 )
 
+from .conftest import read_delta
+
 RecordFactory = Callable[..., ExecutionRecord]
 MetricFactory = Callable[..., FinalizedArtifact]
 
 
 def _count(store: DeltaStore, spec: TableSpec) -> int:
     path = spec.path(store.layout.delta)
-    return pl.read_delta(str(path)).height if path.exists() else 0
+    return read_delta(path).height if path.exists() else 0
 
 
 def _stage(store: DeltaStore, make_record: RecordFactory, make_metric: MetricFactory) -> list[Path]:

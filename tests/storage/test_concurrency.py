@@ -19,7 +19,7 @@ from stemma.storage import (
     commit_staged,
 )
 
-from .conftest import FunctionStep, FunctionStepFactory, commit_function_step
+from .conftest import FunctionStep, FunctionStepFactory, commit_function_step, read_delta
 
 _RECORD_WHEN_TOLD = """
 import pickle, sys, time
@@ -42,7 +42,7 @@ for execution, outputs, events in steps:  # as the engine records a function ste
 
 
 def _table(store: DeltaStore, spec: TableSpec) -> pl.DataFrame:
-    return pl.read_delta(str(spec.path(store.layout.delta)))
+    return read_delta(spec.path(store.layout.delta))
 
 
 def _batch(make_step: FunctionStepFactory, prefix: str, count: int) -> list[FunctionStep]:

@@ -8,7 +8,6 @@ import sys
 import time
 from pathlib import Path
 
-import polars as pl
 import pytest
 from deltalake import DeltaTable
 
@@ -28,7 +27,7 @@ from stemma.storage.maintenance import (
 )
 from stemma.storage.schemas import BY_NAME
 
-from .conftest import FunctionStepFactory, commit_function_step
+from .conftest import FunctionStepFactory, commit_function_step, read_delta
 
 _HOURS_AGO_3 = time.time() - 3 * 3600
 
@@ -64,10 +63,7 @@ def _referenced(layout: RootLayout) -> set[Path]:
 
 def _contents(layout: RootLayout) -> dict[str, list[tuple[object, ...]]]:
     """Every table's rows, sorted: what a reader of the newest version sees."""
-    return {
-        name: sorted(pl.read_delta(str(path)).rows(), key=repr)
-        for name, path in delta_tables(layout)
-    }
+    return {name: sorted(read_delta(path).rows(), key=repr) for name, path in delta_tables(layout)}
 
 
 def _queries(root: Path, last: str) -> tuple[object, ...]:

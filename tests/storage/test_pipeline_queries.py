@@ -5,8 +5,6 @@ import datetime as dt
 from collections.abc import Callable
 from pathlib import Path
 
-import polars as pl
-
 from stemma.core.execution_records import ExecutionRecord, LineageEdge, StepEvent, StepOutputs
 from stemma.core.operations.drafts import (
     ConfigDraft,
@@ -21,7 +19,7 @@ from stemma.core.store import PipelineStore
 from stemma.storage import ARTIFACT_EDGES, DeltaStore
 from stemma.storage.artifact_tables import BUILTIN_TABLES, table_for_type
 
-from .conftest import FunctionStepFactory, commit_function_step
+from .conftest import FunctionStepFactory, commit_function_step, read_delta
 
 RecordFactory = Callable[..., ExecutionRecord]
 MetricFactory = Callable[..., FinalizedArtifact]
@@ -126,7 +124,7 @@ def test_load_artifacts_reads_every_type_from_its_own_table(
 
     assert loaded == {a.artifact_id: a for a in artifacts}
     assert loaded[artifacts[0].artifact_id].fields == {"columns": ["a", "b"], "row_count": 2}
-    assert pl.read_delta(str(store.layout.delta / "artifacts/structures")).height == 1
+    assert read_delta(store.layout.delta / "artifacts/structures").height == 1
 
 
 def test_load_artifacts_reads_function_step_values_and_outputs(
@@ -168,7 +166,7 @@ def test_ancestry_walks_a_three_level_chain(
         d.artifact_id: frozenset({d.artifact_id, b.artifact_id, a.artifact_id}),
         a.artifact_id: frozenset({a.artifact_id}),
     }
-    edges = pl.read_delta(str(ARTIFACT_EDGES.path(store.layout.delta)))
+    edges = read_delta(ARTIFACT_EDGES.path(store.layout.delta))
     assert edges.get_column("source_artifact_type").to_list() == ["metric"] * 4
 
 

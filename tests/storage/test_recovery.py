@@ -10,7 +10,6 @@ import sys
 import time
 from pathlib import Path
 
-import polars as pl
 import pytest
 
 from stemma.storage import (
@@ -27,7 +26,7 @@ from stemma.storage import (
     steps,
 )
 
-from .conftest import FunctionStepFactory, delta_transactions
+from .conftest import FunctionStepFactory, delta_transactions, read_delta
 
 FUNCTION_STEP_TABLES = (
     METRICS,
@@ -53,7 +52,7 @@ os.kill(os.getpid(), signal.SIGKILL)
 
 def _count(store: DeltaStore, spec: TableSpec) -> int:
     path = spec.path(store.layout.delta)
-    return pl.read_delta(str(path)).height if path.exists() else 0
+    return read_delta(path).height if path.exists() else 0
 
 
 def test_recover_after_kill_9_commits_staged_function_step_once(

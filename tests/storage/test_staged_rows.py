@@ -27,7 +27,7 @@ from stemma.storage.staging_checks import check_bundle
 from stemma.storage.wave_chunks import CHUNK_ROWS_ENV, Piece, chunk_plan
 from stemma.storage.wave_claim import step_dir_name
 
-from .conftest import MetricFactory, RecordFactory, delta_transactions
+from .conftest import MetricFactory, RecordFactory, delta_transactions, read_delta
 
 
 def _records(make_record: RecordFactory, make_metric: MetricFactory) -> list[ExecutionRecord]:
@@ -108,9 +108,7 @@ def test_bundles_staged_before_row_counts_were_recorded_commit_the_same_rows_and
         assert store.commit_executions(bundles, step_outputs=outputs) == 5, name
 
     for spec in (METRICS, ARTIFACT_INDEX, EXECUTIONS):
-        heights = {
-            name: pl.read_delta(str(spec.path(s.layout.delta))).height for name, s in stores.items()
-        }
+        heights = {name: read_delta(spec.path(s.layout.delta)).height for name, s in stores.items()}
         assert len(set(heights.values())) == 1, (spec.name, heights)
         # The same plan, so the same chunk transactions, whether rows were read or recorded.
         chunks = {name: len(delta_transactions(s, spec)) for name, s in stores.items()}
@@ -185,7 +183,7 @@ def test_a_truncated_file_of_a_bundle_with_recorded_rows_is_still_found_before_a
 
 
 def _height(store: DeltaStore, spec: TableSpec) -> int:
-    return pl.read_delta(str(spec.path(store.layout.delta))).height
+    return read_delta(spec.path(store.layout.delta)).height
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import polars as pl
 import pytest
 
 import stemma.storage.waves as waves
@@ -26,13 +25,15 @@ from stemma.storage.staging_checks import (
     staging_timeout,
 )
 
+from .conftest import read_delta
+
 RecordFactory = Callable[..., ExecutionRecord]
 MetricFactory = Callable[..., FinalizedArtifact]
 
 
 def _count(store: DeltaStore, spec: TableSpec) -> int:
     path = spec.path(store.layout.delta)
-    return pl.read_delta(str(path)).height if path.exists() else 0
+    return read_delta(path).height if path.exists() else 0
 
 
 def _stage(
@@ -93,7 +94,7 @@ def test_wave_with_a_truncated_staged_file_quarantines_that_bundle_and_commits_t
     assert str(bad) in note.read_text()
     assert damaged in note.read_text()
     assert _count(store, EXECUTIONS) == 2
-    offered = pl.read_delta(str(STEP_OUTPUTS.path(store.layout.delta)))
+    offered = read_delta(STEP_OUTPUTS.path(store.layout.delta))
     assert offered.height == 2  # the quarantined unit's artifact is not offered downstream
     assert store.recover() == 0
 
@@ -240,7 +241,7 @@ def test_wave_gives_up_at_the_timeout_commits_the_rest_and_records_what_was_miss
     assert METRICS.staged_name in note.read_text()
     assert bundles[2].is_dir()  # left in staging, not quarantined
     assert _count(store, EXECUTIONS) == 2
-    assert pl.read_delta(str(STEP_OUTPUTS.path(store.layout.delta))).height == 2
+    assert read_delta(STEP_OUTPUTS.path(store.layout.delta)).height == 2
 
     hidden.rename(late)  # it shows up at last: the next start commits it, once
     assert store.recover() == 1

@@ -32,7 +32,7 @@ from stemma.storage import (
 from stemma.storage.staging_checks import ProblemKind
 from stemma.storage.wave_chunks import CHUNK_ROWS_ENV, Piece, commit_chunk_rows
 
-from .conftest import MetricFactory, RecordFactory, delta_transactions
+from .conftest import MetricFactory, RecordFactory, delta_transactions, read_delta
 
 TINY = "1"
 """Chunks of one row: every staged file (or row group) is a chunk of its own."""
@@ -78,7 +78,7 @@ def _rows(store: DeltaStore, spec: TableSpec) -> pl.DataFrame:
     path = spec.path(store.layout.delta)
     if not path.exists():
         return spec.empty()
-    return pl.read_delta(str(path)).sort(SORT_KEYS[spec], nulls_last=True)
+    return read_delta(path).sort(SORT_KEYS[spec], nulls_last=True)
 
 
 def _same_rows(store: DeltaStore, whole: DeltaStore) -> None:

@@ -7,7 +7,6 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-import polars as pl
 import pytest
 
 from stemma.core.execution_records import ExecutionRecord, StepOutputs
@@ -23,7 +22,7 @@ from stemma.storage import (
 )
 from stemma.storage.sentinel import SENTINEL
 
-from .conftest import delta_transactions
+from .conftest import delta_transactions, read_delta
 
 RecordFactory = Callable[..., ExecutionRecord]
 MetricFactory = Callable[..., FinalizedArtifact]
@@ -59,7 +58,7 @@ DeltaStore(Path(sys.argv[1])).commit_executions(bundles, step_outputs=outputs)
 
 def _count(store: DeltaStore, spec: TableSpec) -> int:
     path = spec.path(store.layout.delta)
-    return pl.read_delta(str(path)).height if path.exists() else 0
+    return read_delta(path).height if path.exists() else 0
 
 
 def _wave(
