@@ -80,7 +80,8 @@ def operation_artifact(
     root: Path, spec: StepSpec, result: StepResult, outputs: Mapping[str, Any]
 ) -> Artifact:
     """What ``run()`` returns for an operation step: its outputs by role, and its counts."""
-    executed = result.total_count - int(result.metadata.get("execution_cache_hits") or 0)
+    # Cached: nothing of it ran (every unit a cache hit); a step with cancelled units did not.
+    answered = result.total_count > 0 and result.cached_count == result.total_count
     return Artifact(
         name=spec.name,
         fingerprint=spec.fingerprint,
@@ -92,7 +93,7 @@ def operation_artifact(
             "succeeded": result.succeeded_count,
             "failed": result.failed_count,
         },
-        cached=result.metadata.get("cache") == "step" or executed == 0,
+        cached=result.metadata.get("cache") == "step" or answered,
     )
 
 
