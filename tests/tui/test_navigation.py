@@ -88,7 +88,7 @@ def test_an_output_opens_its_artifact_with_a_csv_preview_and_lineage_both_ways(
         await until(pilot, lambda: preview.row_count > 0, "the preview")
         assert [str(c.label) for c in preview.columns.values()] == ["x", "y"]
         assert _table(app, "#up").row_count == 1
-        assert "metric" in [row[1] for row in _cells(app, "#down")]  # computed from it
+        assert "…metrics" in [row[1] for row in _cells(app, "#down")]  # the metrics step read it
         transformed = cast(ArtifactScreen, app.screen).artifact_id
         await pilot.press("u")
         await pilot.press("enter")

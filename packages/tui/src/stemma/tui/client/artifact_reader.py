@@ -1,4 +1,4 @@
-"""One artifact read for the dashboard: its index row, a content preview and its lineage hops."""
+"""One artifact read for the dashboard: its index row, a content preview and its lineage edges."""
 
 from __future__ import annotations
 
@@ -37,22 +37,34 @@ def read_artifact(
         preview_kind=kind,
         preview_text=text,
         preview_rows=rows,
-        up=_edges(up, far="source"),
-        down=_edges(down, far="target"),
+        up=_edges(up, shown=artifact_id, far="source"),
+        down=_edges(down, shown=artifact_id, far="target"),
     )
 
 
-def _edges(frame: pl.DataFrame, *, far: str) -> tuple[LineageEdge, ...]:
-    seen: dict[str, LineageEdge] = {}
-    for row in frame.iter_rows(named=True):
-        artifact_id = str(row[f"{far}_artifact_id"])
-        seen.setdefault(
-            artifact_id,
-            LineageEdge(
-                depth=int(row["depth"]),
-                artifact_id=artifact_id,
-                artifact_type=str(row[f"{far}_artifact_type"] or ""),
-                role=str(row[f"{far}_role"] or ""),
-            ),
+def _edges(frame: pl.DataFrame, *, shown: str, far: str) -> tuple[LineageEdge, ...]:
+    """One edge per row of ``lineage()`` (each is one execution's hop), self-edges first.
+
+    Rows are not merged by the far artifact: the same bytes reached by two steps, or by two
+    executions of one step, are different facts, and a self-edge is the only sign that a
+    step made the shown artifact from itself.
+    """
+    edges = [
+        LineageEdge(
+            depth=int(row["depth"]),
+            artifact_id=str(row[f"{far}_artifact_id"]),
+            artifact_type=str(row[f"{far}_artifact_type"] or ""),
+            role=str(row[f"{far}_role"] or ""),
+            step_name=str(row.get("step_name") or ""),
+            step_run_id=str(row.get("step_run_id") or ""),
+            execution_run_id=str(row["execution_run_id"]),
+            itself=row[f"{far}_artifact_id"] == shown,
         )
-    return tuple(seen.values())
+        for row in frame.iter_rows(named=True)
+    ]
+    return tuple(
+        sorted(
+            edges,
+            key=lambda e: (not e.itself, e.step_name, e.artifact_id, e.role, e.execution_run_id),
+        )
+    )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from stemma.core.cli.run_rows import RunRow
 from stemma.core.live import RunState, StepState
@@ -58,15 +58,46 @@ class StepView:
     """Why it ran or hit: ``stemma explain``'s lines."""
 
 
+SHORT_ID = 8
+"""Hex digits of an execution id the dashboard shows (a uuid4: 8 tell a step's units apart)."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class LineageEdge:
-    """One hop of lineage, as seen from the artifact being shown."""
+    """One hop of lineage, as seen from the artifact being shown: what, and which execution.
+
+    Two edges to the same artifact are two rows when different steps or executions made them;
+    identical bytes from two steps are one artifact, so the far end can be the artifact itself.
+    """
 
     depth: int
     artifact_id: str
     """The artifact at the far end of the hop."""
     artifact_type: str
     role: str
+    """The far artifact's role in the execution (its input role up, its output role down)."""
+    step_name: str = ""
+    """The step whose execution made the edge; empty when history has no such execution."""
+    step_run_id: str = ""
+    execution_run_id: str = ""
+    itself: bool = False
+    """The far end is the artifact shown: a step output its input's very bytes."""
+
+    @property
+    def short_execution(self) -> str:
+        """The execution id's first :data:`SHORT_ID` hex digits."""
+        return self.execution_run_id[:SHORT_ID]
+
+    def sentence(self, direction: Literal["up", "down"]) -> str:
+        """The edge in words, e.g. ``made from itself by step s, execution abcd1234``.
+
+        Args:
+            direction: ``up`` (made from) or ``down`` (made into).
+        """
+        verb = "made from" if direction == "up" else "made into"
+        far = "itself" if self.itself else self.artifact_id
+        step = f"step {self.step_name}" if self.step_name else "a step not in history"
+        return f"{verb} {far} by {step}, execution {self.short_execution}"
 
 
 @dataclass(frozen=True, kw_only=True)

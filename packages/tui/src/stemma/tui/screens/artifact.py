@@ -1,19 +1,25 @@
-"""One artifact: a preview of its content and its lineage one hop up and down, navigable."""
+"""One artifact: a preview of its content and its lineage one hop up and down, navigable.
+
+Each lineage row is one edge: the far artifact, the step and the execution that made it. Edges
+to the same artifact from different steps are different rows, and an artifact a step made from
+its own bytes shows ``itself`` there.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar, cast
+from typing import TYPE_CHECKING, ClassVar, Literal, cast
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from stemma.tui.client import ArtifactView, LineageEdge
+from stemma.tui.client import ArtifactView
 from stemma.tui.messages import ArtifactLoaded, LoadFailed
+from stemma.tui.widgets.lineage_columns import edge_cells, lineage_columns
 from stemma.tui.widgets.tables import new_table, plain, table_at
 
 if TYPE_CHECKING:
@@ -53,12 +59,9 @@ class ArtifactScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        """Columns, then one read (an artifact never changes)."""
+        """Titles, then one read (an artifact never changes)."""
         for table_id, title in (("up", "made from"), ("down", "made into")):
-            table = table_at(self, f"#{table_id}")
-            table.add_column(title, key="id", width=12)
-            table.add_column("type", key="type", width=8)
-            table.add_column("role", key="role", width=10)
+            table_at(self, f"#{table_id}").border_title = title
         table_at(self, "#preview-table").display = False
         self._load()
 
@@ -89,11 +92,28 @@ class ArtifactScreen(Screen[None]):
             text.display = False
         else:
             text.update(view.preview_text or f"{view.size} bytes")
+        self._fill_lineage(view, self.size.width)
+        self.query_one("#up" if view.up else "#down", DataTable).focus()
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Choose the lineage columns again for the new width."""
+        if self.view is not None:
+            self._fill_lineage(self.view, event.size.width)
+
+    def _fill_lineage(self, view: ArtifactView, screen_width: int) -> None:
+        """Both lineage tables, with the columns that fit half of ``screen_width``."""
+        # The two tables share the width; each has a one-column border on either side.
+        columns = lineage_columns(screen_width // 2 - 2)
         for table_id, edges in (("up", view.up), ("down", view.down)):
             lineage = table_at(self, f"#{table_id}")
-            for edge in edges:
-                lineage.add_row(*plain(*_edge_cells(edge)), key=edge.artifact_id)
-        self.query_one("#up" if view.up else "#down", DataTable).focus()
+            cursor = lineage.cursor_row
+            lineage.clear(columns=True)
+            for column in columns:
+                lineage.add_column(Text(column.title), key=column.key, width=column.width)
+            for index, edge in enumerate(edges):
+                lineage.add_row(*plain(*edge_cells(edge, columns)), key=str(index))
+            if edges:
+                lineage.move_cursor(row=min(cursor, len(edges) - 1))
 
     def action_focus_lineage(self, direction: str) -> None:
         """Move the cursor to the ``up`` or ``down`` list."""
@@ -103,11 +123,22 @@ class ArtifactScreen(Screen[None]):
         """Move focus to the preview (to scroll it)."""
         self.query_one("#preview", VerticalScroll).focus()
 
-    @on(DataTable.RowSelected, "#up, #down")
-    def _open(self, message: DataTable.RowSelected) -> None:
-        if message.row_key.value is not None:
-            self.stemma.open_artifact(message.row_key.value)
+    @on(DataTable.RowSelected, "#up")
+    def _open_up(self, message: DataTable.RowSelected) -> None:
+        self._open("up", message.row_key.value)
 
+    @on(DataTable.RowSelected, "#down")
+    def _open_down(self, message: DataTable.RowSelected) -> None:
+        self._open("down", message.row_key.value)
 
-def _edge_cells(edge: LineageEdge) -> tuple[str, str, str]:
-    return (edge.artifact_id[:12], edge.artifact_type, edge.role)
+    def _open(self, direction: Literal["up", "down"], key: str | None) -> None:
+        if self.view is None or key is None:
+            return
+        edge = (self.view.up if direction == "up" else self.view.down)[int(key)]
+        if edge.itself:
+            # Opening it again would show this same screen: say who made it instead.
+            self.notify(
+                edge.sentence(direction), title=f"artifact {edge.artifact_id[:12]}", markup=False
+            )
+        else:
+            self.stemma.open_artifact(edge.artifact_id)
