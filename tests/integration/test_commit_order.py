@@ -97,7 +97,7 @@ def _assert_readers_see_whole_executions(root: pathlib.Path) -> pl.DataFrame:
     """Every execution a reader sees has its inputs and outputs in the index, with content."""
     seen = executions(root)
     indexed = set(artifacts(root).get_column("artifact_id").to_list())
-    store = open_pipeline_store(root)
+    store = open_pipeline_store(root, kind="delta")
     records = store.executions_by_key(seen.get_column("execution_spec_id").to_list())
     assert len(records) == seen.select("execution_spec_id").n_unique()
     for record in records.values():
@@ -153,7 +153,7 @@ def test_kill_9_after_each_append_leaves_no_execution_without_its_artifacts_and_
     seen = _assert_readers_see_whole_executions(root)
     assert seen.filter(pl.col("step_name") == TRANSFORM).is_empty()
 
-    assert open_pipeline_store(root).recover() == 3  # the wave's three bundles
+    assert open_pipeline_store(root, kind="delta").recover() == 3  # the wave's three bundles
 
     versions = _versions(root, transaction)
     assert sorted(versions) == sorted(TRANSFORM_WAVE)
