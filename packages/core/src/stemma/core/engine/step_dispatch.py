@@ -13,7 +13,7 @@ import sys
 import time
 from collections.abc import Iterator, Mapping
 from itertools import islice
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from stemma.core.backends.base import Backend
 from stemma.core.engine.associations import reads_associations
@@ -43,6 +43,8 @@ from stemma.core.run_ids import new_attempt_id
 from stemma.core.store import store_kind
 
 _T = TypeVar("_T")
+_NO_PROVENANCE: Mapping[str, Any] = {}
+"""One empty mapping every unit shares (never written to): not a new dict per unit."""
 MIN_WINDOW_UNITS = 4096
 """At least this many units are made and dispatched together (fewer pauses for tiny packs)."""
 WINDOW_ROUNDS = 4
@@ -264,7 +266,7 @@ def _unit(
         root=str(ctx.store.layout.root),
         backend=backend,
         preserve_working=ctx.preserve_working,
-        provenance={},  # (on the step's running event: see _execute)
+        provenance=_NO_PROVENANCE,  # (on the step's running event: see _execute)
         store_kind=store_kind(ctx.store),
         fail_fast_file=fail_fast_file,
     )
