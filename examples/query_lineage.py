@@ -7,8 +7,11 @@ Run it with ``uv run python examples/query_lineage.py``. Results go under ``.ste
 from __future__ import annotations
 
 import json
+import pathlib
+from typing import cast
 
 import polars as pl
+from deltalake import DeltaTable
 
 from stemma.core import Pipeline
 from stemma.core.examples import DataGenerator, MetricCalculator, Transform
@@ -29,6 +32,15 @@ def build() -> str:
     # --8<-- [end:pipeline]
     return pipeline.run_id
 
+
+
+def read_delta(path: pathlib.Path) -> pl.DataFrame:
+    """A Delta table as a DataFrame, read through deltalake.
+
+    It also reads a root whose path has a space or non-ASCII characters, which
+    ``pl.read_delta`` does not (it is handed escaped file URIs).
+    """
+    return cast(pl.DataFrame, pl.from_arrow(DeltaTable(str(path)).to_pyarrow_table()))
 
 def main() -> None:
     """Build, then query the step log, the executions, the artifacts and their lineage."""
@@ -64,7 +76,7 @@ def main() -> None:
     # --8<-- [start:names]
     tables = root / "delta" / "artifacts"
     index = pl.concat(  # every content table has artifact_id, original_name, origin_step_name
-        pl.read_delta(str(tables / name)).select("artifact_id", "original_name", "origin_step_name")
+        read_delta(tables / name).select("artifact_id", "original_name", "origin_step_name")
         for name in ("data", "metrics")
     )
     named = up.join(index, left_on="source_artifact_id", right_on="artifact_id")
@@ -80,7 +92,7 @@ def main() -> None:
     # --8<-- [end:down]
 
     # --8<-- [start:delta]
-    table = pl.read_delta(str(root / "delta" / "provenance" / "artifact_edges"))
+    table = read_delta(root / "delta" / "provenance" / "artifact_edges")
     print(table.group_by("source_artifact_type", "target_artifact_type").len().sort("len"))
     # --8<-- [end:delta]
 
