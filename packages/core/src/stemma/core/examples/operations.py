@@ -96,10 +96,17 @@ class Transform(OperationDefinition):
     def preprocess(self, inp: PreprocessInput) -> dict[str, Any]:
         return {"paths": list(inp.materialized_paths["dataset"])}
 
+    suffix: ClassVar[str] = "scaled"
+    """Outputs are named ``{input stem}_{suffix}.csv``."""
+
     def execute(self, inp: ExecuteInput) -> Any:
         for path in inp.prepared["paths"]:
+            self.before_each()
             rows = [(x, round(y * self.params.scale, 6)) for x, y in _read_xy(path)]
-            _write_xy(inp.execute_dir / f"{path.stem}_scaled.csv", rows)
+            _write_xy(inp.execute_dir / f"{path.stem}_{self.suffix}.csv", rows)
+
+    def before_each(self) -> None:
+        """Called before each dataset is scaled: nothing here (``SlowScale`` waits)."""
 
     def postprocess(self, inp: PostprocessInput) -> ArtifactResult:
         return ArtifactResult(artifacts={"dataset": _data_drafts(inp)})
@@ -277,7 +284,7 @@ class SlowCopy(CopyUnlessRefused):
         return None
 
 
-class SlowScale(OperationDefinition):
+class SlowScale(Transform):
     """Scale every y by ``scale`` after sleeping ``seconds`` per dataset: slow, and real work.
 
     The watchable demo's slow step. Its outputs differ from its inputs, so they are artifacts of
@@ -285,25 +292,13 @@ class SlowScale(OperationDefinition):
     the same artifacts as its inputs.
     """
 
-    class Params(BaseModel):
+    class Params(Transform.Params):
         scale: float = 2.0
         seconds: float = 1.0
 
     name = "example.slow_scale"
-    inputs: ClassVar = {"dataset": InputSpec(artifact_type="data")}
-    outputs: ClassVar = {
-        "dataset": OutputSpec(artifact_type="data", infer_lineage_from={"inputs": ["dataset"]})
-    }
-    params: Params = Params()
+    params: Params = Params()  # pyright: ignore[reportIncompatibleVariableOverride]
+    suffix: ClassVar[str] = "slow"
 
-    def preprocess(self, inp: PreprocessInput) -> dict[str, Any]:
-        return {"paths": list(inp.materialized_paths["dataset"])}
-
-    def execute(self, inp: ExecuteInput) -> Any:
-        for path in inp.prepared["paths"]:
-            time.sleep(self.params.seconds)
-            rows = [(x, round(y * self.params.scale, 6)) for x, y in _read_xy(path)]
-            _write_xy(inp.execute_dir / f"{path.stem}_slow.csv", rows)
-
-    def postprocess(self, inp: PostprocessInput) -> ArtifactResult:
-        return ArtifactResult(artifacts={"dataset": _data_drafts(inp)})
+    def before_each(self) -> None:
+        time.sleep(self.params.seconds)

@@ -79,24 +79,16 @@ class UnitOutcome:
     @classmethod
     def not_started(cls, reason: str) -> UnitOutcome:
         """A unit its worker did not start (``fail_fast``): cancelled, nothing recorded."""
-        return cls(
-            execution_run_id="",
-            success=False,
-            error=f"not started: {reason}",
-            bundle=None,
-            cancelled=True,
-        )
+        return cls._cancelled(f"not started: {reason}")
 
     @classmethod
     def stopped(cls, level: int) -> UnitOutcome:
         """A unit whose worker a cancellation terminated: recorded in the step's counts only."""
-        return cls(
-            execution_run_id="",
-            success=False,
-            error=f"cancelled (level {level})",
-            bundle=None,
-            cancelled=True,
-        )
+        return cls._cancelled(f"cancelled (level {level})")
+
+    @classmethod
+    def _cancelled(cls, why: str) -> UnitOutcome:
+        return cls(execution_run_id="", success=False, error=why, bundle=None, cancelled=True)
 
 
 _EMPTY: Mapping[str, Any] = {}
