@@ -156,7 +156,9 @@ def test_force_and_hard_presses_leave_no_worker_behind(
         assert "Press Ctrl-C again for hard" in err
         assert _events(tmp_path, run_id)["example.slow_copy"][0] == "cancelled"
     else:
-        assert process.returncode == 130, err
+        # The hard press raised KeyboardInterrupt: Python ends killed by SIGINT (a shell shows 130),
+        # or exits 130 if it lingered (docs/concepts/cancellation.md).
+        assert process.returncode in (-signal.SIGINT, 130), err
         assert "hard" in err
         Pipeline.create("after-hard", root=tmp_path).finalize()  # recovers what was staged
 

@@ -154,7 +154,9 @@ def test_lazy_run_force_and_hard_presses_leave_no_worker_behind(
     assert after.cancel_level == presses
     assert after.status is RunStatus.CANCELLED
     if presses == 3:
-        assert process.returncode == 130, err
+        # The hard press raised KeyboardInterrupt: Python ends killed by SIGINT (a shell shows 130),
+        # or exits 130 if it lingered (docs/concepts/cancellation.md).
+        assert process.returncode in (-signal.SIGINT, 130), err
     else:
         assert "force" in err
         assert _final_statuses(root, state.run_id)["gather"] == "skipped"

@@ -86,7 +86,9 @@ def test_slurm_pipeline_force_and_hard_presses_leave_no_job_and_no_process(
     state = read_state(root, run_id)
     assert state.cancel_level == presses
     assert state.status is RunStatus.CANCELLED
-    assert process.returncode == (0 if presses == 2 else 130), err
+    # Hard: KeyboardInterrupt ends Python killed by SIGINT (a shell shows 130), or it exits 130
+    # if it lingered (docs/concepts/cancellation.md).
+    assert process.returncode in ((0,) if presses == 2 else (-signal.SIGINT, 130)), err
 
 
 def test_slurm_pipeline_rerun_after_graceful_cancel_redoes_only_the_cancelled_units(

@@ -16,7 +16,9 @@ class CancelLevel(enum.IntEnum):
     FORCE = 2
     """Drop queued units; running workers get SIGTERM (SLURM: ``scancel``), then SIGKILL."""
     HARD = 3
-    """Kill the process tree and the run's jobs at once; staged work commits at the next start."""
+    """Kill the process tree and the run's jobs at once, then raise ``KeyboardInterrupt`` in the
+    main thread (``finally`` blocks run; exit 130 if the process lingers); staged work commits at
+    the next start. A notebook's kernel is never ended."""
 
     def describe(self) -> str:
         """One line for the terminal: what this level does."""

@@ -1,33 +1,35 @@
 """Three presses of escalating force (docs/concepts/cancellation.md), from wherever they come.
 
-Ctrl-C / SIGINT / SIGTERM in the orchestrator, ``Pipeline.cancel(level)`` from Python, and a
+Ctrl-C / SIGINT / SIGTERM in the orchestrator (each delivered signal is one press: see
+:mod:`~stemma.core.engine.signal_presses`), ``Pipeline.cancel(level)`` from Python, and a
 control request from another process (``stemma cancel``, the dashboard) all end in
-:meth:`Canceller.request`. A signal handler only drops the level into a queue (``SimpleQueue.put``
-is safe in a handler: the main thread may be holding any lock when the signal lands); a
-dedicated thread applies it and prints one line saying what it did and what the next press does.
+:meth:`Canceller.request`, which prints one line saying what it did and what the next press does.
+
+The hard level kills every worker and job, then raises ``KeyboardInterrupt`` in the main thread
+so the script's ``finally`` blocks and context managers run; a process still alive
+:data:`HARD_EXIT_AFTER` seconds later exits with :data:`HARD_EXIT_CODE`. In a notebook's kernel
+the kernel is never ended: its Interrupt button raises ``KeyboardInterrupt`` in the cell, and the
+run is cancelled at force (:meth:`Canceller.interrupted`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import queue
-import signal
 import sys
 import threading
 from collections.abc import Callable, Mapping
-from types import FrameType
 from typing import Any, TextIO
 
 from stemma.core.cancel_levels import CancelLevel
 from stemma.core.engine.run_context import PipelineContext
+from stemma.core.engine.signal_presses import SignalPresses, in_notebook_kernel
 from stemma.core.live.state import write_state
 
 HARD_EXIT_CODE = 130
-"""The exit code of a hard cancel (level 3): the shell's code for an interrupted process."""
-
-_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-_Handler = Callable[[int, FrameType | None], Any] | int | None
+"""The exit code of a hard cancel (level 3) whose process outlived its ``KeyboardInterrupt``."""
+HARD_EXIT_AFTER = 5.0
+"""Seconds a hard cancel gives ``finally`` blocks before the process exits on its own."""
 
 
 class Canceller:
@@ -44,9 +46,8 @@ class Canceller:
         self._out = out
         self._hard_exit = hard_exit
         self._lock = threading.Lock()
-        self._presses: queue.SimpleQueue[CancelLevel | None] = queue.SimpleQueue()
-        self._previous: dict[int, _Handler] = {}
-        self._thread: threading.Thread | None = None
+        self._kernel = in_notebook_kernel()
+        self._signals = SignalPresses(self.press)
 
     @property
     def level(self) -> int:
@@ -58,8 +59,30 @@ class Canceller:
         self._apply(lambda current: CancelLevel.parse(level))
 
     def press(self) -> None:
-        """One more press: the next level up (safe to call from a signal handler)."""
-        self._presses.put(None)
+        """One more press: the next level up; never raises, so the next press still works.
+
+        In a notebook's kernel a press is its Interrupt button: a force cancel, never more.
+        """
+        try:
+            self._apply(self._next_level)
+        except Exception as error:
+            with contextlib.suppress(OSError, ValueError):
+                print(f"stemma: cancelling failed: {error}", file=self._out or sys.stderr)
+
+    def interrupted(self) -> bool:
+        """A ``KeyboardInterrupt`` reached a wait on this run: cancel the run at force.
+
+        That is a notebook's Interrupt button (no signal handler of ours there), or any other
+        interrupt of a wait. After a hard cancel nothing is done: its ``KeyboardInterrupt`` is
+        ending the process, and nothing may wait for the run.
+
+        Returns:
+            Whether the run was cancelled here (False after a hard cancel).
+        """
+        if self.level >= CancelLevel.HARD:
+            return False
+        self.request(CancelLevel.FORCE)
+        return True
 
     def _apply(self, choose: Callable[[int], CancelLevel]) -> None:
         """Raise the level to ``choose(current)``; the choice and the raise are one step.
@@ -79,11 +102,9 @@ class Canceller:
             try:
                 self._ctx.backend.cancel(CancelLevel.HARD)
                 write_state(self._ctx.store.layout.root, self._ctx.monitor.snapshot(final=True))
-                with contextlib.suppress(Exception):  # best effort: cache-hit events not written
-                    if self._ctx.commit_lock.acquire(timeout=2):
-                        self._ctx.store.record_events(self._ctx.deferred_events)
+                self._record_deferred()
             finally:
-                self._hard_exit(HARD_EXIT_CODE)
+                self._end_process()
         elif target is CancelLevel.FORCE:
             threading.Thread(
                 target=self._ctx.backend.cancel,
@@ -92,65 +113,77 @@ class Canceller:
                 daemon=True,
             ).start()
 
+    def _record_deferred(self) -> None:
+        """Write the events still deferred (cache hits); best effort, and never for long.
+
+        The lock is let go: the steps' threads record their cancelled units while ``finally``
+        blocks run, and the process can only end once they have.
+        """
+        lock = self._ctx.commit_lock
+        with contextlib.suppress(Exception):
+            if lock.acquire(timeout=2):
+                try:
+                    self._ctx.store.record_events(self._ctx.deferred_events)
+                    self._ctx.deferred_events.clear()
+                finally:
+                    lock.release()
+
+    def _end_process(self) -> None:
+        """After a hard cancel: ``KeyboardInterrupt`` in the main thread, the exit if it lingers.
+
+        A notebook's kernel is never ended: everything of the run is killed, and the kernel
+        lives on.
+        """
+        if self._kernel:
+            return
+        threading.Thread(target=self._exit_later, name="stemma-hard-exit", daemon=True).start()
+        self._signals.interrupt_main()
+
+    def _exit_later(self) -> None:
+        threading.Event().wait(HARD_EXIT_AFTER)  # a daemon thread: a process that ended is gone
+        with contextlib.suppress(OSError, ValueError):
+            print(
+                f"stemma: run {self._ctx.run_id} was cancelled hard {HARD_EXIT_AFTER:g} s ago "
+                f"and the process is still running; exiting with {HARD_EXIT_CODE}",
+                file=self._out or sys.stderr,
+                flush=True,
+            )
+        self._hard_exit(HARD_EXIT_CODE)
+
     def _next_level(self, current: int) -> CancelLevel:
+        if self._kernel:
+            return CancelLevel.FORCE
         return CancelLevel(min(current + 1, CancelLevel.HARD))
 
     def install_signal_handlers(self) -> bool:
-        """Route SIGINT and SIGTERM here; only possible on the main thread (else: False).
+        """Count SIGINT and SIGTERM as presses; only possible on the main thread.
 
-        Off the main thread (a notebook's worker, a server), use ``Pipeline.cancel`` instead.
+        In a notebook's kernel the handlers stay the kernel's (its Interrupt button raises
+        ``KeyboardInterrupt`` in the cell) and each interrupt cancels the run at force. Off the
+        main thread (a server), use ``Pipeline.cancel`` instead.
+
+        Returns:
+            Whether SIGINT and SIGTERM are now ours.
         """
-        if threading.current_thread() is not threading.main_thread() or self._previous:
-            return bool(self._previous)
-        self._start_thread()
-        for signum in _SIGNALS:
-            self._previous[signum] = signal.signal(signum, self._on_signal)
-        return True
+        return self._signals.install(take_handlers=not self._kernel) and not self._kernel
 
     def restore_signal_handlers(self) -> None:
         """Put back the handlers that were there before (from the main thread)."""
-        if threading.current_thread() is not threading.main_thread():
-            return
-        for signum, handler in self._previous.items():
-            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
-        self._previous.clear()
+        self._signals.restore()
 
     def close(self) -> None:
-        """Restore the handlers, apply the presses that arrived meanwhile, stop the thread.
+        """Restore the handlers, after applying the presses that arrived meanwhile.
 
         A press that landed while the run was ending still counts: three presses end in a hard
-        exit even if the run finished between the second and the third.
+        cancel even if the run finished between the second and the third.
         """
-        self.restore_signal_handlers()
-        thread, self._thread = self._thread, None
-        if thread is not None:
-            self._presses.put(CancelLevel.GRACEFUL)  # wakes it; it stops at this item
-            thread.join(timeout=5)
-
-    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
-        del signum, frame
-        self._presses.put(None)
-
-    def _start_thread(self) -> None:
-        if self._thread is None:
-            self._thread = threading.Thread(
-                target=self._apply_presses, name="stemma-cancel", daemon=True
-            )
-            self._thread.start()
-
-    def _apply_presses(self) -> None:
-        while self._presses.get() is None:  # a press; any other item means closed
-            try:
-                self._apply(self._next_level)
-            except Exception as error:  # the next press must still work
-                with contextlib.suppress(OSError, ValueError):
-                    print(f"stemma: cancelling failed: {error}", file=self._out or sys.stderr)
+        self._signals.restore()
 
     def _say(self, level: CancelLevel) -> None:
         out = self._out or sys.stderr
         upcoming = (
             f" Press Ctrl-C again for {CancelLevel(level + 1).describe()}."
-            if level < CancelLevel.HARD
+            if level < CancelLevel.HARD and self._signals.handlers_taken
             else ""
         )
         # A closed terminal must not stop the cancellation.

@@ -169,8 +169,17 @@ class EngineRun:
                 return
 
     def end(self) -> None:
-        """Wait for every step, write what is deferred, stop the backend and the live channel."""
-        self.wait()
+        """Wait for every step, write what is deferred, stop the backend and the live channel.
+
+        Interrupted (a notebook's Interrupt button), it cancels the run at force, ends it, and
+        lets the ``KeyboardInterrupt`` through; after a hard cancel it lets it through at once.
+        """
+        try:
+            self.wait()
+        except KeyboardInterrupt:
+            if self.canceller.interrupted():
+                self.end()
+            raise
         with self._lock:
             self._ended = True
         self._threads.shutdown(wait=True)
