@@ -337,10 +337,11 @@ class Pipeline:
 
         Graceful: nothing new is dispatched, running units finish and are committed, the
         interrupted step is ``cancelled`` and later steps are ``skipped``. Force: queued units
-        are dropped and running workers terminated. Hard: everything is killed and this process
-        exits with code 130; staged work is committed at the next start. Levels only go up;
-        thread-safe, and the way to cancel from a notebook (signal handlers need the main
-        thread).
+        are dropped and running workers terminated. Hard: everything is killed, then
+        ``KeyboardInterrupt`` is raised in the main thread (``finally`` blocks run) and the
+        process exits with code 130 if it is still alive 5 s later; in a notebook's kernel the
+        kernel lives on. Staged work is committed at the next start. Levels only go up;
+        thread-safe, and the way to cancel from a server (signal handlers need the main thread).
 
         Raises:
             ValueError: an unknown level.
