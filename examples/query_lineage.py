@@ -33,7 +33,6 @@ def build() -> str:
     return pipeline.run_id
 
 
-
 def read_delta(path: pathlib.Path) -> pl.DataFrame:
     """A Delta table as a DataFrame, read through deltalake.
 
@@ -41,6 +40,7 @@ def read_delta(path: pathlib.Path) -> pl.DataFrame:
     ``pl.read_delta`` does not (it is handed escaped file URIs).
     """
     return cast(pl.DataFrame, pl.from_arrow(DeltaTable(str(path)).to_pyarrow_table()))
+
 
 def main() -> None:
     """Build, then query the step log, the executions, the artifacts and their lineage."""

@@ -318,5 +318,6 @@ def test_run_a_fault_in_the_dispatcher_fails_its_steps_instead_of_hanging(
     assert not runner.is_alive(), "the run hung after its dispatcher failed"
     (error,) = done
     assert isinstance(error, StepFailedError)
-    assert error.failed == ["data"] and error.skipped == ["total"]
+    assert error.failed == ["data"]
+    assert error.skipped == ["total"]
     assert "dispatcher failed: RuntimeError: injected dispatcher fault" in str(error.__cause__)
