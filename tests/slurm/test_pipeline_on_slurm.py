@@ -1,5 +1,6 @@
 """The upstream first pipeline on backend="slurm", end to end, against the local backend."""
 
+import importlib
 import json
 import os
 import pathlib
@@ -12,6 +13,7 @@ from slurm_testing import CommandLog
 from stemma.core.examples import DataGenerator, Fail, MetricCalculator, Transform
 from stemma.core.front.pipeline import Pipeline
 from stemma.core.live import read_state
+from stemma.core.operations import OperationDefinition
 from stemma.storage import executions
 
 pytestmark = pytest.mark.slurm
@@ -102,7 +104,8 @@ def test_slurm_curators_run_beside_the_orchestrator_not_as_jobs(
     slurm_cluster: None, tmp_path: pathlib.Path
 ) -> None:
     sys.path.insert(0, str(pathlib.Path(__file__).parents[1] / "integration"))
-    from curator_probe import WhereCurated
+    # (by name, as the integration tests import it: workers find it the same way)
+    where_curated: type[OperationDefinition] = importlib.import_module("curator_probe").WhereCurated
 
     report = tmp_path / "report"
     report.mkdir()
@@ -110,7 +113,7 @@ def test_slurm_curators_run_beside_the_orchestrator_not_as_jobs(
     pipeline = Pipeline.create("curated", root=root, backend="slurm", max_workers=2)
     datasets = pipeline.run(DataGenerator, params={"count": 2}).output("datasets")
     curated = pipeline.run(
-        WhereCurated, inputs={"dataset": datasets}, params={"report": str(report)}
+        where_curated, inputs={"dataset": datasets}, params={"report": str(report)}
     )
     pipeline.run(Transform, inputs={"dataset": curated.output("dataset")})
     assert pipeline.finalize()["overall_success"] is True
