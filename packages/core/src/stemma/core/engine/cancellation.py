@@ -99,12 +99,7 @@ class Canceller:
         self._ctx.monitor.cancel_level(int(target))
         self._say(target)
         if target is CancelLevel.HARD:
-            try:
-                self._ctx.backend.cancel(CancelLevel.HARD)
-                write_state(self._ctx.store.layout.root, self._ctx.monitor.snapshot(final=True))
-                self._record_deferred()
-            finally:
-                self._end_process()
+            self._hard()
         elif target is CancelLevel.FORCE:
             threading.Thread(
                 target=self._ctx.backend.cancel,
@@ -113,23 +108,32 @@ class Canceller:
                 daemon=True,
             ).start()
 
-    def _record_deferred(self) -> None:
-        """Write the events still deferred (cache hits); best effort, and never for long.
+    def _hard(self) -> None:
+        """Kill everything, write the final state, then interrupt the main thread.
 
-        The lock is let go: the steps' threads record their cancelled units while ``finally``
-        blocks run, and the process can only end once they have.
+        Commits are held back until the ``KeyboardInterrupt`` has been raised: the kill settles
+        every unit at once, and a step committing its cancelled units would otherwise let the
+        script's wait return first, so the interrupt would land in whatever runs next, its
+        ``finally`` block included, and cut that short.
         """
         lock = self._ctx.commit_lock
-        with contextlib.suppress(Exception):
-            if lock.acquire(timeout=2):
-                try:
+        held = lock.acquire(timeout=2)  # a commit under way finishes first; never wait longer
+        try:
+            self._ctx.backend.cancel(CancelLevel.HARD)
+            write_state(self._ctx.store.layout.root, self._ctx.monitor.snapshot(final=True))
+            if held:
+                with contextlib.suppress(Exception):  # best effort: cache-hit events
                     self._ctx.store.record_events(self._ctx.deferred_events)
                     self._ctx.deferred_events.clear()
-                finally:
+        finally:
+            try:
+                self._end_process()
+            finally:
+                if held:
                     lock.release()
 
     def _end_process(self) -> None:
-        """After a hard cancel: ``KeyboardInterrupt`` in the main thread, the exit if it lingers.
+        """``KeyboardInterrupt`` in the main thread, and the exit if the process lingers.
 
         A notebook's kernel is never ended: everything of the run is killed, and the kernel
         lives on.

@@ -29,8 +29,11 @@ PRESS_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 _CLOSED = 0  # no signal has number 0: the byte that stops the reader
 # Set by a hard cancel; whichever of our handlers runs next raises (two runs in one process
-# share the SIGINT handler: the latest to install holds it).
+# share the SIGINT handler: the latest to install holds it), and says so.
 _RAISE_IN_MAIN = threading.Event()
+_RAISED = threading.Event()
+RAISE_WAIT = 1.0
+"""Seconds :meth:`SignalPresses.interrupt_main` waits for the main thread to raise."""
 _Handler = Callable[[int, FrameType | None], Any] | int | None
 
 
@@ -111,22 +114,27 @@ class SignalPresses:
                 os.close(fd)
 
     def interrupt_main(self) -> None:
-        """Raise ``KeyboardInterrupt`` in the main thread, waking it from a blocking wait.
+        """Raise ``KeyboardInterrupt`` in the main thread, and wait (briefly) until it has.
 
         A real SIGINT to the main thread, because a thread blocked on a lock wakes only for a
         signal. With our handler in place it raises once; with the handlers restored, the
-        previous one decides (Python's default raises ``KeyboardInterrupt`` too).
+        previous one decides (Python's default raises ``KeyboardInterrupt`` too), and the wait
+        runs out after :data:`RAISE_WAIT` seconds.
         """
         main = threading.main_thread()
         if not main.is_alive() or main.ident is None:  # the interpreter is already ending
             return
+        _RAISED.clear()
         _RAISE_IN_MAIN.set()
         signal.pthread_kill(main.ident, signal.SIGINT)
+        if threading.current_thread() is not main:
+            _RAISED.wait(RAISE_WAIT)
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         del signum, frame  # counted by _read, from the wakeup fd
         if _RAISE_IN_MAIN.is_set():
             _RAISE_IN_MAIN.clear()
+            _RAISED.set()
             raise KeyboardInterrupt
 
     def _read(self) -> None:
