@@ -131,13 +131,14 @@ def test_slurm_requeued_element_runs_again_and_settles_once(
 
 _PIPELINE = """
 import sys
-from stemma.core.examples import DataGenerator, Wait
+from stemma.core.examples import DataGenerator, SlowCopy
 from stemma.core.front.pipeline import Pipeline
 pipeline = Pipeline.create("reaped", root=sys.argv[1], backend="slurm")
 generated = pipeline.run(DataGenerator, params={"count": 2})
 print(pipeline.run_id, flush=True)
-pipeline.run(Wait, inputs={"dataset": generated.output("datasets")}, params={"seconds": 300})
+pipeline.run(SlowCopy, inputs={"dataset": generated.output("datasets")}, params={"seconds": 300})
 """
+# (a creator: a curator such as Wait runs beside the orchestrator, never as a job)
 
 
 def test_slurm_stemma_reap_cancels_the_jobs_of_a_killed_pipeline(

@@ -33,7 +33,9 @@ def curator_workers(ctx: PipelineContext, step: PlannedStep) -> Generator[Backen
     if step.operation.kind is not OperationKind.CURATOR or ctx.backend.name in IN_PROCESS_BACKENDS:
         yield ctx.backend
         return
-    backend = LocalBackend(max_workers=1, start_method="spawn")
+    # Its worker runs the main script again only when the curator's class is defined there.
+    defined_in_main = type(step.operation).__module__ == "__main__"
+    backend = LocalBackend(max_workers=1, start_method="spawn", import_main=defined_in_main)
     with ctx.commit_lock:
         ctx.side_backends.append(backend)  # so that a cancel reaches it (cancellation.py)
     try:
