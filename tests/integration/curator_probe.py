@@ -3,6 +3,7 @@
 import json
 import os
 import pathlib
+import time
 from typing import Any, ClassVar
 
 from pydantic import BaseModel
@@ -19,6 +20,8 @@ class WhereCurated(OperationDefinition):
     class Params(BaseModel):
         report: str
         megabytes: int = 0
+        seconds: float = 0.0
+        """How long it then takes (a cancel's target)."""
 
     name = "test.where_curated"
     inputs: ClassVar = {"dataset": InputSpec(artifact_type="data")}
@@ -35,4 +38,5 @@ class WhereCurated(OperationDefinition):
         }
         report = pathlib.Path(self.params.report) / f"{step_number}.json"
         report.write_text(json.dumps(where))
+        time.sleep(self.params.seconds)
         return PassthroughResult(passthrough={"dataset": list(inputs["dataset"]["artifact_id"])})

@@ -4,6 +4,7 @@ import json
 import os
 import pathlib
 import sys
+import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))  # spawned workers inherit sys.path
 import polars as pl
@@ -48,3 +49,24 @@ def test_each_curator_step_runs_in_its_own_subprocess_and_records_its_peak(
     assert peaks[0] > 0
     assert peaks[1] >= 300  # the second step held 300 MiB: its own process's peak, recorded
     assert set(curated["backend"]) == {"local"}
+
+
+def test_a_force_cancel_stops_a_running_curator_subprocess(tmp_path: pathlib.Path) -> None:
+    report = tmp_path / "report"
+    report.mkdir()
+    pipeline = Pipeline.create("cancelled", root=tmp_path / "store", max_workers=1)
+    datasets = pipeline.run(DataGenerator, params={"count": 1}).output("datasets")
+    curating = pipeline.submit(
+        WhereCurated, inputs={"dataset": datasets}, params={"report": str(report), "seconds": 300}
+    )
+    noted = report / "1.json"
+    deadline = time.monotonic() + 60
+    while not noted.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    pid = json.loads(noted.read_text())["pid"]
+    assert _alive(pid)
+    pipeline.cancel("force")
+    result = curating.result()  # not 300 s later: its process was terminated
+    pipeline.finalize()
+    assert result.cancelled_count == 1
+    assert not _alive(pid)

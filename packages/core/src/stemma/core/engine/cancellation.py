@@ -102,7 +102,7 @@ class Canceller:
             self._hard()
         elif target is CancelLevel.FORCE:
             threading.Thread(
-                target=self._ctx.backend.cancel,
+                target=self._ctx.cancel_workers,
                 args=(CancelLevel.FORCE,),
                 name="stemma-force-cancel",
                 daemon=True,
@@ -119,7 +119,7 @@ class Canceller:
         lock = self._ctx.commit_lock
         held = lock.acquire(timeout=2)  # a commit under way finishes first; never wait longer
         try:
-            self._ctx.backend.cancel(CancelLevel.HARD)
+            self._ctx.cancel_workers(CancelLevel.HARD)
             write_state(self._ctx.store.layout.root, self._ctx.monitor.snapshot(final=True))
             if held:
                 with contextlib.suppress(Exception):  # best effort: cache-hit events

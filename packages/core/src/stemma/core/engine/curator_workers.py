@@ -36,13 +36,11 @@ def curator_workers(ctx: PipelineContext, step: PlannedStep) -> Generator[Backen
     # Its worker runs the main script again only when the curator's class is defined there.
     defined_in_main = type(step.operation).__module__ == "__main__"
     backend = LocalBackend(max_workers=1, start_method="spawn", import_main=defined_in_main)
-    with ctx.commit_lock:
-        ctx.side_backends.append(backend)  # so that a cancel reaches it (cancellation.py)
+    ctx.side_backends.append(backend)  # so that a cancel reaches it (ctx.cancel_workers)
     try:
         yield backend
     finally:
-        with ctx.commit_lock:
-            ctx.side_backends.remove(backend)
+        ctx.side_backends.remove(backend)
         if ctx.cancel_level >= CancelLevel.FORCE:
             backend.cancel(CancelLevel(ctx.cancel_level))
         backend.shutdown(cancel_pending=ctx.cancelled.is_set())

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from stemma.core.backends.base import Backend
+from stemma.core.cancel_levels import CancelLevel
 from stemma.core.engine.group_commit import GroupCommit
 from stemma.core.engine.planned_step import CachePolicy, PlannedStep
 from stemma.core.engine.units import ExecutionUnit
@@ -77,6 +78,14 @@ class PipelineContext:
 
     def __post_init__(self) -> None:
         self.group_commit = GroupCommit(self)
+
+    def cancel_workers(self, level: CancelLevel) -> None:
+        """Stop the run's workers at ``level``: its backend's, and those beside it.
+
+        (A curator step's own subprocess, ``curator_workers``.)
+        """
+        for backend in [self.backend, *self.side_backends]:
+            backend.cancel(level)
 
     def oldest_deferred(self) -> dt.datetime | None:
         """When the oldest deferred event happened (None: nothing is deferred)."""
