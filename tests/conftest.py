@@ -5,9 +5,10 @@ checkout (untracked and ignored entries) before and after the session, and fails
 naming what appeared, if anything did (a default ``.stemma/`` root, a tool's cache…).
 Hypothesis's example database goes to a temporary directory for the same reason.
 
-With ``STEMMA_TEST_ROOT_NAME`` set (``check`` runs the storage and integration suites a second
-time with ``"root with space é"``), every temporary directory, and so every store root a test
-makes under ``tmp_path`` or ``tmp_path_factory``, lies below a directory of that name: a root
+With ``STEMMA_TEST_ROOT_NAME`` set (``check`` runs the storage suite, and a second time the
+integration tests that read Delta tables, with ``"root with space é"``), every temporary
+directory, and so every store root a test makes under ``tmp_path`` or ``tmp_path_factory``,
+lies below a directory of that name: a root
 whose path has a space or non-ASCII characters once broke every Delta read (delta-rs hands back
 escaped file URIs), and this puts every test's root there without a test naming it.
 """
