@@ -3,6 +3,7 @@
 import itertools
 import pathlib
 import sys
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,7 +14,7 @@ from fault_operations import SlowFailOn
 
 from stemma.core.engine.references import OutputReference, StepResult
 from stemma.core.errors import StepFailedError
-from stemma.core.examples import DataGenerator, Fail, MetricCalculator, Transform
+from stemma.core.examples import DataGenerator, Fail, MetricCalculator, SlowCopy, Transform
 from stemma.core.front.pipeline import Pipeline
 from stemma.storage import artifacts, executions, steps
 
@@ -276,6 +277,24 @@ def test_pipeline_fail_fast_stops_the_steps_other_workers(root: pathlib.Path) ->
     assert result.cancelled_count == 7 - result.succeeded_count
     with pytest.raises(StepFailedError):
         pipeline.finalize()
+
+
+def test_pipeline_fail_fast_cancelled_ends_as_cancelled_not_as_a_failure(
+    root: pathlib.Path,
+) -> None:
+    pipeline = Pipeline.create("fast", root=root, max_workers=1, failure_policy="fail_fast")
+    datasets = pipeline.run(DataGenerator, params={"count": 4}).output("datasets")
+    copying = pipeline.submit(
+        SlowCopy,
+        inputs={"dataset": datasets},
+        params={"seconds": 1.0},
+        execution={"units_per_worker": 1},
+    )
+    time.sleep(1.5)  # the first unit is running
+    pipeline.cancel()  # graceful: no failure, so no fail_fast halt and no StepFailedError
+    assert copying.result().metadata["status"] == "cancelled"
+    summary = pipeline.finalize()
+    assert summary["overall_success"] is False
 
 
 def test_pipeline_validation_errors_write_nothing(root: pathlib.Path) -> None:

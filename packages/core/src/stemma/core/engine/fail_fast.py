@@ -11,9 +11,10 @@ places keep it:
 - **In the orchestrator.** Once a failure comes back, nothing more of the step is dispatched
   and packs not yet started are withdrawn (``unit_dispatch``). Units that never started count
   as cancelled: nothing of them is recorded, and a rerun runs them.
-- **In the run.** A step that failed under ``fail_fast`` halts the run (:func:`halt`): steps
-  that have not started are skipped, and the ``Pipeline`` raises ``StepFailedError`` chaining
-  the failed unit's own exception from ``run``, ``output``, ``submit`` and ``finalize``.
+- **In the run.** A step that failed under ``fail_fast`` halts the run
+  (:func:`halt_if_failed`): steps that have not started are skipped, and the ``Pipeline``
+  raises ``StepFailedError`` chaining the failed unit's own exception from ``run``,
+  ``output``, ``submit`` and ``finalize``.
 """
 
 from __future__ import annotations
@@ -24,9 +25,11 @@ from typing import TYPE_CHECKING
 
 from stemma.core.engine.planned_step import FailurePolicy
 from stemma.core.engine.units import ExecutionUnit
+from stemma.core.records import StepStatus
 
 if TYPE_CHECKING:  # (workers import this module: they need none of the orchestrator's)
     from stemma.core.engine.planned_step import PlannedStep
+    from stemma.core.engine.references import StepResult
     from stemma.core.engine.run_context import PipelineContext
 
 NOT_STARTED = "a unit of the step failed under fail_fast"
@@ -60,7 +63,13 @@ def mark_failed_fast(unit: ExecutionUnit) -> None:
         pass
 
 
-def halt(ctx: PipelineContext, step: PlannedStep) -> None:
-    """The step failed under ``fail_fast``: no later step of the run starts."""
-    if ctx.halted_by is None:
+def halt_if_failed(ctx: PipelineContext, step: PlannedStep, result: StepResult) -> StepResult:
+    """Halt the run if ``step`` failed under ``fail_fast``: no later step of it starts.
+
+    Failed, not merely unsuccessful: a step a cancel interrupted is ``cancelled``, and the run
+    ends as a cancelled one, not with ``fail_fast``'s error. The inputs failing to pair count.
+    """
+    failed = result.metadata.get("status") == StepStatus.FAILED.value
+    if failed and step.failure_policy is FailurePolicy.FAIL_FAST and ctx.halted_by is None:
         ctx.halted_by = step.number
+    return result

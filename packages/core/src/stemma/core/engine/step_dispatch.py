@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from stemma.core.backends.base import Backend
 from stemma.core.engine.associations import reads_associations
 from stemma.core.engine.curator_workers import curator_workers
-from stemma.core.engine.fail_fast import halt, marker_path
+from stemma.core.engine.fail_fast import halt_if_failed, marker_path
 from stemma.core.engine.function_dispatch import run_function_step
 from stemma.core.engine.function_packs import PendingStep
 from stemma.core.engine.pack_sizing import PackSizer
@@ -70,7 +70,7 @@ def run_step(ctx: PipelineContext, step: PlannedStep) -> StepResult | PendingSte
     if step.skip_cache or type(op).version.endswith("dev") or reads_associations(op):
         # (associated artifacts can appear under an unchanged step key: only the execution
         # keys, which hold their ids, can tell)
-        return _execute(ctx, step, upstream, started)
+        return halt_if_failed(ctx, step, _execute(ctx, step, upstream, started))
     hit = step_cache_hit(ctx, step, step.fingerprint)
     if hit is not None:
         return cached_result(ctx, step, hit, started)
@@ -83,7 +83,7 @@ def run_step(ctx: PipelineContext, step: PlannedStep) -> StepResult | PendingSte
         hit = step_cache_hit(ctx, step, step.fingerprint, fresh=True)
         if hit is not None:
             return cached_result(ctx, step, hit, started)
-        return _execute(ctx, step, upstream, started)
+        return halt_if_failed(ctx, step, _execute(ctx, step, upstream, started))
     finally:
         lease.release()
 
@@ -136,8 +136,6 @@ def _execute(
             )
             tally.add(outcomes)
     result = finish_step(ctx, step, event, started, tally)
-    if marker is not None and not result.success:
-        halt(ctx, step)
     return dataclasses.replace(result, exception=first_error) if first_error else result
 
 
