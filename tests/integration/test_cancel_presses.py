@@ -14,13 +14,13 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 
 import pytest
 
 from stemma.core.engine.cancellation import HARD_EXIT_CODE
 from stemma.core.live import RunState, RunStatus, list_states
 from tests.integration.process_tree import alive, descendants
+from tests.integration.run_waits import wait_for_run
 
 HERE = pathlib.Path(__file__).parent
 ENDED_BY_CTRL_C = (-signal.SIGINT, HARD_EXIT_CODE)
@@ -108,18 +108,6 @@ def _press_as_fast_as_delivered(process: subprocess.Popen[str], presses: int) ->
         os.close(status_fd)
 
 
-def _wait_run(
-    root: pathlib.Path, ready: Callable[[RunState], bool], timeout: float = 120
-) -> RunState:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for state in list_states(root):
-            if ready(state):
-                return state
-        time.sleep(0.05)
-    raise AssertionError("the run never reached the awaited state")
-
-
 def _ended(process: subprocess.Popen[str], root: pathlib.Path, run_id: str) -> str:
     """The process's stderr once it ended; a run stopped below hard fails here, not in 60 s."""
     try:
@@ -162,7 +150,7 @@ def test_three_presses_sent_as_fast_as_delivered_reach_hard_and_leave_no_worker(
     root = tmp_path / "root"
     root.mkdir()
     process = _start_busy(door, root)
-    state = _wait_run(root, _slow_units_running)
+    state = wait_for_run(root, _slow_units_running)
     workers = descendants(process.pid)
     assert workers, "the slow units' workers should be running"
     _press_as_fast_as_delivered(process, 3)
@@ -193,7 +181,7 @@ def test_hard_press_runs_the_scripts_finally_then_ends_as_documented(
     root.mkdir()
     script.write_text(FINALLY_SCRIPT)
     process = _start([*launcher, str(script), str(root), str(marker)])
-    state = _wait_run(root, _slow_units_running)
+    state = wait_for_run(root, _slow_units_running)
     workers = descendants(process.pid)
     assert workers
     _press_as_fast_as_delivered(process, 3)

@@ -12,13 +12,13 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 
 import pytest
 
 from stemma.core.live import RunState, RunStatus, list_states
 from stemma.core.store import open_pipeline_store
 from tests.integration.process_tree import alive, descendants
+from tests.integration.run_waits import wait_for_run
 
 HERE = pathlib.Path(__file__).parent
 SCRIPT = HERE / "cancellable_lazy.py"
@@ -42,18 +42,6 @@ def _start(root: pathlib.Path, seconds: float, *, stubborn: bool = False) -> sub
     )
 
 
-def _wait_run(
-    root: pathlib.Path, ready: Callable[[RunState], bool], timeout: float = 120
-) -> RunState:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for state in list_states(root):
-            if ready(state):
-                return state
-        time.sleep(0.05)
-    raise AssertionError("the lazy run never reached the awaited state")
-
-
 def _two_slow_running(state: RunState) -> bool:
     return sum(step.running for step in state.steps if step.name.startswith("slow/")) >= 2
 
@@ -69,7 +57,7 @@ def _final_statuses(root: pathlib.Path, run_id: str) -> dict[str, str]:
 def test_lazy_run_is_listed_live_with_its_step_tree(tmp_path: pathlib.Path) -> None:
     root = tmp_path / "root"
     process = _start(root, seconds=1.0)
-    state = _wait_run(root, _two_slow_running)
+    state = wait_for_run(root, _two_slow_running, what="the lazy run")
     assert state.run_id.startswith("cancellable_")
     assert state.backend == "local"
     names = [step.name for step in state.steps]
@@ -107,7 +95,7 @@ def test_lazy_run_one_press_finishes_running_steps_and_a_rerun_redoes_only_the_r
 ) -> None:
     root = tmp_path / "root"
     process = _start(root, seconds=1.5)
-    state = _wait_run(root, _two_slow_running)
+    state = wait_for_run(root, _two_slow_running, what="the lazy run")
     os.killpg(process.pid, signal.SIGINT)
     _, err = process.communicate(timeout=120)
     assert process.returncode != 0  # run() raised: the script did not get its artifacts
@@ -136,14 +124,16 @@ def test_lazy_run_force_and_hard_presses_leave_no_worker_behind(
 ) -> None:
     root = tmp_path / "root"
     process = _start(root, seconds=60.0, stubborn=presses == 3)
-    state = _wait_run(root, _two_slow_running)
+    state = wait_for_run(root, _two_slow_running, what="the lazy run")
     workers = descendants(process.pid)
     assert workers, "the slow steps' workers should be running"
     started = time.monotonic()
     for level in range(1, presses + 1):
         os.killpg(process.pid, signal.SIGINT)
         if level < presses:  # each press seen before the next: signals close together merge
-            _wait_run(root, lambda s, level=level: s.cancel_level >= level, 10)
+            wait_for_run(
+                root, lambda s, level=level: s.cancel_level >= level, 10, what="the lazy run"
+            )
     _, err = process.communicate(timeout=60)
     assert time.monotonic() - started < 30  # the 60 s steps were not waited for
     deadline = time.monotonic() + 10
@@ -165,7 +155,7 @@ def test_lazy_run_force_and_hard_presses_leave_no_worker_behind(
 def test_lazy_run_cancelled_by_stemma_cancel_from_another_process(tmp_path: pathlib.Path) -> None:
     root = tmp_path / "root"
     process = _start(root, seconds=60.0)
-    state = _wait_run(root, _two_slow_running)
+    state = wait_for_run(root, _two_slow_running, what="the lazy run")
     result = subprocess.run(
         [
             sys.executable,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import pathlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -19,6 +19,7 @@ from jupyter_client.manager import KernelManager
 
 from stemma.core.live import RunState, RunStatus, list_states
 from tests.integration.process_tree import alive, descendants
+from tests.integration.run_waits import wait_for_run
 
 HERE = pathlib.Path(__file__).parent
 
@@ -95,16 +96,6 @@ def _reply(client: BlockingKernelClient, msg_id: str, timeout: float = 60) -> di
             return message["content"]
 
 
-def _wait_run(root: pathlib.Path, ready: Callable[[RunState], bool]) -> RunState:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        for state in list_states(root):
-            if ready(state):
-                return state
-        time.sleep(0.05)
-    raise AssertionError("the notebook's run never reached the awaited state")
-
-
 def _slow_units_running(state: RunState) -> bool:
     return sum(step.running for step in state.steps if "slow" in step.name) >= 2
 
@@ -122,7 +113,7 @@ def _interrupted_cell(
     """Run ``cell``, press Interrupt three times once its slow units run; the cell's reply."""
     manager, client = kernel
     msg_id = client.execute(cell)
-    state = _wait_run(root, _slow_units_running)
+    state = wait_for_run(root, _slow_units_running, what="the notebook's run")
     workers = _workers(_kernel_pid(manager))
     assert workers, "the slow units' workers should be running under the kernel"
     for _ in range(3):  # an impatient user: never a hard cancel, never the kernel's end
