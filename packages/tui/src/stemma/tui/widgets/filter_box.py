@@ -1,0 +1,76 @@
+"""The ``/`` box above a table: the same filter, keys and messages on every screen.
+
+A screen mounts one hidden :class:`FilterBox` above its table, binds ``/`` to :meth:`open`
+and reacts to :class:`FilterBox.Filtered` (each keystroke) and :class:`FilterBox.Done` (Enter
+or Escape: give the table its focus back). Escape also clears the filter, as in k9s and less.
+What a row is matched on is the screen's business; the rule is :class:`~..row_filter.RowFilter`.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual import on
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.widgets import Input
+
+from stemma.tui.row_filter import RowFilter
+
+PLACEHOLDER = "filter: text or regex, ! to invert · Enter keeps it · Esc clears"
+
+
+class FilterBox(Input):
+    """A one-line filter; hidden until :meth:`open`."""
+
+    DEFAULT_CSS = """
+    FilterBox { display: none; height: 1; border: none; padding: 0 1; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "close", "Clear filter", show=False),
+    ]
+
+    class Filtered(Message):
+        """The filter changed (each keystroke, and when cleared)."""
+
+        def __init__(self, box: FilterBox, row_filter: RowFilter) -> None:
+            super().__init__()
+            self.box = box
+            self.row_filter = row_filter
+
+    class Done(Message):
+        """Typing is over (Enter or Escape): the table should take the focus back."""
+
+        def __init__(self, box: FilterBox) -> None:
+            super().__init__()
+            self.box = box
+
+    def __init__(self, *, id: str | None = None, placeholder: str = PLACEHOLDER) -> None:
+        super().__init__(placeholder=placeholder, id=id)
+        self.row_filter = RowFilter()
+
+    def open(self) -> None:
+        """Show the box (with what was typed before) and type into it."""
+        self.display = True
+        self.focus()
+
+    def action_close(self) -> None:
+        """Clear the filter, hide the box, hand the focus back."""
+        self.value = ""  # posts Input.Changed, hence Filtered with an empty filter
+        self.display = False
+        self.post_message(self.Done(self))
+
+    @on(Input.Changed)
+    def _typed(self, event: Input.Changed) -> None:
+        event.stop()
+        row_filter = RowFilter.parse(event.value)
+        if row_filter != self.row_filter:
+            self.row_filter = row_filter
+            self.post_message(self.Filtered(self, row_filter))
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        if not self.row_filter.active:
+            self.display = False
+        self.post_message(self.Done(self))
