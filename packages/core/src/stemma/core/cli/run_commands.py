@@ -8,13 +8,15 @@ import os
 import socket
 import sys
 import traceback
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
 from stemma.core.cli.commands import Command, installed_commands
 from stemma.core.cli.exit_codes import ExitCode
 from stemma.core.cli.launching import BACKEND_ENV, Detached, detach, run_script
-from stemma.core.cli.output import is_terminal
+from stemma.core.cli.output import is_terminal, rich_available
 from stemma.core.cli.run_lookup import root_argument
+from stemma.core.cli.run_progress import AttachedProgress
 from stemma.core.cli.watching import follow_lines
 from stemma.core.errors import StepFailedError
 from stemma.core.layout import ROOT_ENV
@@ -36,6 +38,15 @@ def _configure_run(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--backend", help=f"sets ${BACKEND_ENV} for the script (local, slurm, slurm-intra)"
     )
+    shown = parser.add_mutually_exclusive_group()
+    shown.add_argument(
+        "--quiet", action="store_true", help="no progress on stderr (the script's output stays)"
+    )
+    shown.add_argument(
+        "--plain",
+        action="store_true",
+        help="progress as plain lines even on a terminal (as in a batch log)",
+    )
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -50,11 +61,20 @@ def _run(args: argparse.Namespace) -> int:
         os.environ[BACKEND_ENV] = args.backend
     since = dt.datetime.now(dt.UTC).isoformat()
     try:
-        code = run_script(args.script, args.args)
+        with _progress(args):
+            code = run_script(args.script, args.args)
     except StepFailedError:  # the script let run()'s error through: its run says how it ended
         traceback.print_exc()
         return _runs_code(root, since) or ExitCode.RUN_FAILED
     return code or _runs_code(root, since)
+
+
+def _progress(args: argparse.Namespace) -> AbstractContextManager[object]:
+    """Progress on stderr: bars on a terminal, lines in a log, nothing with ``--quiet``."""
+    if args.quiet:
+        return nullcontext()
+    bars = not args.plain and is_terminal(sys.stderr) and rich_available()
+    return AttachedProgress(sys.stderr, bars=bars, redirect_stdout=bars and is_terminal(sys.stdout))
 
 
 def _runs_code(root: Path, since: str) -> ExitCode:

@@ -5,6 +5,8 @@ Pure: the same two states always give the same lines, so logs diff cleanly betwe
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from stemma.core.cancel_levels import CancelLevel
 from stemma.core.live import RunState, RunStatus, StepState
 
@@ -21,8 +23,15 @@ def step_counts(step: StepState) -> str:
     )
 
 
-def change_lines(previous: RunState | None, current: RunState) -> list[str]:
-    """One line per event between ``previous`` (None: nothing seen yet) and ``current``."""
+def change_lines(previous: RunState | None, current: RunState, *, counts: bool = True) -> list[str]:
+    """One line per event between ``previous`` (None: nothing seen yet) and ``current``.
+
+    Args:
+        previous: the state the reader was last told of.
+        current: the state just read.
+        counts: False leaves out the lines that only say a step's counts or its scheduler
+            jobs moved (a status change still gives its line, with the counts).
+    """
     lines: list[str] = []
     if previous is None:
         lines.append(
@@ -34,7 +43,7 @@ def change_lines(previous: RunState | None, current: RunState) -> list[str]:
         lines.append(f"cancel level {current.cancel_level}: {level}")
     before = {step.number: step for step in previous.steps} if previous else {}
     for step in current.steps:
-        lines.extend(_step_lines(before.get(step.number), step))
+        lines.extend(_step_lines(before.get(step.number), step, counts=counts))
     if previous is not None and current.status != previous.status:
         lines.append(f"run {current.run_id} {current.status}")
     return lines
@@ -55,15 +64,65 @@ def summary_line(state: RunState) -> str:
     return line
 
 
-def _step_lines(before: StepState | None, step: StepState) -> list[str]:
+class LineFeed:
+    """The lines of one run for a log someone reads later: ``stemma run``'s batch output.
+
+    Statuses, cancels and the run's end are told at once; count-only lines at most every
+    ``count_every`` seconds, so a step of 10,000 units gives a handful of lines, not one per
+    poll. Pure: the clock is an argument.
+    """
+
+    def __init__(self, count_every: float = 0.0) -> None:
+        """A feed whose count-only lines come at most every ``count_every`` seconds.
+
+        Args:
+            count_every: 0 tells every change, as ``stemma watch`` does.
+        """
+        self._count_every = count_every
+        self._told: RunState | None = None
+        self._counted_at = 0.0
+
+    def lines(self, current: RunState, now: float) -> list[str]:
+        """The lines that tell what changed since the last call; ``now`` in seconds."""
+        due = (
+            self._told is None
+            or current.status is not RunStatus.RUNNING
+            or now - self._counted_at >= self._count_every
+        )
+        lines = change_lines(self._told, current, counts=due)
+        if due:
+            self._counted_at = now
+            self._told = current
+        else:
+            self._told = _told_after(self._told, current)
+        return lines
+
+
+def _told_after(told: RunState | None, current: RunState) -> RunState:
+    """What the reader knows after status-only lines.
+
+    The counts they were not shown stay old, so the next due call shows them; a status line
+    carries its step's counts, so that step is told in full.
+    """
+    before = {step.number: step for step in told.steps} if told else {}
+    steps = tuple(
+        before[step.number]
+        if step.number in before and before[step.number].status == step.status
+        else step
+        for step in current.steps
+    )
+    return replace(current, steps=steps)
+
+
+def _step_lines(before: StepState | None, step: StepState, *, counts: bool) -> list[str]:
     label = f"step {step.number} {step.name}"
     lines: list[str] = []
     if before is None or before.status != step.status:
         cache = " (cache hit)" if step.cache == "step" else ""
         lines.append(f"{label}: {step.status}{cache} {step_counts(step)}")
-    elif _counts(before) != _counts(step):
+    elif counts and _counts(before) != _counts(step):
         lines.append(f"{label}: {step_counts(step)}")
-    if step.jobs and (before is None or dict(before.jobs) != dict(step.jobs)):
+    if step.jobs and (before is None or (counts and dict(before.jobs) != dict(step.jobs))):
         jobs = " ".join(f"{state}={count}" for state, count in sorted(step.jobs.items()))
         lines.append(f"{label}: jobs {jobs}")
     return lines

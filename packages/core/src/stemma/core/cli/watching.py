@@ -1,4 +1,9 @@
-"""Following a run until it ends: plain lines anywhere, rich progress bars on a terminal."""
+"""Following a run until it ends: plain lines anywhere, rich progress bars on a terminal.
+
+``stemma watch`` follows one run from another process; ``stemma run`` follows the runs its own
+script starts (:mod:`stemma.core.cli.run_progress`). Both print through :class:`LineFeed` and
+:class:`StepBars`, so a run reads the same in both.
+"""
 
 from __future__ import annotations
 
@@ -6,17 +11,31 @@ import datetime as dt
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from stemma.core.cli.exit_codes import ExitCode
 from stemma.core.cli.run_rows import run_outcome
-from stemma.core.cli.watch_lines import change_lines, summary_line
+from stemma.core.cli.watch_lines import LineFeed, summary_line
 from stemma.core.live import RunState, RunStatus, StepState, read_state
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 POLL_SECONDS = 0.5
 """How often the state file is read: well inside the orchestrator's one write a second."""
 
 Sleep = Callable[[float], None]
+
+
+def write_lines(out: TextIO, feed: LineFeed, state: RunState, now: float) -> None:
+    """Write ``feed``'s lines for ``state``, timestamped, and the summary once it ended."""
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    lines = feed.lines(state, now)
+    if state.status is not RunStatus.RUNNING:
+        lines.append(summary_line(state))
+    for line in lines:
+        out.write(f"{stamp} {line}\n")
+    out.flush()
 
 
 def follow_lines(
@@ -28,61 +47,84 @@ def follow_lines(
     stale_after: float | None = None,
 ) -> ExitCode:
     """Print one timestamped line per change until the run ends; return its exit code."""
-    previous: RunState | None = None
+    feed = LineFeed()
     while True:
         current = _read(root, run_id, stale_after)
-        stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        for line in change_lines(previous, current):
-            out.write(f"{stamp} {line}\n")
-        out.flush()
+        write_lines(out, feed, current, time.monotonic())
         if current.status is not RunStatus.RUNNING:
-            out.write(f"{stamp} {summary_line(current)}\n")
-            out.flush()
             return ExitCode.for_run_status(run_outcome(current).value)
-        previous = current
         sleep(POLL_SECONDS)
 
 
-def follow_progress(root: Path, run_id: str, out: TextIO, *, sleep: Sleep = time.sleep) -> ExitCode:
-    """Rich progress bars, one per step, until the run ends (needs rich)."""
+def progress_bars(out: TextIO, *, redirect_stdout: bool = False) -> Progress:
+    """A rich ``Progress`` (not started) with the columns :class:`StepBars` fills (needs rich).
+
+    Args:
+        out: where the bars are drawn.
+        redirect_stdout: print ``sys.stdout``'s text above the bars instead of through them
+            (only when stdout is the same terminal: a redirected stdout stays a clean file).
+    """
     from rich.console import Console
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
         Progress,
-        TaskID,
         TextColumn,
+        TimeRemainingColumn,
     )
 
-    console = Console(file=out)
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
+        TimeRemainingColumn(),
         TextColumn("{task.fields[detail]}"),
     )
-    tasks: dict[int, TaskID] = {}
-    with Progress(*columns, console=console, transient=False) as progress:
+    return Progress(
+        *columns,
+        console=Console(file=out),
+        transient=False,
+        redirect_stdout=redirect_stdout,
+        redirect_stderr=False,
+    )
+
+
+class StepBars:
+    """One bar per step of the runs it is shown: done/total, failed, cancelled, ETA."""
+
+    def __init__(self, progress: Progress) -> None:
+        """Bars drawn by ``progress`` (from :func:`progress_bars`, started by the caller)."""
+        self._progress = progress
+        self._tasks: dict[tuple[str, int], TaskID] = {}
+
+    def show(self, state: RunState) -> None:
+        """Bring the bars of ``state``'s steps up to date (adding those not seen yet)."""
+        for step in state.steps:
+            label = f"{step.number:>2} {step.name[:24]:<24}"
+            stopped = [f"{n} {what}" for n, what in _stopped(step) if n]
+            detail = " · ".join([step.status, *stopped])
+            if step.cache == "step":
+                detail += " (cache hit)"
+            key = (state.run_id, step.number)
+            if key not in self._tasks:
+                self._tasks[key] = self._progress.add_task(label, total=None, detail=detail)
+            self._progress.update(
+                self._tasks[key], total=step.total or None, completed=step.done, detail=detail
+            )
+
+
+def follow_progress(root: Path, run_id: str, out: TextIO, *, sleep: Sleep = time.sleep) -> ExitCode:
+    """Rich progress bars, one per step, until the run ends (needs rich)."""
+    progress = progress_bars(out)
+    bars = StepBars(progress)
+    with progress:
         while True:
             current = _read(root, run_id, None)
-            for step in current.steps:
-                label = f"{step.number:>2} {step.name[:24]:<24}"
-                stopped = [f"{n} {what}" for n, what in _stopped(step) if n]
-                detail = " · ".join([step.status, *stopped])
-                if step.cache == "step":
-                    detail += " (cache hit)"
-                if step.number not in tasks:
-                    tasks[step.number] = progress.add_task(label, total=None, detail=detail)
-                progress.update(
-                    tasks[step.number],
-                    total=step.total or None,
-                    completed=step.done,
-                    detail=detail,
-                )
+            bars.show(current)
             if current.status is not RunStatus.RUNNING:
                 break
             sleep(POLL_SECONDS)
-    console.print(summary_line(current))
+    progress.console.print(summary_line(current))
     return ExitCode.for_run_status(run_outcome(current).value)
 
 

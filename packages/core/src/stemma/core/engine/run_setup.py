@@ -12,6 +12,7 @@ from typing import Any
 from stemma.core.backends.registry import open_backend
 from stemma.core.engine.planned_step import CachePolicy, PlannedStep
 from stemma.core.engine.run_context import PipelineContext
+from stemma.core.engine.runs_here import note_run
 from stemma.core.engine.worker_slots import WorkerSlots
 from stemma.core.live.monitor import RunMonitor
 from stemma.core.provenance import capture_provenance
@@ -59,6 +60,7 @@ def open_context(
         # Its workers stage from other hosts: commits must read staged files, not list them.
         store.expect_shared_filesystem()
     provenance: dict[str, Any] = capture_provenance().to_dict()
+    note_run(store.layout.root, run_id)  # for an attached `stemma run`'s progress
     return PipelineContext(
         store=store,
         backend=engine,

@@ -1,0 +1,131 @@
+"""An attached `stemma run` shows its runs' progress on stderr: lines in a log, bars in a pty."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import re
+import select
+import struct
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+
+import pytest
+
+from stemma.core.cli.exit_codes import ExitCode
+
+STEMMA = Path(sys.executable).parent / "stemma"
+UNITS = 4
+SCRIPT = """
+import sys
+from stemma.core.examples import DataGenerator, SlowCopy
+from stemma.core.front.pipeline import Pipeline
+
+if __name__ == "__main__":
+    pipeline = Pipeline.create("progress", max_workers=1)
+    generated = pipeline.run(DataGenerator, params={"count": int(sys.argv[1]), "rows": 2})
+    print("the script's own line", flush=True)
+    copy = {"dataset": generated.output("datasets")}
+    pipeline.run(SlowCopy, inputs=copy, params={"seconds": 0.4})
+    pipeline.finalize()
+"""
+# a line of LineFeed that says only counts (no status word before them)
+COUNT_ONLY = re.compile(r"step \d+ [\w.]+: \d+/\d+ \(")
+
+
+@pytest.fixture
+def script(tmp_path: Path) -> Path:
+    path = tmp_path / "progress_script.py"
+    path.write_text(SCRIPT)
+    return path
+
+
+def test_run_without_a_terminal_writes_progress_lines_to_stderr_and_leaves_stdout_alone(
+    tmp_path: Path, script: Path
+) -> None:
+    done = subprocess.run(
+        [str(STEMMA), "--root", str(tmp_path / "store"), "run", str(script), str(UNITS)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == ExitCode.OK, done.stderr
+    assert done.stdout == "the script's own line\n"
+    lines = [line.split(" ", 1)[1] for line in done.stderr.splitlines()]
+    assert "\x1b[" not in done.stderr
+    assert lines[0].startswith("run progress_")
+    assert "backend local" in lines[0]
+    assert (
+        f"step 1 example.slow_copy: completed {UNITS}/{UNITS} (succeeded {UNITS}, cached 0, "
+        "failed 0, cancelled 0, running 0)"
+    ) in lines
+    assert lines[-1].endswith(
+        f"completed: 2 steps, {UNITS + 1}/{UNITS + 1} units, 0 failed, 0 cancelled"
+    )
+    # two seconds of units are well inside the ten between count lines: only statuses show
+    assert not [line for line in lines if COUNT_ONLY.match(line)]
+
+
+def test_run_quiet_shows_no_progress(tmp_path: Path, script: Path) -> None:
+    done = subprocess.run(
+        [str(STEMMA), "--root", str(tmp_path / "store"), "run", "--quiet", str(script), "2"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == ExitCode.OK, done.stderr
+    assert done.stdout == "the script's own line\n"
+    assert "step " not in done.stderr
+    assert "run progress_" not in done.stderr
+
+
+def _run_in_pty(argv: list[str], cwd: Path, rows: int, columns: int) -> tuple[int, str]:
+    """Run ``argv`` with a pseudo-terminal of ``rows`` x ``columns`` as its stdio."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+    env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": str(columns)}
+    child = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, cwd=cwd, env=env)
+    os.close(slave)
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + 120
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 1.0)
+            if not ready:
+                if child.poll() is not None:
+                    break
+                continue
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the child closed its side
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(master)
+    return child.wait(timeout=30), b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_run_on_a_terminal_draws_a_progress_bar_per_step_at_80_columns(
+    tmp_path: Path, script: Path
+) -> None:
+    code, screen = _run_in_pty(
+        [str(STEMMA), "--root", str(tmp_path / "store"), "run", str(script), str(UNITS)],
+        tmp_path,
+        rows=24,
+        columns=80,
+    )
+    assert code == ExitCode.OK, screen
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen)
+    assert "the script's own line" in plain
+    bars = [line for line in plain.splitlines() if "example.slow_copy" in line and "━" in line]
+    assert bars, plain
+    assert any(f"{UNITS}/{UNITS}" in line and "completed" in line for line in bars), bars
+    assert all(len(line.rstrip("\r")) <= 80 for line in plain.splitlines())
