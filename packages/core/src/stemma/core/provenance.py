@@ -16,14 +16,15 @@ def capture_provenance() -> Provenance:
     """Describe who is lowering a graph, from where, now."""
     return Provenance(
         git_commit=git_commit(Path.cwd()),
-        user=_user(),
+        user=current_user(),
         host=socket.gethostname(),
         created_at=dt.datetime.now(dt.UTC),
         command_line=tuple(sys.argv),
     )
 
 
-def _user() -> str:
+def current_user() -> str:
+    """The login name of whoever runs this process (the uid when it has no name)."""
     try:
         return getpass.getuser()
     except (KeyError, OSError):  # no passwd entry, as in some containers

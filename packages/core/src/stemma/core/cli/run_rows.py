@@ -9,8 +9,11 @@ functions over :class:`~stemma.core.live.RunState` and
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Sequence
+import shlex
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import PurePath
+from typing import cast
 
 from stemma.core.execution_records import StepEvent
 from stemma.core.live import RunState, RunStatus, StepState
@@ -22,6 +25,7 @@ __all__ = [
     "FINAL_STEP_STATUSES",
     "RunRow",
     "merge_runs",
+    "provenance_of",
     "row_from_state",
     "rows_from_history",
     "run_name",
@@ -46,6 +50,44 @@ class RunRow:
     cancel_level: int = 0
     live: bool = False
     """True when this row comes from a state file (units are counted live)."""
+    user: str = ""
+    """Who started the run (empty when neither its state file nor its history says)."""
+    command: tuple[str, ...] = ()
+    """``sys.argv`` of its orchestrator: the script and its arguments (empty when unknown)."""
+    cwd: str = ""
+    """The orchestrator's working directory (known from a state file only)."""
+
+    @property
+    def short_id(self) -> str:
+        """The run id's random tail (``{name}_{date}_{time}_{hex}``).
+
+        Unique enough to tell runs apart on a screen, and short enough to type.
+        """
+        return self.run_id.rsplit("_", 1)[-1]
+
+    @property
+    def script(self) -> str:
+        """The script's file name and its arguments, quoted as a shell would.
+
+        The pipeline's name when the command is unknown (a run recorded before it was kept).
+        """
+        if not self.command:
+            return self.name
+        program = PurePath(self.command[0]).name or self.command[0]
+        return shlex.join((program, *self.command[1:]))
+
+    @property
+    def description(self) -> str:
+        """One line that tells this run apart: its script and arguments.
+
+        After the pipeline's name, unless the script's file name already says it: a run started
+        from ``pytest`` or a notebook reads ``first · pytest -q``.
+        """
+        if not self.command:
+            return self.name
+        script = self.script
+        program = script.split(" ", 1)[0]
+        return script if self.name in program else f"{self.name} · {script}"
 
     def duration(self, now: dt.datetime) -> float:
         """Seconds from start to end, or to ``now`` while running."""
@@ -85,6 +127,9 @@ def row_from_state(state: RunState) -> RunRow:
         pid=state.pid,
         cancel_level=state.cancel_level,
         live=True,
+        user=state.user,
+        command=state.command,
+        cwd=state.cwd,
     )
 
 
@@ -129,6 +174,7 @@ def _history_row(run_id: str, events: Sequence[StepEvent]) -> RunRow:
         status = RunStatus.CANCELLED
     else:
         status = RunStatus.COMPLETED
+    who = provenance_of(events)
     return RunRow(
         run_id=run_id,
         name=run_name(run_id),
@@ -137,7 +183,32 @@ def _history_row(run_id: str, events: Sequence[StepEvent]) -> RunRow:
         ended=None if status is RunStatus.STALE else max(times),
         steps_done=sum(1 for step in steps if step.status in FINAL_STEP_STATUSES),
         steps_total=len(steps),
+        host=_text(who.get("host")),
+        user=_text(who.get("user")),
+        command=_command(who.get("command_line")),
     )
+
+
+def provenance_of(events: Iterable[StepEvent]) -> Mapping[str, object]:
+    """The run's provenance (user, host, ``command_line``…) as its running events recorded it.
+
+    It is the same for every step of a run; empty when no event carries it.
+    """
+    for event in events:
+        found = event.metadata.get("provenance")
+        if isinstance(found, Mapping):
+            return cast(Mapping[str, object], found)
+    return {}
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _command(value: object) -> tuple[str, ...]:
+    if isinstance(value, list | tuple):
+        return tuple(str(part) for part in cast(Sequence[object], value))
+    return ()
 
 
 def _step_state(event: StepEvent, started: dt.datetime) -> StepState:

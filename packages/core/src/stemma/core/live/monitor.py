@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
 import threading
 from dataclasses import replace
 
 from stemma.core.live.state import RunState, RunStatus, StepState, utc_now
+from stemma.core.provenance import current_user
 from stemma.core.unit_counts import UnitCounts
 
 _HARD = 3
@@ -35,6 +37,11 @@ class RunMonitor:
             backend=backend,
             started_at=utc_now(),
             heartbeat=utc_now(),
+            # What tells this run apart from others of the same pipeline, and what a resume
+            # would run again: read at run start, as the script sees them.
+            user=current_user(),
+            command=tuple(sys.argv),
+            cwd=_working_directory(),
         )
         self.version = 0
         """Bumped on every change, so the writer knows whether there is news."""
@@ -168,3 +175,10 @@ def _final_status(run: RunState) -> RunStatus:
     if "failed" in statuses:
         return RunStatus.FAILED
     return RunStatus.COMPLETED
+
+
+def _working_directory() -> str:
+    try:
+        return os.getcwd()
+    except OSError:  # removed under the process: the run goes on, its state says nothing
+        return ""

@@ -137,6 +137,13 @@ class RunState:
     """The highest cancellation level applied so far (0: none)."""
     reaped_at: str | None = None
     """When ``stemma reap`` settled the run after its orchestrator died (None: it did not)."""
+    user: str = ""
+    """Who started the run (login name; empty in files written before the field existed)."""
+    command: tuple[str, ...] = ()
+    """``sys.argv`` of the orchestrator as the script sees it: the script and its arguments
+    (what tells apart runs of one pipeline, and what a resume would run again)."""
+    cwd: str = ""
+    """The orchestrator's working directory, which relative paths in ``command`` are from."""
     steps: tuple[StepState, ...] = ()
 
     def to_json(self) -> str:
@@ -154,6 +161,8 @@ class RunState:
             data: dict[str, Any] = json.loads(text)
             steps = tuple(_step_state(step) for step in data.pop("steps", []))
             data["status"] = RunStatus(data["status"])
+            # JSON has no tuples: give the field back its declared type, so states compare equal.
+            data["command"] = tuple(data.get("command", ()))
             return cls(**data, steps=steps)
         except (json.JSONDecodeError, TypeError, KeyError) as err:
             raise ValueError(f"not a stemma run state file: {err}") from err
