@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
+from stemma.core.file_diff import file_change, file_list_changes, is_file_entry, is_file_list
 from stemma.core.records import StepRecord
 
 DEFAULT_LIMIT = 12
@@ -17,7 +18,9 @@ def config_diff(
     """Readable lines, one per changed field (``inputs.lr: 0.1 → 0.2``), capped at ``limit``.
 
     Nested dicts are walked; lists of equal length are compared item by item; a dependency
-    shows as its name and short fingerprint.
+    shows as its name and short fingerprint. An input file shows as one line naming it, with
+    its old and new short content hashes (``params.files data_3.csv: content 1a2b3c4d →
+    9f8e7d6c``), and a list of named files is compared by name, so adding one names it.
     """
     lines: list[str] = []
     _walk(old, new, "", lines)
@@ -36,6 +39,9 @@ def _walk(old: Any, new: Any, path: str, out: list[str]) -> None:
         if _is_dep(before) and _is_dep(after):
             out.append(f"{path}: {_show(old)} → {_show(new)}")
             return
+        if is_file_entry(before) and is_file_entry(after):
+            out.append(file_change(path, before, after))
+            return
         for key in sorted(before.keys() | after.keys()):
             where = f"{path}.{key}" if path else key
             if key not in after:
@@ -44,6 +50,10 @@ def _walk(old: Any, new: Any, path: str, out: list[str]) -> None:
                 out.append(f"{where}: added {_show(after[key])}")
             else:
                 _walk(before[key], after[key], where, out)
+        return
+    before_files, after_files = cast(object, old), cast(object, new)
+    if is_file_list(before_files) and is_file_list(after_files):
+        out.extend(file_list_changes(path, before_files, after_files))
         return
     if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):  # pyright: ignore[reportUnknownArgumentType]
         for index, (left, right) in enumerate(zip(old, new, strict=True)):  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
