@@ -17,12 +17,14 @@ from stemma.core.cli import (
     CliError,
     Command,
     ExitCode,
+    OutputFormat,
     add_format_option,
     existing_root,
     print_rows,
 )
 from stemma.core.layout import RootLayout
 from stemma.core.sqlite_store.schema import DATABASE_FILE as CORE_DATABASE
+from stemma.storage.artifact_names import detail_text
 from stemma.storage.queries import artifacts, lineage
 from stemma.storage.sqlite_import import MARKER as IMPORT_MARKER
 
@@ -37,9 +39,25 @@ LINEAGE_COLUMNS = (
     "target_role",
     "step_name",
     "execution_run_id",
+    "source_name",
+    "target_name",
 )
 """An edge's artifacts, then which step's execution made it: the same bytes made by two steps
-are one artifact, so an edge from an artifact to itself says only through these who made it."""
+are one artifact, so an edge from an artifact to itself says only through these who made it.
+The artifacts' original names come last, so CSV readers of the earlier columns keep theirs."""
+LINEAGE_TABLE_COLUMNS = (
+    "depth",
+    "source",
+    "source_role",
+    "target",
+    "target_role",
+    "step",
+    "execution",
+)
+"""What the table shows: each artifact as a short id and its name, the step that made the
+target and its execution's short id (full ids: ``--format csv`` or ``json``)."""
+SHORT_ID = 12
+"""Hex digits of an id in the table: what ``stemma lineage`` takes back (it accepts a prefix)."""
 
 
 def resolve_artifact_id(root: Path, given: str) -> str:
@@ -99,18 +117,12 @@ def _artifacts(args: argparse.Namespace) -> int:
 
 
 def _artifact_row(row: dict[str, Any]) -> dict[str, object]:
-    if row.get("path") is not None:
-        detail = f"{row['path']} ({row.get('size') or 0} bytes)"
-    elif row.get("content") is not None:
-        detail = str(row["content"])[:60]
-    else:
-        detail = ""
     return {
         "artifact_id": row["artifact_id"],
         "artifact_type": row["artifact_type"],
         "origin_step_name": row["origin_step_name"],
         "created_at": f"{row['created_at']:%Y-%m-%d %H:%M:%S}",
-        "detail": detail,
+        "detail": detail_text(row),
     }
 
 
@@ -132,8 +144,29 @@ def _lineage(args: argparse.Namespace) -> int:
     rows: list[dict[str, object]] = list(
         edges.select(pl.col(LINEAGE_COLUMNS)).iter_rows(named=True)
     )
-    print_rows(rows, LINEAGE_COLUMNS, args.format)
+    if args.format == OutputFormat.TABLE.value:
+        print_rows([_table_edge(row) for row in rows], LINEAGE_TABLE_COLUMNS, args.format)
+    else:
+        print_rows(rows, LINEAGE_COLUMNS, args.format)
     return ExitCode.OK
+
+
+def _table_edge(row: dict[str, object]) -> dict[str, object]:
+    """An edge as the table shows it: short ids beside names."""
+    return {
+        "depth": row["depth"],
+        "source": _named(row["source_artifact_id"], row["source_name"]),
+        "source_role": row["source_role"],
+        "target": _named(row["target_artifact_id"], row["target_name"]),
+        "target_role": row["target_role"],
+        "step": row["step_name"] or "?",
+        "execution": str(row["execution_run_id"])[:SHORT_ID],
+    }
+
+
+def _named(artifact_id: object, name: object) -> str:
+    short = str(artifact_id)[:SHORT_ID]
+    return f"{short} {name}" if name else short
 
 
 ARTIFACTS = Command(

@@ -13,6 +13,7 @@ from typing import Literal
 import polars as pl
 
 from stemma.core.layout import RootLayout
+from stemma.storage.artifact_names import artifact_facts
 from stemma.storage.schemas import (
     ARTIFACT_EDGES,
     ARTIFACT_INDEX,
@@ -68,7 +69,8 @@ def artifacts(
 ) -> pl.DataFrame:
     """The artifact index with each type's own columns joined in.
 
-    Metrics add ``content``; file refs add ``path``, ``content_hash``, ``size`` and
+    Every built-in type adds ``original_name`` and ``size``; data adds ``row_count`` and
+    ``data_columns``; metrics add ``content``; file refs add ``path``, ``content_hash`` and
     ``file_count`` (null for artifacts of other types).
 
     An artifact is its content, so the same bytes made by two steps are one artifact, and its
@@ -91,13 +93,12 @@ def artifacts(
     ids = pl.col("artifact_id").is_in(index.get_column("artifact_id").to_list())
     metrics = read_table(layout, METRICS, ids, columns=["artifact_id", "content"])
     files = read_table(
-        layout,
-        FILE_REFS,
-        ids,
-        columns=["artifact_id", "path", "content_hash", "size", "file_count"],
+        layout, FILE_REFS, ids, columns=["artifact_id", "path", "content_hash", "file_count"]
     )
+    facts = artifact_facts(layout, index.get_column("artifact_id").to_list())
     return (
-        index.join(metrics, on="artifact_id", how="left")
+        index.join(facts, on="artifact_id", how="left")
+        .join(metrics, on="artifact_id", how="left")
         .join(files, on="artifact_id", how="left")
         .sort("created_at")
     )
@@ -157,8 +158,10 @@ def lineage(
 
     Returns:
         The ``provenance/artifact_edges`` columns, ``depth`` (1 for edges touching
-        ``artifact_id``), and the ``step_name`` and ``step_run_id`` of the edge's execution
-        (``execution_run_id``); each edge once, at the depth it was first reached.
+        ``artifact_id``), the ``step_name`` and ``step_run_id`` of the edge's execution
+        (``execution_run_id``), and ``source_name`` and ``target_name``: each artifact's
+        original name (null for a type without one); each edge once, at the depth it was first
+        reached.
     """
     layout = _layout(root)
     edges = read_table(layout, ARTIFACT_EDGES)
@@ -185,7 +188,7 @@ def lineage(
         keep="first",
         maintain_order=True,
     )
-    return _with_steps(layout, walked)
+    return _with_names(layout, _with_steps(layout, walked))
 
 
 def _with_steps(layout: RootLayout, edges: pl.DataFrame) -> pl.DataFrame:
@@ -198,6 +201,18 @@ def _with_steps(layout: RootLayout, edges: pl.DataFrame) -> pl.DataFrame:
         columns=["execution_run_id", "step_name", "step_run_id"],
     ).unique("execution_run_id")
     return edges.join(made_by, on="execution_run_id", how="left", maintain_order="left")
+
+
+def _with_names(layout: RootLayout, edges: pl.DataFrame) -> pl.DataFrame:
+    """``edges`` with the original name of each edge's source and target artifact."""
+    ends = pl.concat(
+        [edges.get_column("source_artifact_id"), edges.get_column("target_artifact_id")]
+    )
+    names = artifact_facts(layout, ends.unique().to_list()).select("artifact_id", "original_name")
+    for end in ("source", "target"):
+        named = names.rename({"artifact_id": f"{end}_artifact_id", "original_name": f"{end}_name"})
+        edges = edges.join(named, on=f"{end}_artifact_id", how="left", maintain_order="left")
+    return edges
 
 
 def _layout(root: StoreRoot) -> RootLayout:

@@ -1,0 +1,86 @@
+"""What people call an artifact: its original file name, size and shape, beside its id.
+
+Ids tell artifacts apart but say nothing to a reader; every built-in content table keeps the
+name the artifact had when it was made (``data_3.csv``, ``metrics.json``) and its size, and data
+artifacts their row count and columns. ``stemma artifacts``, ``stemma lineage`` and the
+dashboard's artifact screen show these through :func:`artifact_facts`.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from stemma.core.layout import RootLayout
+from stemma.storage.schemas import CONFIGS, DATA, FILE_REFS, METRICS, TableSpec
+from stemma.storage.tables import read_table
+
+FACT_COLUMNS = ("artifact_id", "original_name", "size", "row_count", "data_columns")
+_NAMED = (DATA, METRICS, CONFIGS, FILE_REFS)
+"""The built-in content tables; a user-registered type's table is not read (its artifacts
+show without a name)."""
+_SCHEMA = {
+    "artifact_id": pl.String,
+    "original_name": pl.String,
+    "size": pl.Int64,
+    "row_count": pl.Int64,
+    "data_columns": pl.List(pl.String),
+}
+
+
+def artifact_facts(layout: RootLayout, artifact_ids: list[str]) -> pl.DataFrame:
+    """One row per artifact of ``artifact_ids`` found in a built-in content table.
+
+    Columns: :data:`FACT_COLUMNS`; ``row_count`` and ``data_columns`` only for data artifacts
+    (null for the others).
+    """
+    wanted = pl.col("artifact_id").is_in(sorted(set(artifact_ids)))
+    frames = [_facts(layout, table, wanted) for table in _NAMED]
+    return pl.concat(frames, how="vertical").unique("artifact_id", keep="first")
+
+
+def _facts(layout: RootLayout, table: TableSpec, wanted: pl.Expr) -> pl.DataFrame:
+    shaped = table is DATA
+    columns = [
+        "artifact_id",
+        "original_name",
+        "size",
+        *(["row_count", "columns"] if shaped else []),
+    ]
+    frame = read_table(layout, table, wanted, columns=columns)
+    if shaped:
+        frame = frame.rename({"columns": "data_columns"})
+    else:
+        frame = frame.with_columns(
+            pl.lit(None, dtype=pl.Int64).alias("row_count"),
+            pl.lit(None, dtype=pl.List(pl.String)).alias("data_columns"),
+        )
+    return frame.select(pl.col(name).cast(kind) for name, kind in _SCHEMA.items())
+
+
+def detail_text(row: dict[str, object], width: int = 60) -> str:
+    """A one-line summary of an artifact row of ``queries.artifacts``, for a table's detail cell.
+
+    A file ref shows its path and size; data its name, rows, columns and size; a metric its
+    content; anything else its name and size.
+    """
+    name = str(row.get("original_name") or "")
+    size = row.get("size")
+    bytes_text = f"{size:,} bytes" if isinstance(size, int) else ""
+    if row.get("path") is not None:
+        text = f"{row['path']} ({bytes_text or '0 bytes'})"
+    elif row.get("content") is not None:
+        text = str(row["content"])
+    elif row.get("row_count") is not None:
+        shown = _columns_text(row.get("data_columns"))
+        text = f"{name}: {row['row_count']:,} rows {shown}, {bytes_text}"
+    else:
+        text = ", ".join(part for part in (name, bytes_text) if part)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _columns_text(columns: object) -> str:
+    if not isinstance(columns, list) or not columns:
+        return "? columns"
+    names = [str(c) for c in columns]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    shown = ",".join(names[:4]) + (f",… ({len(names)})" if len(names) > 4 else "")
+    return f"({shown})"
