@@ -28,7 +28,7 @@ def read_artifact(
         kind, text, rows = preview_file(root / str(found.fields["path"]))
     else:
         kind, text, rows = "none", "", ()
-    facts = f"{found.artifact_type} · {found.size} bytes · {found.original_name}"
+    facts = f"{found.original_name} · {found.artifact_type} · {found.size:,} bytes"
     return ArtifactView(
         artifact_id=artifact_id,
         artifact_type=found.artifact_type,
@@ -59,6 +59,7 @@ def _edges(frame: pl.DataFrame, *, shown: str, far: str) -> tuple[LineageEdge, .
             step_run_id=str(row.get("step_run_id") or ""),
             execution_run_id=str(row["execution_run_id"]),
             itself=row[f"{far}_artifact_id"] == shown,
+            name=str(row.get(f"{far}_name") or ""),
         )
         for row in frame.iter_rows(named=True)
     ]

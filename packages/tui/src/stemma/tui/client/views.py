@@ -82,6 +82,8 @@ class LineageEdge:
     execution_run_id: str = ""
     itself: bool = False
     """The far end is the artifact shown: a step output its input's very bytes."""
+    name: str = ""
+    """The far artifact's original name (``data_3.csv``); empty for a type without one."""
 
     @property
     def short_execution(self) -> str:
@@ -95,7 +97,7 @@ class LineageEdge:
             direction: ``up`` (made from) or ``down`` (made into).
         """
         verb = "made from" if direction == "up" else "made into"
-        far = "itself" if self.itself else self.artifact_id
+        far = "itself" if self.itself else " ".join(filter(None, (self.artifact_id, self.name)))
         step = f"step {self.step_name}" if self.step_name else "a step not in history"
         return f"{verb} {far} by {step}, execution {self.short_execution}"
 
