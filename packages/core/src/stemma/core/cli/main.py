@@ -8,10 +8,15 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from stemma.core.cli.commands import BrokenCommand, Command, broken_runner, installed_commands
 from stemma.core.cli.exit_codes import CliError, ExitCode
+from stemma.core.cli.missing_packages import (
+    SIBLING_COMMANDS,
+    check_requirements,
+    missing_command,
+)
 from stemma.core.layout import ROOT_ENV
 
 CORE_COMMANDS: dict[str, str] = {
@@ -95,6 +100,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     for failed in broken:
         child = sub.add_parser(failed.name, help=f"(unavailable: {failed.target} failed to load)")
         child.set_defaults(handler=broken_runner(failed))
+    offered = {c.name for c in commands} | {b.name for b in broken}
+    if only not in offered:  # the full list: what is missing shows too, with what to install
+        for name, package in SIBLING_COMMANDS.items():
+            if name not in offered:
+                child = sub.add_parser(name, help=f"(needs {package}: pip install {package})")
+                child.set_defaults(handler=_missing_runner(name))
     return parser
 
 
@@ -115,7 +126,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` (``sys.argv[1:]`` by default), run the subcommand, return its exit code."""
     if argv is None:
         argv = sys.argv[1:]
-    parser = build_parser(only=requested_command(argv))
+    requested = requested_command(argv)
+    if requested in SIBLING_COMMANDS and not any(installed_commands(requested)):
+        # before parsing: the missing command's own options would be "unrecognized"
+        print(f"stemma {requested}: {missing_command(requested)}", file=sys.stderr)
+        return ExitCode.UNAVAILABLE
+    parser = build_parser(only=requested)
     args = parser.parse_args(argv)
     if not hasattr(args, "root"):
         args.root = None
@@ -124,6 +140,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return ExitCode.USAGE
     try:
+        if args.command in CORE_COMMANDS:
+            check_requirements(args.command, args)
         return int(handler(args))
     except CliError as err:
         print(f"stemma {args.command}: {err}", file=sys.stderr)
@@ -133,6 +151,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return ExitCode.INTERRUPTED
     except BrokenPipeError:
         return ExitCode.OK  # `stemma runs | head`: the reader has all it wanted
+
+
+def _missing_runner(name: str) -> Callable[[argparse.Namespace], int]:
+    def run(_: argparse.Namespace) -> int:
+        raise missing_command(name)
+
+    return run
 
 
 if __name__ == "__main__":
