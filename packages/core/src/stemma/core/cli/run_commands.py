@@ -14,10 +14,12 @@ from pathlib import Path
 from stemma.core.cli.commands import Command, installed_commands
 from stemma.core.cli.exit_codes import ExitCode
 from stemma.core.cli.launching import BACKEND_ENV, Detached, detach, run_script
+from stemma.core.cli.missing_packages import install_hint
 from stemma.core.cli.output import is_terminal, rich_available
 from stemma.core.cli.run_lookup import root_argument
 from stemma.core.cli.run_progress import AttachedProgress
 from stemma.core.cli.watching import follow_lines
+from stemma.core.error_lines import TRACEBACK_HEADER, error_line
 from stemma.core.errors import StepFailedError
 from stemma.core.layout import ROOT_ENV
 from stemma.core.live import RunStatus, list_states
@@ -106,9 +108,28 @@ def _report(started: Detached) -> None:
             file=sys.stderr,
         )
     elif started.ended:
-        print(f"the script ended before starting a run; {where}", file=sys.stderr)
+        reason = _ended_reason(_log_tail(started.log))  # not only in the log: say why, here
+        print(f"the script ended before starting a run: {reason} ({where})", file=sys.stderr)
     else:
         print(f"detached, but no run started yet ({where})", file=sys.stderr)
+
+
+def _ended_reason(tail: str) -> str:
+    """Why a detached script ended: its exception's line, else its log's last line."""
+    if TRACEBACK_HEADER in tail:
+        return error_line(tail)
+    lines = tail.strip().splitlines()
+    return lines[-1].strip() if lines else "it printed nothing"
+
+
+def _log_tail(log: Path, size: int = 65536) -> str:
+    """The end of a detached script's log, where its traceback is (empty if unreadable)."""
+    try:
+        with log.open("rb") as handle:
+            handle.seek(max(0, handle.seek(0, 2) - size))
+            return handle.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
 
 
 def _configure_demo(parser: argparse.ArgumentParser) -> None:
@@ -128,6 +149,8 @@ def _demo(args: argparse.Namespace) -> int:
         code = dashboard.run(argparse.Namespace(root=str(root), path=None))
         print(f"the demo keeps running in the background: stemma watch {started.run_ids[0]}")
         return code
+    if dashboard is None and not args.no_tui and is_terminal(sys.stdout):
+        print(f"(no dashboard: it needs stemma-tui, {install_hint('stemma-tui')})", file=sys.stderr)
     return follow_lines(root, started.run_ids[0], sys.stdout)
 
 
