@@ -21,26 +21,52 @@ from stemma.core.live import RunStatus
 from stemma.tui.client import DashboardClient
 from stemma.tui.client.first_runs import read_first_runs
 from stemma.tui.messages import CancelSent, Launched, LoadFailed
+from stemma.tui.readonly import allowed
 from stemma.tui.screens.runs import RunsScreen
 from stemma.tui.widgets.cancel_bar import next_level
+from stemma.tui.widgets.title_line import TitleLine
 
 # The other screens are imported where they open: the first frame needs only the runs list, and
 # their widgets (tabs, logs, inputs) are ~30 ms of imports before it.
 
 
 class StemmaApp(App[None]):
-    """``stemma tui [ROOT]``."""
+    """``stemma tui [ROOT] [RUN] [--step NAME] [--readonly]``."""
 
     CSS_PATH = "app.tcss"
     TITLE = "stemma"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit"),
         Binding("question_mark", "help", "Help"),
+        # Reached only when a screen's own c or n is off (read-only): say so, not nothing.
+        Binding("c", "read_only('cancel')", "Cancel", show=False),
+        Binding("n", "read_only('new run')", "New run", show=False),
     ]
 
-    def __init__(self, root: Path) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        run_id: str | None = None,
+        step: int | None = None,
+        readonly: bool = False,
+    ) -> None:
+        """Open on the runs list, or over it on ``run_id``, or over that on its ``step``.
+
+        Args:
+            root: the stemma root.
+            run_id: a run to open at once (its full id: ``stemma.tui.opening`` resolves one).
+            step: the number of a step of ``run_id`` to open at once.
+            readonly: hide launching and cancelling (see :mod:`stemma.tui.readonly`).
+        """
         super().__init__()
         self.client = DashboardClient(root)
+        self.start_run = run_id
+        """The run opened over the runs list at start, if any."""
+        self.start_step = step if run_id is not None else None
+        """The step opened over that run at start, if any."""
+        self.readonly = readonly
+        """Launch (``n``) and cancel (``c``) are off on every screen."""
         self.cancel_presses: dict[str, int] = {}
         """Per run, the highest cancel level asked for from this dashboard."""
         self.first_runs: list[RunRow] | None = read_first_runs(self.client)
@@ -50,8 +76,38 @@ class StemmaApp(App[None]):
         """Textual's start-up is over: frames drawn from now on reach the terminal."""
 
     def on_mount(self) -> None:
-        """Start on the runs list."""
+        """Start on the runs list, with the run and step asked for on top: Back goes down."""
         self.push_screen(RunsScreen())
+        if self.start_run is not None:
+            self.open_run(self.start_run)
+            if self.start_step is not None:
+                self.open_step(self.start_run, self.start_step)
+
+    def allows(self, action: str) -> bool:
+        """The one rule every screen's ``check_action`` asks: False hides and disables a key."""
+        return allowed(action, readonly=self.readonly)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The app's own keys: ``read_only`` answers a hidden key only in read-only mode."""
+        if action == "read_only":
+            return self.readonly
+        return self.allows(action)
+
+    def action_read_only(self, what: str) -> None:
+        """A key read-only mode turned off was pressed: say why nothing happens."""
+        self.notify(f"read-only dashboard: {what} is off (--readonly)", timeout=3)
+
+    def title_line(
+        self, label: str, run_id: str | None = None, step: int | None = None
+    ) -> TitleLine:
+        """A screen's header: ``label``, and the command that reopens the screen.
+
+        Args:
+            label: what the screen shows (``run RUN``).
+            run_id: the run on screen, if any.
+            step: the number of the step on screen, if any.
+        """
+        return TitleLine(label, self.client.root, run_id, step)
 
     def on_ready(self) -> None:
         """Start-up is over: the runs screen goes on with what it put off, after one more frame.
@@ -171,13 +227,16 @@ class StemmaApp(App[None]):
                     lambda chosen=status: runs.set_status_filter(chosen),
                 )
             yield SystemCommand("Search runs", "Type part of a run id or host", runs.action_search)
-            yield SystemCommand("New run", "Start a pipeline script detached", self.ask_launch)
-        if isinstance(screen, RunScreen | RunsScreen):
+            if self.allows("launch"):
+                yield SystemCommand("New run", "Start a pipeline script detached", self.ask_launch)
+        if isinstance(screen, RunScreen | RunsScreen) and self.allows("cancel_run"):
             yield SystemCommand(
                 "Cancel run", "One press of c: the next cancel level", screen.action_cancel_run
             )
 
 
-def run_dashboard(root: Path) -> None:
-    """Run the dashboard on ``root`` until the user quits."""
-    StemmaApp(root).run()
+def run_dashboard(
+    root: Path, *, run_id: str | None = None, step: int | None = None, readonly: bool = False
+) -> None:
+    """Run the dashboard on ``root`` until the user quits (arguments as :class:`StemmaApp`'s)."""
+    StemmaApp(root, run_id=run_id, step=step, readonly=readonly).run()

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar, cast
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
+
+from stemma.tui.readonly import readonly_help
+
+if TYPE_CHECKING:
+    from stemma.tui.app import StemmaApp
 
 HELP = """\
 [b]stemma dashboard[/b]: keyboard first. Esc or ? closes this page.
@@ -45,4 +50,5 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         """The help text, scrollable on a small terminal."""
         with VerticalScroll(id="help"):
-            yield Static(HELP, id="help-text")
+            readonly = cast("StemmaApp", self.app).readonly  # stemma tui --readonly
+            yield Static(readonly_help(HELP) if readonly else HELP, id="help-text")

@@ -83,9 +83,13 @@ class RunScreen(Screen[None]):
         """The app, typed."""
         return cast("StemmaApp", self.app)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Launch and cancel are off in read-only mode: the app's one rule for every screen."""
+        return self.stemma.allows(action)
+
     def compose(self) -> ComposeResult:
         """Header, cancel bar, the steps table and the keys."""
-        yield Static(f"run {self.run_id}", id="title", classes="title")
+        yield self.stemma.title_line(f"run {self.run_id}", self.run_id)
         yield Static("loading…", id="run-facts", classes="summary")
         yield CancelBar(id="cancel-bar")
         yield new_table("steps", zebra=True)

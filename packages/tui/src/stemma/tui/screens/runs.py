@@ -63,6 +63,10 @@ class RunsScreen(Screen[None]):
         """The app, typed."""
         return cast("StemmaApp", self.app)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Launch and cancel are off in read-only mode: the app's one rule for every screen."""
+        return self.stemma.allows(action)
+
     def compose(self) -> ComposeResult:
         """Title line, the table and a summary; the keys and the search box come later.
 
@@ -71,7 +75,7 @@ class RunsScreen(Screen[None]):
         have drawn every cell again), and the search box (~50 ms) on the first ``/``: the first
         frame is for the runs.
         """
-        yield Static(f"stemma · {self.stemma.client.root}", id="title", classes="title")
+        yield self.stemma.title_line(f"stemma · {self.stemma.client.root}")
         yield new_table("runs", zebra=True)
         yield Static("loading runs…", id="summary", classes="summary")
         yield Container(id="keys")

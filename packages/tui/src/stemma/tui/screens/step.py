@@ -65,7 +65,9 @@ class StepScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         """Title, facts, four tabs and the keys."""
-        yield Static(f"step {self.number} of {self.run_id}", id="title", classes="title")
+        yield self.stemma.title_line(
+            f"step {self.number} of {self.run_id}", self.run_id, self.number
+        )
         yield Static("loading…", id="step-facts", classes="summary")
         with TabbedContent(initial="executions"):
             with TabPane("Executions", id="executions"):
