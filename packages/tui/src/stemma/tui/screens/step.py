@@ -16,6 +16,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Log, Static, TabbedContent, TabPane
 from textual.worker import Worker
 
+from stemma.core.error_lines import error_line
 from stemma.tui.client import ExecutionRow, StepView, params_text
 from stemma.tui.messages import LoadFailed, LogGrew, LogLoaded, StepLoaded
 from stemma.tui.screens.showing import showing
@@ -198,7 +199,7 @@ class StepScreen(Screen[None]):
                     e.started_at,
                     duration_text(e.duration_s),
                     e.worker[:14],
-                    e.error.splitlines()[0][:80] if e.error else "",
+                    error_line(e.error, 80),  # the exception, not "Traceback …"
                 ),
                 key=e.execution_run_id,
             )
