@@ -14,10 +14,11 @@ from textual.widgets import Log
 
 from stemma.core.live import list_states
 from stemma.tui.app import StemmaApp
-from stemma.tui.client.log_follow import FIRST_READ_BYTES, LogFollower
+from stemma.tui.client.log_follow import FIRST_READ_BYTES, LogFollower, followed_title
 from stemma.tui.screens import StepScreen
 
 from .conftest import drive, script_running, until
+from .test_snapshots import screen_text
 
 SCRIPT = Path(__file__).with_name("chatty_pipeline.py")
 
@@ -47,6 +48,28 @@ def test_a_follower_returns_only_what_each_live_file_gained(tmp_path: Path) -> N
     assert follower.poll() == []
 
 
+def test_a_line_still_being_written_comes_whole_or_once_its_file_is_idle(tmp_path: Path) -> None:
+    log = _sandbox_log(tmp_path, "aabb0004", "one\ntw")
+    follower = LogFollower(tmp_path, run_id="r", step_number=1, operation="op", since=0)
+    assert [c.text for c in follower.poll()] == ["one\n"]
+    with log.open("a") as handle:
+        handle.write("o\nthr")
+    assert [c.text for c in follower.poll()] == ["two\n"]
+    assert [c.text for c in follower.poll()] == ["thr\n"]  # idle: the prompt shows as it is
+    assert follower.poll() == []
+
+
+def test_a_followed_file_s_title_fits_its_width_shortened_from_the_left(tmp_path: Path) -> None:
+    path = tmp_path / "working" / "1_op" / "ab" / "cd" / ("ab" * 16) / "tool_output.log"
+    assert (
+        followed_title(path, tmp_path, 200) == f"── working/1_op/ab/cd/{'ab' * 16}/tool_output.log"
+    )
+    short = followed_title(path, tmp_path, 40)
+    assert len(short) == 40
+    assert short.startswith("── …")
+    assert short.endswith(f"{'ab' * 16}/tool_output.log"[-30:])
+
+
 def test_a_long_file_first_seen_shows_its_end(tmp_path: Path) -> None:
     _sandbox_log(tmp_path, "eeff0003", "x" * FIRST_READ_BYTES + "the end\n")
     follower = LogFollower(tmp_path, run_id="r", step_number=1, operation="op", since=0)
@@ -65,8 +88,17 @@ def _lines(app: StemmaApp) -> list[str]:
     return list(app.screen.query_one("#log-view", Log).lines)
 
 
+def _shown_alone(app: StemmaApp, line: str) -> bool:
+    """Whether the screen shows ``line`` on a line of its own (scrollbar cells aside)."""
+    return any(
+        shown.rstrip().rstrip("▁▂▃▄▅▆▇█").rstrip() == line
+        for shown in screen_text(app).splitlines()
+    )
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 50)], ids=["80x24", "200x50"])
 def test_f_follows_a_running_step_s_worker_log_to_its_end_as_it_grows(
-    chatty_run: tuple[Path, subprocess.Popen[bytes]],
+    chatty_run: tuple[Path, subprocess.Popen[bytes]], size: tuple[int, int]
 ) -> None:
     root, process = chatty_run
 
@@ -83,6 +115,12 @@ def test_f_follows_a_running_step_s_worker_log_to_its_end_as_it_grows(
         await until(pilot, lambda: isinstance(app.screen, StepScreen), "the step screen")
         await pilot.press("f")
         await until(pilot, lambda: any(line == "tick 5" for line in _lines(app)), "tick 5")
+        await until(
+            pilot, lambda: sum(_shown_alone(app, f"tick {n}") for n in range(60)) >= 8, "ticks"
+        )
+        [title] = [line for line in _lines(app) if line.endswith("/tool_output.log")][:1]
+        assert len(title) <= size[0]
+        assert _lines(app)[_lines(app).index(title) + 1] == "tick 0"  # not glued to the title
         seen = len(_lines(app))
         await until(pilot, lambda: len(_lines(app)) > seen + 5, "the log growing", seconds=30)
         log = app.screen.query_one("#log-view", Log)
@@ -94,7 +132,7 @@ def test_f_follows_a_running_step_s_worker_log_to_its_end_as_it_grows(
         assert len(_lines(app)) == stopped
         assert _lines(app)[-1] == "── stopped following"
 
-    drive(root, scenario)
+    drive(root, scenario, size)
     assert process.wait(timeout=120) == 0
 
 

@@ -10,6 +10,10 @@ step started:
   ``{root}/logs/slurm/{run_id}/``. Those files are the run's, not the step's: an element's file
   names carry its job id, not its step, so every element log of the run that changed since the
   step started is followed.
+
+A poll returns whole lines only: a line still being written is held back until its newline
+arrives, or until a poll finds its file idle (a prompt, a progress line without a newline),
+so the view never shows half a line followed by its rest under a header of its own.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ READ_LIMIT_BYTES = 1024 * 1024
 
 @dataclass(frozen=True, kw_only=True)
 class LogChunk:
-    """Text a followed file gained."""
+    """Text a followed file gained: whole lines, each ending with a newline."""
 
     path: Path
     text: str
@@ -52,6 +56,8 @@ class LogFollower:
         self.scheduler_logs = root / "logs" / "slurm" / run_id
         self.since = since
         self._offsets: dict[Path, int] = {}
+        self._partial: dict[Path, str] = {}
+        """Per file, the text after its last newline, not shown yet."""
 
     def files(self) -> list[Path]:
         """The live log files now, oldest change first."""
@@ -66,12 +72,27 @@ class LogFollower:
         return [path for _, path in sorted(found)]
 
     def poll(self) -> list[LogChunk]:
-        """What every live file gained since the last poll (a file's end when first seen)."""
+        """The whole lines every live file gained since the last poll (its end when first seen).
+
+        A file's unfinished last line comes with the poll that brings its newline, or alone
+        (a newline added) with the first poll that finds the file idle or gone.
+        """
         chunks: list[LogChunk] = []
-        for path in self.files():
-            text = self._read_new(path)
+        files = self.files()
+        for path in files:
+            new = self._read_new(path)
+            held = self._partial.pop(path, "")
+            if not new:
+                text = f"{held}\n" if held else ""
+            else:
+                text, newline, rest = (held + new).rpartition("\n")
+                text += newline
+                if rest:
+                    self._partial[path] = rest
             if text:
                 chunks.append(LogChunk(path=path, text=text))
+        for path in [path for path in self._partial if path not in files]:
+            chunks.append(LogChunk(path=path, text=f"{self._partial.pop(path)}\n"))
         return chunks
 
     def _read_new(self, path: Path) -> str:
@@ -106,3 +127,20 @@ def _subdirs(folder: Path) -> Iterator[Path]:
             yield from (Path(entry.path) for entry in entries if entry.is_dir())
     except OSError:
         return
+
+
+def followed_title(path: Path, root: Path, width: int) -> str:
+    """The header shown above a followed file's lines, at most ``width`` cells.
+
+    The path is shown from the root; a longer one is shortened from the left, where the
+    folders every file of the step shares are, keeping the execution id and the file name.
+    """
+    try:
+        shown = str(path.relative_to(root))
+    except ValueError:
+        shown = str(path)
+    title = f"── {shown}"
+    if len(title) <= width:
+        return title
+    keep = max(1, width - len("── …"))
+    return f"── …{shown[-keep:]}"

@@ -18,6 +18,7 @@ from textual.worker import Worker
 
 from stemma.core.error_lines import error_line
 from stemma.tui.client import ExecutionRow, StepView, params_text
+from stemma.tui.client.log_follow import followed_title
 from stemma.tui.messages import LoadFailed, LogGrew, LogLoaded, StepLoaded
 from stemma.tui.screens.showing import showing
 from stemma.tui.widgets.cells import duration_text, status_text
@@ -152,11 +153,14 @@ class StepScreen(Screen[None]):
         if not self.following:
             return  # stopped while this was on its way
         log = self.query_one("#log-view", Log)
+        width = log.scrollable_content_region.width or self.stemma.size.width
         for chunk in message.chunks:
             if chunk.path != self._followed:
-                log.write_line(f"── {chunk.path}")
+                log.write_line(followed_title(chunk.path, self.stemma.client.root, width))
                 self._followed = chunk.path
-            log.write(chunk.text)  # the view scrolls to the end: auto_scroll
+            # Whole lines, never Log.write: it appends to the last line, the header above,
+            # whose cached rendering then hid the text (or showed it glued to the header).
+            log.write_lines(chunk.text.splitlines())  # scrolls to the end: auto_scroll
 
     def on_unmount(self) -> None:
         """Stop following: the worker's thread ends within a poll."""
@@ -250,4 +254,4 @@ class StepScreen(Screen[None]):
         log = self.query_one("#log-view", Log)
         log.clear()
         log.write_line(f"── {message.title}")
-        log.write(message.text)
+        log.write_lines(message.text.splitlines())
