@@ -35,6 +35,12 @@ def _palette(app: StemmaApp) -> list[str]:
     return [command.title for command in app.get_system_commands(app.screen)]
 
 
+def _keys_listed(app: StemmaApp) -> set[str]:
+    """The keys Textual's keys panel lists on this screen (enabled, not system bindings)."""
+    active = app.screen.active_bindings
+    return {key for key, bound in active.items() if bound.enabled and not bound.binding.system}
+
+
 async def _footer_says(app: StemmaApp, pilot: Pilot[None], key: str) -> bool:
     await until(pilot, lambda: "palette" in screen_text(app), "the footer")
     return key in screen_text(app).splitlines()[-1]
@@ -56,6 +62,7 @@ def test_readonly_hides_and_disables_launch_and_cancel_on_every_screen(
             assert await _footer_says(app, pilot, "Cancel") is not readonly
             assert ("New run" in _palette(app)) is not readonly
             assert ("Cancel run" in _palette(app)) is not readonly
+            assert {"c", "n"} & _keys_listed(app) == (set() if readonly else {"c", "n"})
             await pilot.press("n")
             await pilot.pause(0.2)
             assert isinstance(app.screen, LaunchScreen) is not readonly
@@ -74,6 +81,7 @@ def test_readonly_hides_and_disables_launch_and_cancel_on_every_screen(
             await until(pilot, lambda: row_count(app, "#steps") == 2, "its steps")
             assert await _footer_says(app, pilot, "Cancel") is not readonly
             assert ("Cancel run" in _palette(app)) is not readonly
+            assert ("c" in _keys_listed(app)) is not readonly
             await pilot.press("c")
             await pilot.pause(0.5)
             assert (_requests(root) == []) is readonly

@@ -39,8 +39,9 @@ class StemmaApp(App[None]):
         Binding("q", "quit", "Quit"),
         Binding("question_mark", "help", "Help"),
         # Reached only when a screen's own c or n is off (read-only): say so, not nothing.
-        Binding("c", "read_only('cancel')", "Cancel", show=False),
-        Binding("n", "read_only('new run')", "New run", show=False),
+        # System bindings: listed neither in the footer nor in Textual's keys panel.
+        Binding("c", "read_only('cancel')", "Read-only", show=False, system=True),
+        Binding("n", "read_only('new run')", "Read-only", show=False, system=True),
     ]
 
     def __init__(
