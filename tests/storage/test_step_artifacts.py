@@ -172,20 +172,28 @@ def test_cli_artifacts_by_step_and_lineage_show_who_made_each_edge(
     assert up[1]["source_artifact_id"] == up[1]["target_artifact_id"]
 
 
-def test_cli_on_a_root_core_recorded_says_its_history_is_not_imported_yet(
+def test_cli_on_a_root_core_recorded_reads_core_sqlite_as_the_import_would(
     built: dict[str, Built], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    root = built["unimported"].root
+    root, imported = built["unimported"].root, built["sqlite"].root  # the same runs
+    database = root / "core.sqlite"
+    written = database.stat().st_mtime_ns
 
-    argv = ["artifacts", "--step", "example.slow_copy", "--root", str(root), "--format", "json"]
-    assert main(argv) == ExitCode.OK
-    out, err = capsys.readouterr()
-    assert json.loads(out) == []
-    assert "core.sqlite holds history not imported" in err
-    DeltaStore(root).recover()
     listed = _cli_json(capsys, "artifacts", "--step", "example.slow_copy", "--root", str(root))
+    metric = sorted(built["unimported"].metrics)[0][:12]
+    up = _cli_json(capsys, "lineage", metric, "--root", str(root))
 
     assert {row["artifact_id"] for row in listed} == built["unimported"].generated
+    assert all(row["detail"].startswith("dataset_") for row in listed)
+    after_import = _cli_json(capsys, "lineage", metric, "--root", str(imported))
+    assert sorted(map(str, up)) == sorted(map(str, after_import))
+    assert [(e["depth"], e["step_name"]) for e in up] == [
+        (1, "example.metrics"),
+        (2, "example.slow_copy"),
+    ]
+    assert up[0]["target_name"].endswith("_metrics.json")
+    assert not (root / "delta").exists()  # read, never imported by a command that only reads
+    assert database.stat().st_mtime_ns == written
 
 
 def test_function_steps_returning_the_same_value_each_list_it(

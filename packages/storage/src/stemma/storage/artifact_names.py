@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from stemma.core.layout import RootLayout
 from stemma.storage.schemas import CONFIGS, DATA, FILE_REFS, METRICS, TableSpec
-from stemma.storage.tables import read_table
+from stemma.storage.sqlite_history import TableReader
 
 FACT_COLUMNS = ("artifact_id", "original_name", "size", "row_count", "data_columns")
 _NAMED = (DATA, METRICS, CONFIGS, FILE_REFS)
@@ -27,18 +26,18 @@ _SCHEMA = {
 }
 
 
-def artifact_facts(layout: RootLayout, artifact_ids: list[str]) -> pl.DataFrame:
+def artifact_facts(read: TableReader, artifact_ids: list[str]) -> pl.DataFrame:
     """One row per artifact of ``artifact_ids`` found in a built-in content table.
 
     Columns: :data:`FACT_COLUMNS`; ``row_count`` and ``data_columns`` only for data artifacts
     (null for the others).
     """
     wanted = pl.col("artifact_id").is_in(sorted(set(artifact_ids)))
-    frames = [_facts(layout, table, wanted) for table in _NAMED]
+    frames = [_facts(read, table, wanted) for table in _NAMED]
     return pl.concat(frames, how="vertical").unique("artifact_id", keep="first")
 
 
-def _facts(layout: RootLayout, table: TableSpec, wanted: pl.Expr) -> pl.DataFrame:
+def _facts(read: TableReader, table: TableSpec, wanted: pl.Expr) -> pl.DataFrame:
     shaped = table is DATA
     columns = [
         "artifact_id",
@@ -46,7 +45,7 @@ def _facts(layout: RootLayout, table: TableSpec, wanted: pl.Expr) -> pl.DataFram
         "size",
         *(["row_count", "columns"] if shaped else []),
     ]
-    frame = read_table(layout, table, wanted, columns=columns)
+    frame = read(table, wanted, columns=columns)
     if shaped:
         frame = frame.rename({"columns": "data_columns"})
     else:

@@ -1,13 +1,13 @@
 """``stemma artifacts`` and ``stemma lineage``: the Delta history as tables, CSV or JSON.
 
 Registered under the ``stemma.commands`` entry point group, so they exist exactly when
-stemma-storage is installed.
+stemma-storage is installed. They read the root's history wherever it is: the Delta tables, or
+``core.sqlite`` on a root stemma-core alone recorded (see :mod:`stemma.storage.queries`).
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +22,8 @@ from stemma.core.cli import (
     existing_root,
     print_rows,
 )
-from stemma.core.layout import RootLayout
-from stemma.core.sqlite_store.schema import DATABASE_FILE as CORE_DATABASE
 from stemma.storage.artifact_names import detail_text
 from stemma.storage.queries import artifacts, lineage
-from stemma.storage.sqlite_import import MARKER as IMPORT_MARKER
 
 ARTIFACT_COLUMNS = ("artifact_id", "artifact_type", "origin_step_name", "created_at", "detail")
 LINEAGE_COLUMNS = (
@@ -78,21 +75,6 @@ def resolve_artifact_id(root: Path, given: str) -> str:
     raise CliError(f"{given!r} starts {len(matches)} artifact ids; give more", ExitCode.USAGE)
 
 
-def _note_unimported_history(root: Path) -> None:
-    """Say on stderr when ``root`` holds history in ``core.sqlite`` the Delta tables lack yet.
-
-    These commands read the Delta tables; what stemma-core alone recorded is imported into them
-    the first time the Delta store is opened on the root, not by a command that only reads.
-    """
-    if (root / CORE_DATABASE).is_file() and not (RootLayout(root).delta / IMPORT_MARKER).is_file():
-        print(
-            f"note: {root / CORE_DATABASE} holds history not imported into the Delta tables "
-            "these commands read; the Delta store imports it when it is first opened on this "
-            "root (any run, or stemma.storage.DeltaStore(root).recover())",
-            file=sys.stderr,
-        )
-
-
 def _configure_artifacts(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--type", dest="artifact_type", help="only this type (data, metric…)")
     parser.add_argument(
@@ -106,7 +88,6 @@ def _configure_artifacts(parser: argparse.ArgumentParser) -> None:
 
 def _artifacts(args: argparse.Namespace) -> int:
     root = existing_root(args.root)
-    _note_unimported_history(root)
     frame = artifacts(root, artifact_type=args.artifact_type, step_name=args.step)
     frame = frame.sort("created_at", descending=True)
     if args.limit is not None:
@@ -137,7 +118,6 @@ def _configure_lineage(parser: argparse.ArgumentParser) -> None:
 
 def _lineage(args: argparse.Namespace) -> int:
     root = existing_root(args.root)
-    _note_unimported_history(root)
     artifact_id = resolve_artifact_id(root, args.artifact)
     edges = lineage(root, artifact_id, "down" if args.down else "up", max_depth=args.depth)
     edges = edges.sort(["depth", "source_artifact_id"])

@@ -1,7 +1,9 @@
 """Read-only queries over a store's tables, as polars DataFrames, for people and dashboards.
 
 Every function takes the store root and returns an empty frame of the right columns when a table
-does not exist yet.
+does not exist yet. A root whose history stemma-core alone recorded (``core.sqlite``, not yet
+imported into the Delta tables) is read from that database, converted as the import would
+(:mod:`stemma.storage.sqlite_history`), so the answers are the same on either store.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from stemma.storage.schemas import (
     STEP_OUTPUTS,
     STEPS,
 )
-from stemma.storage.tables import read_table
+from stemma.storage.sqlite_history import TableReader, table_reader
 
 StoreRoot = str | os.PathLike[str] | RootLayout
 """A store root: a path, or the :class:`~stemma.core.layout.RootLayout` of one."""
@@ -46,7 +48,7 @@ def steps(
         status: only events with this status (``running``, ``completed``…).
     """
     predicate = _all_of(step_name=name, pipeline_run_id=run_id, status=status)
-    return read_table(_layout(root), STEPS, predicate).sort("timestamp")
+    return table_reader(_layout(root))(STEPS, predicate).sort("timestamp")
 
 
 def executions(
@@ -58,7 +60,7 @@ def executions(
 ) -> pl.DataFrame:
     """Execution rows, oldest first, optionally narrowed by step name, attempt or success."""
     predicate = _all_of(step_name=step_name, step_run_id=step_run_id, success=success)
-    return read_table(_layout(root), EXECUTIONS, predicate).sort("started_at")
+    return table_reader(_layout(root))(EXECUTIONS, predicate).sort("started_at")
 
 
 def artifacts(
@@ -84,18 +86,16 @@ def artifacts(
         artifact_type: only artifacts of this type (``file_ref``, ``metric``…).
         step_name: only artifacts that steps with this name output.
     """
-    layout = _layout(root)
+    read = table_reader(_layout(root))
     predicate = _all_of(artifact_type=artifact_type)
     if step_name is not None:
-        of_step = pl.col("artifact_id").is_in(sorted(_step_artifact_ids(layout, step_name)))
+        of_step = pl.col("artifact_id").is_in(sorted(_step_artifact_ids(read, step_name)))
         predicate = of_step if predicate is None else predicate & of_step
-    index = read_table(layout, ARTIFACT_INDEX, predicate)
+    index = read(ARTIFACT_INDEX, predicate)
     ids = pl.col("artifact_id").is_in(index.get_column("artifact_id").to_list())
-    metrics = read_table(layout, METRICS, ids, columns=["artifact_id", "content"])
-    files = read_table(
-        layout, FILE_REFS, ids, columns=["artifact_id", "path", "content_hash", "file_count"]
-    )
-    facts = artifact_facts(layout, index.get_column("artifact_id").to_list())
+    metrics = read(METRICS, ids, columns=["artifact_id", "content"])
+    files = read(FILE_REFS, ids, columns=["artifact_id", "path", "content_hash", "file_count"])
+    facts = artifact_facts(read, index.get_column("artifact_id").to_list())
     return (
         index.join(facts, on="artifact_id", how="left")
         .join(metrics, on="artifact_id", how="left")
@@ -104,34 +104,30 @@ def artifacts(
     )
 
 
-def _step_artifact_ids(layout: RootLayout, step_name: str) -> set[str]:
+def _step_artifact_ids(read: TableReader, step_name: str) -> set[str]:
     """Every artifact steps called ``step_name`` output, made first by them or not.
 
     The union of three records: the executions' output edges (what each unit wrote), the step
     runs' outputs (what each offered downstream, execution cache hits included), and the index's
     first maker.
     """
-    runs = read_table(
-        layout, EXECUTIONS, pl.col("step_name") == step_name, columns=["execution_run_id"]
+    runs = read(
+        EXECUTIONS, pl.col("step_name") == step_name, columns=["execution_run_id"]
     ).get_column("execution_run_id")
-    written = read_table(
-        layout,
+    written = read(
         EXECUTION_EDGES,
         (pl.col("direction") == "output") & pl.col("execution_run_id").is_in(runs.to_list()),
         columns=["artifact_id"],
     )
-    step_runs = read_table(
-        layout, STEPS, pl.col("step_name") == step_name, columns=["step_run_id"]
-    ).get_column("step_run_id")
-    offered = read_table(
-        layout,
+    step_runs = read(STEPS, pl.col("step_name") == step_name, columns=["step_run_id"]).get_column(
+        "step_run_id"
+    )
+    offered = read(
         STEP_OUTPUTS,
         pl.col("step_run_id").is_in(step_runs.unique().to_list()),
         columns=["artifact_id"],
     )
-    first = read_table(
-        layout, ARTIFACT_INDEX, pl.col("origin_step_name") == step_name, columns=["artifact_id"]
-    )
+    first = read(ARTIFACT_INDEX, pl.col("origin_step_name") == step_name, columns=["artifact_id"])
     found = pl.concat([written, offered, first]).get_column("artifact_id").drop_nulls()
     return set(found.to_list())
 
@@ -163,8 +159,8 @@ def lineage(
         original name (null for a type without one); each edge once, at the depth it was first
         reached.
     """
-    layout = _layout(root)
-    edges = read_table(layout, ARTIFACT_EDGES)
+    read = table_reader(_layout(root))
+    edges = read(ARTIFACT_EDGES)
     near, far = (
         ("target_artifact_id", "source_artifact_id")
         if direction == "up"
@@ -188,14 +184,13 @@ def lineage(
         keep="first",
         maintain_order=True,
     )
-    return _with_names(layout, _with_steps(layout, walked))
+    return _with_names(read, _with_steps(read, walked))
 
 
-def _with_steps(layout: RootLayout, edges: pl.DataFrame) -> pl.DataFrame:
+def _with_steps(read: TableReader, edges: pl.DataFrame) -> pl.DataFrame:
     """``edges`` with the step name and step run of each edge's execution (null if unknown)."""
     runs = edges.get_column("execution_run_id").unique().to_list()
-    made_by = read_table(
-        layout,
+    made_by = read(
         EXECUTIONS,
         pl.col("execution_run_id").is_in(runs),
         columns=["execution_run_id", "step_name", "step_run_id"],
@@ -203,12 +198,12 @@ def _with_steps(layout: RootLayout, edges: pl.DataFrame) -> pl.DataFrame:
     return edges.join(made_by, on="execution_run_id", how="left", maintain_order="left")
 
 
-def _with_names(layout: RootLayout, edges: pl.DataFrame) -> pl.DataFrame:
+def _with_names(read: TableReader, edges: pl.DataFrame) -> pl.DataFrame:
     """``edges`` with the original name of each edge's source and target artifact."""
     ends = pl.concat(
         [edges.get_column("source_artifact_id"), edges.get_column("target_artifact_id")]
     )
-    names = artifact_facts(layout, ends.unique().to_list()).select("artifact_id", "original_name")
+    names = artifact_facts(read, ends.unique().to_list()).select("artifact_id", "original_name")
     for end in ("source", "target"):
         named = names.rename({"artifact_id": f"{end}_artifact_id", "original_name": f"{end}_name"})
         edges = edges.join(named, on=f"{end}_artifact_id", how="left", maintain_order="left")

@@ -187,6 +187,17 @@ _COLUMNS: dict[str, tuple[str, ...]] = {
 }
 
 
+def as_delta_frames(
+    table: str, rows: list[dict[str, Any]], unknown: set[str]
+) -> dict[TableSpec, pl.DataFrame]:
+    """SQLite rows of ``table`` as the rows the import appends to its Delta tables.
+
+    Also how the queries read a root whose ``core.sqlite`` is not imported yet, so both read
+    the same rows.
+    """
+    return _frames(table, rows, unknown)
+
+
 def _frames(
     table: str, rows: list[dict[str, Any]], unknown: set[str]
 ) -> dict[TableSpec, pl.DataFrame]:

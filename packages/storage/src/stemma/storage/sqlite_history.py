@@ -1,0 +1,112 @@
+"""The history of a root stemma-core alone recorded, read as the Delta tables would hold it.
+
+A root built without stemma-storage keeps its history in ``{root}/core.sqlite``; the Delta store
+imports it the first time it is opened there (:mod:`stemma.storage.sqlite_import`). Until then,
+the read-only queries (``stemma artifacts``, ``stemma lineage``…) read ``core.sqlite`` itself,
+converted row by row as the import would convert it, so they answer the same on either store and
+never write to the root.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import polars as pl
+
+from stemma.core.layout import RootLayout
+from stemma.core.sqlite_store import schema as core_schema
+from stemma.storage.schemas import (
+    ARTIFACT_EDGES,
+    EXECUTION_EDGES,
+    EXECUTIONS,
+    STEP_OUTPUTS,
+    STEPS,
+    TableSpec,
+)
+from stemma.storage.sqlite_import import MARKER, as_delta_frames
+from stemma.storage.tables import read_table
+
+_SOURCES: dict[str, tuple[str, tuple[str, ...]]] = {
+    ARTIFACT_EDGES.name: ("artifact_edges", core_schema.ARTIFACT_EDGE_COLUMNS),
+    EXECUTION_EDGES.name: ("execution_roles", core_schema.EXECUTION_ROLE_COLUMNS),
+    STEP_OUTPUTS.name: ("step_outputs", core_schema.STEP_OUTPUT_COLUMNS),
+    STEPS.name: ("steps", core_schema.STEP_COLUMNS),
+    EXECUTIONS.name: ("executions", core_schema.EXECUTION_COLUMNS),
+}
+"""The SQLite table each Delta table comes from; the artifact index and the content tables all
+come from ``artifacts``."""
+
+
+class TableReader(Protocol):
+    """Reads one table's rows matching ``predicate`` (``tables.read_table``'s signature)."""
+
+    def __call__(
+        self,
+        spec: TableSpec,
+        predicate: pl.Expr | None = None,
+        columns: Sequence[str] | None = None,
+    ) -> pl.DataFrame:
+        """The rows, an empty frame of the schema when there are none."""
+        ...
+
+
+def reads_sqlite(layout: RootLayout) -> bool:
+    """Whether the root's history is in ``core.sqlite`` alone (not imported into Delta yet)."""
+    return (layout.root / core_schema.DATABASE_FILE).is_file() and not (
+        layout.delta / MARKER
+    ).is_file()
+
+
+def table_reader(layout: RootLayout) -> TableReader:
+    """How to read the root's tables: from Delta, or from ``core.sqlite`` when only it is there.
+
+    A reader from ``core.sqlite`` reads each SQLite table once, the first time it is asked for.
+    """
+    if not reads_sqlite(layout):
+
+        def from_delta(
+            spec: TableSpec, predicate: pl.Expr | None = None, columns: Sequence[str] | None = None
+        ) -> pl.DataFrame:
+            return read_table(layout, spec, predicate, columns)
+
+        return from_delta
+    return _SqliteReader(layout)
+
+
+class _SqliteReader:
+    def __init__(self, layout: RootLayout) -> None:
+        self._database = layout.root / core_schema.DATABASE_FILE
+        self._frames: dict[str, pl.DataFrame] = {}
+
+    def __call__(
+        self,
+        spec: TableSpec,
+        predicate: pl.Expr | None = None,
+        columns: Sequence[str] | None = None,
+    ) -> pl.DataFrame:
+        if spec.name not in self._frames:
+            self._load(spec)
+        frame = self._frames.get(spec.name, spec.empty())
+        if predicate is not None:
+            frame = frame.filter(predicate)
+        return frame.select(columns) if columns is not None else frame
+
+    def _load(self, spec: TableSpec) -> None:
+        source, columns = _SOURCES.get(spec.name, ("artifacts", core_schema.ARTIFACT_COLUMNS))
+        rows = self._rows(source, columns)
+        unknown: set[str] = set()  # a type not registered here: its artifacts stay unnamed
+        for made, frame in as_delta_frames(source, rows, unknown).items():
+            self._frames[made.name] = frame
+        self._frames.setdefault(spec.name, spec.empty())
+
+    def _rows(self, table: str, columns: tuple[str, ...]) -> list[dict[str, Any]]:
+        # Read-only: a command that only reads must not create or change the database.
+        uri = f"{self._database.as_uri()}?mode=ro"
+        with contextlib.closing(sqlite3.connect(uri, uri=True)) as connection:
+            found = connection.execute(
+                f"SELECT {', '.join(columns)} FROM {table} ORDER BY rowid"
+            ).fetchall()
+        return [dict(zip(columns, row, strict=True)) for row in found]
