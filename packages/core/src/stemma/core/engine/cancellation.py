@@ -24,12 +24,18 @@ from typing import Any, TextIO
 from stemma.core.cancel_levels import CancelLevel
 from stemma.core.engine.run_context import PipelineContext
 from stemma.core.engine.signal_presses import SignalPresses, in_notebook_kernel
+from stemma.core.live.control import pending_requests
 from stemma.core.live.state import write_state
 
 HARD_EXIT_CODE = 130
 """The exit code of a hard cancel (level 3) whose process outlived its ``KeyboardInterrupt``."""
 HARD_EXIT_AFTER = 5.0
 """Seconds a hard cancel gives ``finally`` blocks before the process exits on its own."""
+
+# Where a cancel came from: the line it prints says how to go further from there.
+_FROM_SIGNAL = "signal"
+_FROM_CONTROL = "control"
+_FROM_PYTHON = "python"
 
 
 class Canceller:
@@ -55,8 +61,20 @@ class Canceller:
         return self._ctx.cancel_level
 
     def request(self, level: int | str | CancelLevel) -> None:
-        """Apply ``level`` now (and every lower level not yet applied); idempotent."""
-        self._apply(lambda current: CancelLevel.parse(level))
+        """Apply ``level`` now (and every lower level not yet applied); idempotent.
+
+        This is ``Pipeline.cancel`` from Python: the line printed says so.
+        """
+        self._apply(lambda current: CancelLevel.parse(level), _FROM_PYTHON)
+
+    def requested_elsewhere(self, level: int | str | CancelLevel) -> None:
+        """Apply ``level`` asked for through the run's control files, by another process.
+
+        ``stemma cancel`` and the dashboard ask that way; the line printed names who asked (as
+        recorded in the request) and how to go further from there, not Ctrl-C: whoever reads
+        a detached run's log has no terminal to press it in.
+        """
+        self._apply(lambda current: CancelLevel.parse(level), _FROM_CONTROL)
 
     def press(self) -> None:
         """One more press: the next level up; never raises, so the next press still works.
@@ -64,7 +82,7 @@ class Canceller:
         In a notebook's kernel a press is its Interrupt button: a force cancel, never more.
         """
         try:
-            self._apply(self._next_level)
+            self._apply(self._next_level, _FROM_SIGNAL)
         except Exception as error:
             with contextlib.suppress(OSError, ValueError):
                 print(f"stemma: cancelling failed: {error}", file=self._out or sys.stderr)
@@ -81,10 +99,10 @@ class Canceller:
         """
         if self.level >= CancelLevel.HARD:
             return False
-        self.request(CancelLevel.FORCE)
+        self._apply(lambda current: CancelLevel.FORCE, _FROM_SIGNAL)
         return True
 
-    def _apply(self, choose: Callable[[int], CancelLevel]) -> None:
+    def _apply(self, choose: Callable[[int], CancelLevel], source: str) -> None:
         """Raise the level to ``choose(current)``; the choice and the raise are one step.
 
         Returns at once: a force cancel's SIGTERM-then-SIGKILL runs on its own thread, so a
@@ -97,7 +115,7 @@ class Canceller:
             self._ctx.cancel_level = int(target)
         self._ctx.cancelled.set()
         self._ctx.monitor.cancel_level(int(target))
-        self._say(target)
+        self._say(target, source)
         if target is CancelLevel.HARD:
             self._hard()
         elif target is CancelLevel.FORCE:
@@ -183,20 +201,46 @@ class Canceller:
         """
         self._signals.restore()
 
-    def _say(self, level: CancelLevel) -> None:
+    def _say(self, level: CancelLevel, source: str) -> None:
         out = self._out or sys.stderr
-        upcoming = (
-            f" Press Ctrl-C again for {CancelLevel(level + 1).describe()}."
-            if level < CancelLevel.HARD and self._signals.handlers_taken
-            else ""
-        )
         # A closed terminal must not stop the cancellation.
         with contextlib.suppress(OSError, ValueError):
             print(
-                f"stemma: cancelling run {self._ctx.run_id} — {level.describe()}.{upcoming}",
+                f"stemma: cancelling run {self._ctx.run_id} — {level.describe()}."
+                f"{self._where_from(level, source)}",
                 file=out,
                 flush=True,
             )
+
+    def _where_from(self, level: CancelLevel, source: str) -> str:
+        """Where the cancel came from, and how to go one level further from there."""
+        run_id = self._ctx.run_id
+        upcoming = CancelLevel(level + 1) if level < CancelLevel.HARD else None
+        if source == _FROM_SIGNAL:
+            if upcoming is None or not self._signals.handlers_taken:
+                return ""
+            return f" Press Ctrl-C again for {upcoming.describe()}."
+        if source == _FROM_CONTROL:
+            said = f" Asked by {self._requester(level)} (`stemma cancel` or the dashboard)."
+            if upcoming is None:
+                return said
+            return (
+                f"{said} For {upcoming.name.lower()}: `stemma cancel {run_id} --level "
+                f"{int(upcoming)}`, or c again in the dashboard."
+            )
+        said = " Asked from Python (Pipeline.cancel)."
+        if upcoming is None:
+            return said
+        return f"{said} For {upcoming.name.lower()}: Pipeline.cancel({int(upcoming)})."
+
+    def _requester(self, level: CancelLevel) -> str:
+        """``user@host (pid N)`` of the newest request at ``level``, as it recorded itself."""
+        asked = "another process"
+        with contextlib.suppress(OSError, ValueError):  # the record is only for the words
+            for request in pending_requests(self._ctx.store.layout.root, self._ctx.run_id):
+                if request.level == level:
+                    asked = request.requested_by
+        return asked
 
 
 def print_cancel_summary(summary: Mapping[str, Any], level: int) -> None:

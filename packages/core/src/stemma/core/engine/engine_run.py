@@ -69,7 +69,9 @@ class EngineRun:
         self._packs = FunctionPacks(context, most_packs=context.max_workers)
         context.function_units = self._packs
         self.canceller = Canceller(context)
-        self._live = LiveChannel(context.store.layout.root, context.monitor, self.canceller.request)
+        self._live = LiveChannel(
+            context.store.layout.root, context.monitor, self.canceller.requested_elsewhere
+        )
         self._live.start()
         self._stop_flusher = threading.Event()
         self._flusher = threading.Thread(
