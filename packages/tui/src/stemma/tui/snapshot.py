@@ -8,7 +8,6 @@ terminal, without colours or escape codes.
 from __future__ import annotations
 
 import io
-import os
 import re
 import shutil
 import time
@@ -71,7 +70,7 @@ def snapshot(app: StemmaApp, size: tuple[int, int], wait: float = WAIT_SECONDS) 
         taken.append((screen_text(app), loaded))
         app.exit()
 
-    os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")  # nothing to animate in a snapshot
+    app.animation_level = "none"  # nothing to animate in a snapshot: no frames to wait for
     app.run(headless=True, size=size, auto_pilot=take)
     if not taken:
         raise RuntimeError("the dashboard stopped before its screen could be read")
@@ -79,14 +78,17 @@ def snapshot(app: StemmaApp, size: tuple[int, int], wait: float = WAIT_SECONDS) 
 
 
 async def _until_loaded(app: StemmaApp, pilot: Pilot[object], wait: float) -> bool:
-    """Wait until the screen shows no loading words, no worker reads, and two looks agree."""
+    """Wait until start-up is over, the screen shows no loading words, and two looks agree.
+
+    Not until the workers are idle: the screens poll every second or two, and on a busy
+    machine a read can take that long, so some worker is nearly always reading.
+    """
     deadline = time.monotonic() + wait
     before = ""
     while time.monotonic() < deadline:
         await pilot.pause(SETTLE_SECONDS)
         text = screen_text(app)
-        busy = any(worker.is_running for worker in app.workers)
-        if text == before and not busy and app.ready and not any(w in text for w in LOADING):
+        if text == before and app.ready and not any(word in text for word in LOADING):
             return True
         before = text
     return False
