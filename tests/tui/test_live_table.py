@@ -7,9 +7,12 @@ fail if a Textual upgrade moves them, instead of the dashboard showing a stale r
 from __future__ import annotations
 
 import asyncio
+from typing import cast
 
 import pytest
 from textual.app import App, ComposeResult
+from textual.widgets import DataTable
+from textual.widgets.data_table import DuplicateKey
 
 from stemma.tui.widgets.live_table import LiveTable
 from stemma.tui.widgets.tables import new_table, plain
@@ -63,5 +66,136 @@ def test_update_row_at_refuses_a_row_of_the_wrong_width() -> None:
         async with app.run_test(size=(40, 8)):
             with pytest.raises(ValueError, match="1 cells for 2 columns"):
                 app.query_one(LiveTable).update_row_at(0, plain("alpha"))
+
+    asyncio.run(play())
+
+
+class TwoTables(App[None]):
+    """A LiveTable and Textual's own DataTable with the same columns, side by side."""
+
+    def __init__(self, *, auto_width: bool = False) -> None:
+        super().__init__()
+        self.auto_width = auto_width
+        self.highlighted: dict[str | None, list[int]] = {"live": [], "plain": []}
+        """Per table, the row of each RowHighlighted it posted."""
+
+    @property
+    def plain_table(self) -> DataTable[object]:
+        """Textual's own table."""
+        return cast("DataTable[object]", self.query_one("#plain", DataTable))
+
+    def on_data_table_row_highlighted(self, message: DataTable.RowHighlighted) -> None:
+        table = cast("DataTable[object]", message.data_table)
+        self.highlighted[table.id].append(message.cursor_row)
+
+    def compose(self) -> ComposeResult:
+        yield new_table("live", zebra=True)
+        yield DataTable[object](id="plain", cursor_type="row", zebra_stripes=True)
+
+    def on_mount(self) -> None:
+        for table in (self.query_one("#live", LiveTable), self.plain_table):
+            if self.auto_width:
+                table.add_columns("name", "time")
+            else:
+                table.add_column("name", key="name", width=8)
+                table.add_column("time", key="time", width=6)
+
+
+def _drawn(table: DataTable[object]) -> list[str]:
+    return [table.render_line(y).text for y in range(table.size.height)]
+
+
+MANY = [plain(f"run{index:04d}", f"{index}s") for index in range(300)]
+
+
+@pytest.mark.parametrize("auto_width", [False, True])
+def test_add_rows_leaves_the_table_as_datatable_does(auto_width: bool) -> None:
+    async def play() -> None:
+        app = TwoTables(auto_width=auto_width)
+        async with app.run_test(size=(60, 30)) as pilot:
+            live = app.query_one("#live", LiveTable)
+            plain_table = app.plain_table
+            live.add_rows(MANY[:5])
+            plain_table.add_rows(MANY[:5])
+            live.add_rows(MANY[5:])
+            plain_table.add_rows(MANY[5:])
+            live.move_cursor(row=7)
+            plain_table.move_cursor(row=7)
+            await pilot.pause()
+            assert live.row_count == plain_table.row_count == len(MANY)
+            assert live.virtual_size == plain_table.virtual_size
+            assert [c.get_render_width(live) for c in live.ordered_columns] == [
+                c.get_render_width(plain_table) for c in plain_table.ordered_columns
+            ]
+            assert _drawn(live) == _drawn(plain_table)
+            assert live.cursor_row == 7
+            assert app.highlighted["live"] == app.highlighted["plain"] != []
+
+    asyncio.run(play())
+
+
+def test_add_rows_refuses_a_row_wider_than_the_table() -> None:
+    async def play() -> None:
+        app = OneTable()
+        async with app.run_test(size=(40, 8)):
+            with pytest.raises(ValueError, match="3 cells for 2 columns"):
+                app.query_one(LiveTable).add_rows([plain("a", "b", "c")])
+
+    asyncio.run(play())
+
+
+def test_replace_rows_shows_what_clear_and_add_row_would() -> None:
+    async def play() -> None:
+        app = TwoTables()
+        async with app.run_test(size=(60, 30)) as pilot:
+            live = app.query_one("#live", LiveTable)
+            plain_table = app.plain_table
+            for shown in (MANY, MANY[10:20], MANY[::-1], []):
+                live.move_cursor(row=3)
+                plain_table.move_cursor(row=3)
+                live.replace_rows([(str(cells[0]), cells) for cells in shown])
+                plain_table.clear()
+                for cells in shown:
+                    plain_table.add_row(*cells, key=str(cells[0]))
+                await pilot.pause()
+                assert live.virtual_size == plain_table.virtual_size
+                assert _drawn(live) == _drawn(plain_table)
+                assert live.cursor_row == plain_table.cursor_row == 0
+                if shown:
+                    assert live.get_row(str(shown[-1][0])) == list(shown[-1])
+            assert app.highlighted["live"] == app.highlighted["plain"] != []
+
+    asyncio.run(play())
+
+
+def test_replace_rows_puts_back_rows_given_the_same_cells_and_remakes_the_others() -> None:
+    async def play() -> None:
+        app = OneTable()
+        async with app.run_test(size=(40, 8)) as pilot:
+            table = app.query_one(LiveTable)
+            alpha, beta = plain("alpha", "1s"), plain("beta", "2s")
+            table.replace_rows([("a", alpha), ("b", beta)])
+            made = {key.value: row for key, row in table.rows.items()}
+            table.replace_rows([("b", beta)])
+            later = plain("alpha", "5s")
+            table.replace_rows([("a", later), ("b", beta)])
+            await pilot.pause()
+            now = {key.value: row for key, row in table.rows.items()}
+            assert now["b"] is made["b"]  # same cells object: the same row
+            assert now["a"] is not made["a"]
+            assert [str(cell) for cell in table.get_row("a")] == ["alpha", "5s"]
+            table.update_row_at(0, plain("alpha", "9s"))  # the row no longer has `later`
+            table.replace_rows([("a", later), ("b", beta)])
+            assert [str(cell) for cell in table.get_row("a")] == ["alpha", "5s"]
+
+    asyncio.run(play())
+
+
+def test_replace_rows_refuses_a_key_given_twice() -> None:
+    async def play() -> None:
+        app = OneTable()
+        async with app.run_test(size=(40, 8)):
+            with pytest.raises(DuplicateKey, match="1 keys given twice"):
+                app.query_one(LiveTable).replace_rows([("a", plain("a", "1")), ("a", plain("b"))])
 
     asyncio.run(play())

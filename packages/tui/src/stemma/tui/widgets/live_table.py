@@ -10,20 +10,50 @@ core with nothing else happening (issue 6's idle budget is 2%).
 row, and repaints only its lines. The cache layout is Textual's private business (8.x); the
 tests in ``tests/tui/test_live_table.py`` fail if an upgrade leaves a stale row or repaints
 the others, rather than the dashboard silently showing old text.
+
+Filling a table is the other cost: a filter keystroke on the runs list of 10,000 runs clears
+the table and adds the rows that pass. ``DataTable.add_row`` sets the cursor reactive and
+lists the columns again for each row, and its idle pass then measures every new cell with
+rich (~60,000 measures, ~2 s at load 3) to widen auto-width columns. The dashboard's columns
+have fixed widths, so :meth:`LiveTable.add_rows` adds the rows in one pass and the idle pass
+measures nothing when no column is auto-width (same rows, cursor, messages and size as
+``DataTable``'s; ``tests/tui/test_live_table.py`` compares the two). And a filter shows the
+same rows again and again (typing ``z``, then deleting it): :meth:`LiveTable.replace_rows` takes
+each row with a key, and a row shown before with the same cells object is put back as it was
+made rather than made again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from itertools import zip_longest
 from typing import Any
 
+from textual._two_way_dict import TwoWayDict
 from textual.cache import LRUCache
 from textual.coordinate import Coordinate
+from textual.geometry import Size
 from textual.widgets import DataTable
+from textual.widgets.data_table import ColumnKey, DuplicateKey, Row, RowKey
+
+_Made = tuple[Sequence[object], Row, dict[ColumnKey, object]]
+"""A row as :meth:`LiveTable.replace_rows` made it: the cells it was given, Textual's row and
+the row's cells by column, ready to be put back while the caller hands the same cells."""
 
 
 class LiveTable(DataTable[object]):
-    """A ``DataTable`` with :meth:`update_row_at`, for rows that change while others do not."""
+    """A ``DataTable`` for rows that change while others do not, and tables filtered often.
+
+    :meth:`update_row_at` repaints one row; :meth:`replace_rows` shows another set of rows.
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._made: dict[str, _Made] = {}
+        """The rows :meth:`replace_rows` made, by key."""
+        self._most_shown = 0
+        """The most rows :meth:`replace_rows` showed at once: the made rows kept are at most
+        twice that (a filter that hides most rows keeps them for when it is deleted)."""
 
     def update_row_at(self, row_index: int, cells: Sequence[object]) -> None:
         """Replace the cells of the row at ``row_index`` and repaint that row alone.
@@ -44,8 +74,128 @@ class LiveTable(DataTable[object]):
         data: dict[Any, Any] = self._data[row_key]  # pyright: ignore[reportPrivateUsage]
         for column, value in zip(columns, cells, strict=True):
             data[column.key] = value
+        self._made.pop(row_key.value or "", None)  # its cells are not the ones it was made with
         self._forget_row(row_index, row_key)
         self.refresh_row(row_index)
+
+    def add_rows(self, rows: Iterable[Iterable[object]]) -> list[RowKey]:
+        """Add rows at the bottom, as ``DataTable.add_rows`` does, in one pass.
+
+        Each row gets a new key, a height of one line and no label, as ``add_row`` with its
+        defaults; the cursor is checked and a first row highlighted once for the whole batch.
+
+        Args:
+            rows: one iterable of cells per row, in column order (missing cells are None).
+
+        Raises:
+            ValueError: When a row has more cells than the table has columns.
+        """
+        columns = self.ordered_columns
+        keys = [column.key for column in columns]
+        # Textual's own bookkeeping of rows (8.x): what add_row writes, row by row.
+        data: dict[RowKey, dict[Any, Any]] = self._data  # pyright: ignore[reportPrivateUsage]
+        locations = self._row_locations  # pyright: ignore[reportPrivateUsage]
+        new_rows: set[RowKey] = self._new_rows  # pyright: ignore[reportPrivateUsage]
+        was_empty = self.row_count == 0
+        added: list[RowKey] = []
+        for row_index, cells in enumerate(rows, start=self.row_count):
+            values = tuple(cells)
+            if len(values) > len(keys):
+                raise ValueError(f"add_rows: {len(values)} cells for {len(keys)} columns")
+            row_key = RowKey()
+            locations[row_key] = row_index
+            data[row_key] = dict(zip_longest(keys, values))
+            self.rows[row_key] = Row(row_key, 1)
+            new_rows.add(row_key)
+            added.append(row_key)
+        if added:
+            self._rows_added(was_empty=was_empty)
+        return added
+
+    def replace_rows(self, rows: Sequence[tuple[str, Sequence[object]]]) -> None:
+        """Show ``rows`` instead of the table's rows: as ``clear()`` then ``add_row`` each.
+
+        Each row is ``(key, cells)``, added as ``add_row(*cells, key=key)`` would (one line, no
+        label); the cursor goes back to the top, as after ``clear()``. A row this method made
+        before for the same key and the same ``cells`` object (``is``, not ``==``: a caller
+        that keeps a finished row's cells hands the same tuple) is put back, not made again.
+
+        Args:
+            rows: ``(key, cells)`` per row, in the order shown; keys are unique.
+
+        Raises:
+            ValueError: When a row has more cells than the table has columns.
+            DuplicateKey: When two rows have the same key.
+        """
+        self.clear()
+        columns = [column.key for column in self.ordered_columns]
+        made = self._made
+        shown: list[_Made] = []
+        for key, cells in rows:
+            entry = made.get(key)
+            if entry is None or entry[0] is not cells:
+                if len(cells) > len(columns):
+                    raise ValueError(f"replace_rows: {len(cells)} cells for {len(columns)} columns")
+                entry = (cells, Row(RowKey(key), 1), dict(zip_longest(columns, cells)))
+                made[key] = entry
+            shown.append(entry)
+        keys = [entry[1].key for entry in shown]
+        locations = dict(zip(keys, range(len(keys)), strict=True))
+        if len(locations) != len(keys):
+            raise DuplicateKey(f"replace_rows: {len(keys) - len(locations)} keys given twice")
+        # Textual's bookkeeping of rows (8.x), as add_row leaves it, in one pass.
+        self._row_locations = TwoWayDict(locations)  # pyright: ignore[reportPrivateUsage]
+        self.rows.update(zip(keys, (entry[1] for entry in shown), strict=True))
+        data: dict[RowKey, dict[ColumnKey, object]] = self._data  # pyright: ignore[reportPrivateUsage]
+        data.update(zip(keys, (entry[2] for entry in shown), strict=True))
+        if any(column.auto_width for column in self.columns.values()):
+            self._new_rows.update(keys)  # pyright: ignore[reportPrivateUsage]
+        self._most_shown = max(self._most_shown, len(shown))
+        if len(made) > 2 * max(self._most_shown, 1000):  # keys gone for good: keep the shown
+            self._made = {entry[1].key.value or "": entry for entry in shown}
+        self._rows_added(was_empty=True)
+
+    def update_cell(
+        self,
+        row_key: RowKey | str,
+        column_key: ColumnKey | str,
+        value: object,
+        *,
+        update_width: bool = False,
+    ) -> None:
+        """``DataTable.update_cell``; the row is no longer the one :meth:`replace_rows` made."""
+        self._made.pop(row_key.value or "" if isinstance(row_key, RowKey) else row_key, None)
+        super().update_cell(row_key, column_key, value, update_width=update_width)
+
+    def _rows_added(self, *, was_empty: bool) -> None:
+        """What ``add_row`` does after adding a row, once for all the rows just added."""
+        self._require_update_dimensions = True  # pyright: ignore[reportPrivateUsage]
+        self.cursor_coordinate = self.cursor_coordinate  # clamped to the rows there are now
+        visible_cursor = self.show_cursor and self.cursor_type != "none"
+        if was_empty and self.row_count and self.columns and visible_cursor:
+            self._highlight_cursor()  # pyright: ignore[reportPrivateUsage]
+        count: int = self._update_count  # pyright: ignore[reportPrivateUsage]
+        self._update_count = count + 1  # every cache key holds it: what was drawn is stale
+        self.check_idle()
+
+    def _update_dimensions(self, new_rows: Iterable[RowKey]) -> None:
+        """The table's virtual size; new cells measured only when a column's width needs them.
+
+        ``DataTable`` measures every new cell to widen auto-width columns and lays out rows of
+        automatic height or with a label. With fixed widths, one-line rows and no labels there
+        is nothing to measure: only the size is set, as ``DataTable`` sets it.
+        """
+        rows = [self.rows[key] for key in new_rows if key in self.rows]
+        auto = any(column.auto_width for column in self.columns.values())
+        if auto or any(row.label is not None or row.auto_height for row in rows):
+            super()._update_dimensions(row.key for row in rows)  # pyright: ignore[reportPrivateUsage]
+            return
+        width = sum(column.get_render_width(self) for column in self.columns.values())
+        header = self.header_height if self.show_header else 0
+        self.virtual_size = Size(
+            width + self._row_label_column_width,  # pyright: ignore[reportPrivateUsage]
+            self._total_row_height + header,  # pyright: ignore[reportPrivateUsage]
+        )
 
     def _forget_row(self, row_index: int, row_key: object) -> None:
         """Drop the cached renders of one row: its renderables, cells, row lines and screen lines.
@@ -53,7 +203,7 @@ class LiveTable(DataTable[object]):
         The screen-line cache is keyed by the line's y in the table (header included), which is
         where ``_get_row_region`` puts the row.
         """
-        count = self._update_count  # pyright: ignore[reportPrivateUsage]
+        count: int = self._update_count  # pyright: ignore[reportPrivateUsage]
         self._row_renderable_cache.discard((count, row_index))  # pyright: ignore[reportPrivateUsage]
         region = self._get_row_region(row_index)  # pyright: ignore[reportPrivateUsage]
         lines = range(region.y, region.bottom)
