@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib
+import importlib.util
+import os
 import runpy
 import sys
 from collections.abc import Iterable
@@ -16,6 +19,7 @@ from stemma.core.cli.explaining import explain_step
 from stemma.core.cli.output import add_format_option, print_rows
 from stemma.core.cli.roots import existing_root
 from stemma.core.cli.run_lookup import history_events, resolve_run_id, root_argument
+from stemma.core.layout import ROOT_ENV
 from stemma.core.step import ArtifactStep
 
 STEPS_FUNCTION = "steps"
@@ -56,6 +60,27 @@ def load_steps(script: str) -> list[ArtifactStep]:
     return [h for h in handles if isinstance(h, ArtifactStep)]
 
 
+def _offers_steps(script: str) -> bool:
+    """Whether ``script`` is planned by its lazy steps (a function to call), not by running it."""
+    target, _, function = script.partition(":")
+    if function:
+        return True
+    path = Path(target)
+    if path.suffix == ".py" or path.is_file():
+        if not path.is_file():
+            raise CliError(f"no script {target!r}", ExitCode.NOT_FOUND)
+        tree = ast.parse(path.read_text(), str(path))
+    else:
+        spec = importlib.util.find_spec(target)
+        if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
+            raise CliError(f"cannot import {target!r}", ExitCode.NOT_FOUND)
+        tree = ast.parse(Path(spec.origin).read_text(), spec.origin)
+    # Read, not imported: a Pipeline script's top level is run once, by the dry run itself.
+    return any(
+        isinstance(node, ast.FunctionDef) and node.name == STEPS_FUNCTION for node in tree.body
+    )
+
+
 def _iterable(value: object) -> Iterable[object]:
     if isinstance(value, list | tuple | set | frozenset):
         return list(value)  # pyright: ignore[reportUnknownArgumentType]
@@ -63,15 +88,32 @@ def _iterable(value: object) -> Iterable[object]:
 
 
 def _configure_plan(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("script", help=f"a file or module with a {STEPS_FUNCTION}() function")
+    parser.add_argument(
+        "script",
+        help=f"a file or module with a {STEPS_FUNCTION}() function, or a Pipeline script "
+        "(run as `stemma run` would, with every step planned and none run)",
+    )
+    parser.add_argument(
+        "args",
+        nargs="*",
+        help="passed to a Pipeline script (after `--` if one starts with a dash)",
+    )
     add_format_option(parser)
 
 
 def _plan(args: argparse.Namespace) -> int:
     from stemma.core.api import plan
 
+    root = root_argument(args.root)
+    if not _offers_steps(args.script):
+        from stemma.core.cli.pipeline_plan import plan_pipeline_script, print_forecasts
+
+        if args.root is not None:
+            os.environ[ROOT_ENV] = str(root)  # as `stemma run` does: the script's default root
+        print_forecasts(plan_pipeline_script(args.script, args.args), args.format)
+        return ExitCode.OK
     handles = load_steps(args.script)
-    planned = plan(*handles, root=root_argument(args.root))
+    planned = plan(*handles, root=root)
     rows = [
         {
             "step": item.spec.name,
@@ -105,7 +147,7 @@ def _explain(args: argparse.Namespace) -> int:
 
 PLAN = Command(
     name="plan",
-    help="what a script's lazy steps would run, and why; runs nothing",
+    help="what a script would run, and why (its lazy steps, or its Pipeline's); runs nothing",
     configure=_configure_plan,
     run=_plan,
 )

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from stemma.core.backends.registry import open_backend
+from stemma.core.dry_run_switch import refuse_in_dry_run
 from stemma.core.engine.planned_step import CachePolicy, PlannedStep
 from stemma.core.engine.run_context import PipelineContext
 from stemma.core.engine.runs_here import note_run
@@ -48,6 +49,7 @@ def open_context(
     Raises:
         StoreUnavailableError: the backend's package is not installed (the message says which).
     """
+    refuse_in_dry_run(f"run {run_id}")  # (a Pipeline plans without a context: dry_pipeline)
     unwritable = store.layout.unwritable()
     if unwritable is not None and not isinstance(store, ReadOnlyRootStore):
         store = ReadOnlyRootStore(store, unwritable)  # (one passed in: open_store does not wrap)

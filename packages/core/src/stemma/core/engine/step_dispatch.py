@@ -199,6 +199,11 @@ def _drained(items: list[_T]) -> Iterator[_T]:
         yield items.pop()
 
 
+def step_key(ctx: PipelineContext, step: PlannedStep) -> str:
+    """The step's fingerprint, from its upstream steps' (what a dry run looks up, too)."""
+    return _fingerprint(ctx, step)
+
+
 def _fingerprint(ctx: PipelineContext, step: PlannedStep) -> str:
     refs: dict[str, list[tuple[str, str]]] = {}
     literals: dict[str, list[str]] = {}

@@ -15,6 +15,7 @@ from typing import Any
 import polars as pl
 
 from stemma.core.cancel_levels import CancelLevel
+from stemma.core.dry_run_switch import dry_run_requested, refuse_in_dry_run
 from stemma.core.engine.cancellation import print_cancel_summary
 from stemma.core.engine.composite_expansion import (
     ExpandedComposite,
@@ -98,6 +99,16 @@ class Pipeline:
         run_id = new_run_id(name)  # checks the name before anything is opened
         cache = parse_policy(CachePolicy, cache_policy, "cache_policy")
         failures = parse_policy(FailurePolicy, failure_policy, "failure_policy")
+        if dry_run_requested():  # under `stemma plan`: plan each step, run none
+            from stemma.core.front.dry_pipeline import DryPipeline
+
+            return DryPipeline.open(
+                name,
+                root,
+                cache_policy=cache_policy,
+                failure_policy=failure_policy,
+                skip_cache=skip_cache,
+            )
         store = open_pipeline_store(root)
         store.recover()
         context = open_context(
@@ -141,6 +152,7 @@ class Pipeline:
         Raises:
             ValueError: neither an id nor a name was given, or no such run exists.
         """
+        refuse_in_dry_run("Pipeline.resume")  # (before the recovery, which writes)
         store = open_pipeline_store(root)
         store.recover()
         if pipeline_run_id is None:

@@ -1,0 +1,199 @@
+"""``DryPipeline``: what ``Pipeline.create`` returns under ``stemma plan`` (``$STEMMA_DRY_RUN``).
+
+Each step is keyed and looked up as it is submitted, as a real run would (see
+:mod:`stemma.core.front.step_forecast`), and settled at once: nothing is dispatched, committed
+or recorded, no live state or lock is written, the store is not recovered. Its results say
+what the dry run knows: a step hit offers its real outputs to the steps after it; a step that
+would run offers none, and the steps that read it say they run after it.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from stemma.core.backends.base import Backend
+from stemma.core.cancel_levels import CancelLevel
+from stemma.core.engine.composite_expansion import with_intermediates
+from stemma.core.engine.planned_step import CachePolicy, FailurePolicy, PlannedStep, parse_policy
+from stemma.core.engine.references import OutputReference, StepFuture, StepResult
+from stemma.core.engine.run_context import PipelineContext
+from stemma.core.front.input_validation import build_operation, normalize_inputs
+from stemma.core.front.pipeline import Pipeline
+from stemma.core.front.run_history import summarize
+from stemma.core.front.step_forecast import StepForecast, forecast_step
+from stemma.core.live.monitor import RunMonitor
+from stemma.core.operations.definition import OperationDefinition
+from stemma.core.run_ids import new_run_id
+from stemma.core.store import open_pipeline_store
+
+_lock = threading.Lock()
+_forecasts: list[StepForecast] = []
+
+
+def forecasts() -> tuple[StepForecast, ...]:
+    """Every step the dry pipelines of this process were given, in submission order."""
+    with _lock:
+        return tuple(_forecasts)
+
+
+class _NoDispatch:
+    """The dry run's backend: it is never asked to run anything (a call is a bug)."""
+
+    name = "dry-run"
+    queues_whole_waves = False
+
+    def __getattr__(self, attribute: str) -> Any:
+        raise RuntimeError(f"a dry run dispatches nothing (asked for backend.{attribute})")
+
+
+class DryPipeline(Pipeline):
+    """A :class:`Pipeline` that plans its steps and runs none of them."""
+
+    def __init__(  # pyright: ignore[reportMissingSuperCall]
+        self,
+        *,
+        name: str,
+        context: PipelineContext,
+        skip_cache: bool,
+        failure_policy: FailurePolicy,
+    ) -> None:
+        """Use :meth:`open`; no engine starts (that is the point)."""
+        self.name = name
+        self._ctx = context
+        self._skip_cache = skip_cache
+        self._failure_policy = failure_policy
+        self._first_step = 0
+        self._lock = threading.Lock()
+        self._finalized = False
+        self._forecasts: dict[int, StepForecast] = {}
+        self._history = context.store.step_events()
+
+    @classmethod
+    def open(
+        cls,
+        name: str,
+        root: str | os.PathLike[str] | None,
+        *,
+        cache_policy: str,
+        failure_policy: str,
+        skip_cache: bool,
+    ) -> DryPipeline:
+        """A dry run on the store at ``root``, read only.
+
+        Raises:
+            ValueError: an unknown policy, or a name that is not one plain path segment.
+        """
+        run_id = new_run_id(name)
+        store = open_pipeline_store(root)
+        backend: Backend = _NoDispatch()  # pyright: ignore[reportAssignmentType]
+        context = PipelineContext(
+            store=store,
+            backend=backend,
+            run_id=run_id,
+            steps={},
+            cache_policy=parse_policy(CachePolicy, cache_policy, "cache_policy"),
+            preserve_working=False,
+            provenance={},
+            monitor=RunMonitor(
+                run_id=run_id, name=name, root=str(store.layout.root), backend=backend.name
+            ),
+        )
+        failures = parse_policy(FailurePolicy, failure_policy, "failure_policy")
+        return cls(name=name, context=context, skip_cache=skip_cache, failure_policy=failures)
+
+    def submit(
+        self,
+        operation: type[OperationDefinition] | str,
+        inputs: Mapping[str, Any] | Sequence[Any] | None = None,
+        params: Mapping[str, Any] | None = None,
+        *,
+        name: str | None = None,
+        resources: Mapping[str, Any] | None = None,
+        execution: Mapping[str, Any] | None = None,
+        environment: Mapping[str, str] | None = None,
+        tool: Mapping[str, Any] | None = None,
+        failure_policy: str | None = None,
+        skip_cache: bool = False,
+        intermediates: str | None = None,
+    ) -> StepFuture:
+        """Check and plan a step as :meth:`Pipeline.submit` would; its future is settled."""
+        op = build_operation(
+            operation,
+            params=params,
+            resources=resources,
+            execution=execution,
+            environment=environment,
+            tool=tool,
+        )
+        op = with_intermediates(op, intermediates)
+        with self._lock:
+            number = max([-1, *self._ctx.steps]) + 1
+            step = PlannedStep(
+                number=number,
+                name=name or op.name or "step",
+                operation=op,
+                inputs=normalize_inputs(op, inputs, self._step_numbers()),
+                failure_policy=parse_policy(FailurePolicy, failure_policy, "failure_policy")
+                if failure_policy
+                else self._failure_policy,
+                skip_cache=skip_cache or self._skip_cache,
+            )
+            self._ctx.steps[number] = step
+            forecast = forecast_step(self._ctx, step, self.name, self._forecasts, self._history)
+            self._forecasts[number] = forecast
+        with _lock:
+            _forecasts.append(forecast)
+        step.future.set_result(_result(step, forecast))
+        return StepFuture(
+            step_name=step.name,
+            step_number=number,
+            output_types={role: spec.artifact_type for role, spec in op.outputs.items()},
+            future=step.future,
+        )
+
+    def artifact_ids(self, reference: OutputReference) -> tuple[str, ...]:
+        """A step hit's artifact ids under a role; none for a step that would run."""
+        step = self._ctx.steps.get(reference.source_step)
+        if step is None:
+            raise ValueError(f"step #{reference.source_step} is not in run {self.run_id}")
+        source = step.outputs_from
+        if source is None:
+            return ()
+        return self._ctx.store.step_outputs([source]).get(source, {}).get(reference.role, ())
+
+    def cancel(self, level: int | str | CancelLevel = CancelLevel.GRACEFUL) -> None:
+        """Nothing runs, so there is nothing to cancel (the level is still checked).
+
+        Raises:
+            ValueError: an unknown level.
+        """
+        CancelLevel.parse(level)
+
+    def finalize(self) -> dict[str, Any]:
+        """The summary a real run's would have the shape of (counts are the forecast's)."""
+        with self._lock:
+            self._finalized = True
+        steps = [self._ctx.steps[n] for n in sorted(self._ctx.steps)]
+        return summarize(self.name, self.run_id, steps)
+
+
+def _result(step: PlannedStep, forecast: StepForecast) -> StepResult:
+    """What ``run`` returns in a dry run: a success, so the script goes on to its next step."""
+    op = step.operation
+    return StepResult(
+        step_name=step.name,
+        step_number=step.number,
+        success=True,
+        total_count=forecast.units or 0,
+        succeeded_count=(forecast.units or 0) if forecast.action == "hit" else 0,
+        failed_count=0,
+        output_roles=tuple(op.outputs),
+        output_types={role: spec.artifact_type for role, spec in op.outputs.items()},
+        duration_seconds=0.0,
+        step_run_id=forecast.outputs_from or "",
+        metadata={"status": "planned", "dry_run": forecast.action, "reason": forecast.reason},
+        cached_count=forecast.cached_units or 0,
+    )
