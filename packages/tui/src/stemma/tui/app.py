@@ -23,7 +23,7 @@ from stemma.tui.client.first_runs import read_first_runs
 from stemma.tui.messages import CancelSent, Launched, LoadFailed
 from stemma.tui.readonly import allowed
 from stemma.tui.screens.runs import RunsScreen
-from stemma.tui.widgets.cancel_bar import next_level
+from stemma.tui.widgets.cancel_bar import CancelBar, next_level
 from stemma.tui.widgets.title_line import TitleLine
 
 # The other screens are imported where they open: the first frame needs only the runs list, and
@@ -178,8 +178,15 @@ class StemmaApp(App[None]):
 
     @on(CancelSent)
     def _cancel_sent(self, message: CancelSent) -> None:
+        # The run screen's cancel bar already says the level asked and what the next press
+        # does: a toast there would only cover the step table's last rows (at 80x24).
+        if self.screen.query(CancelBar):
+            return
         level = CancelLevel(message.level)
-        self.notify(f"asked {message.run_id[-8:]} to cancel: {level.describe()}", timeout=4)
+        self.notify(
+            f"cancel {int(level)}/3 asked of {message.run_id[-8:]}: {level.name.lower()}",
+            timeout=4,
+        )
 
     def ask_launch(self) -> None:
         """Ask for a pipeline script, then start it detached."""
