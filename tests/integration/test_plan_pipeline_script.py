@@ -27,7 +27,10 @@ if __name__ == "__main__":
     paths = [str(folder / "a.csv"), str(folder / "b.csv")]
     data = pipeline.run(IngestData, params={"paths": paths})
     print("the script's own line")
-    pipeline.run(SlowCopy, inputs={"dataset": data.output("data")}, params={"seconds": seconds})
+    given = data.output("data")
+    if sys.argv[3:] == ["ids"]:  # the same artifacts, given by id: another step key
+        given = list(pipeline.artifact_ids(given))
+    pipeline.run(SlowCopy, inputs={"dataset": given}, params={"seconds": seconds})
     pipeline.finalize()
 """
 
@@ -51,8 +54,9 @@ def _stemma(root: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def _plan(root: Path, script: Path, seconds: str = "0.1") -> list[dict[str, Any]]:
-    done = _stemma(root, "plan", "--format", "json", str(script), str(script.parent), seconds)
+def _plan(root: Path, script: Path, seconds: str = "0.1", *more: str) -> list[dict[str, Any]]:
+    argv = ("plan", "--format", "json", str(script), str(script.parent), seconds, *more)
+    done = _stemma(root, *argv)
     assert done.returncode == ExitCode.OK, done.stderr
     assert "the script's own line" in done.stderr  # the script's prints leave stdout to the plan
     return json.loads(done.stdout)
@@ -124,6 +128,18 @@ def test_plan_after_a_param_changed_names_the_field_and_counts_the_units(
     assert ingest["action"] == "hit"
     assert (copy["action"], copy["units"], copy["cached"]) == ("run", 2, 0)
     assert copy["changes"] == ["params.params.seconds: 0.1 → 0.2"]
+
+
+def test_plan_counts_the_execution_hits_of_a_step_whose_key_changed(
+    tmp_path: Path, script: Path
+) -> None:
+    root = tmp_path / "store"
+    _run(root, script)
+    ingest, copy = _plan(root, script, "0.1", "ids")
+    assert ingest["action"] == "hit"
+    # another step key (ids, not a reference), the same units: both are execution hits
+    assert (copy["action"], copy["units"], copy["cached"]) == ("run", 2, 2)
+    assert copy["reason"].startswith("changed since planned_")
 
 
 def test_plan_table_shows_one_row_per_step(tmp_path: Path, script: Path) -> None:

@@ -113,14 +113,15 @@ def _run_in_pty(argv: list[str], cwd: Path, rows: int, columns: int) -> tuple[in
     return child.wait(timeout=30), b"".join(chunks).decode("utf-8", "replace")
 
 
-def test_run_on_a_terminal_draws_a_progress_bar_per_step_at_80_columns(
-    tmp_path: Path, script: Path
+@pytest.mark.parametrize(("rows", "columns"), [(24, 80), (50, 200)])
+def test_run_on_a_terminal_draws_a_progress_bar_per_step(
+    tmp_path: Path, script: Path, rows: int, columns: int
 ) -> None:
     code, screen = _run_in_pty(
         [str(STEMMA), "--root", str(tmp_path / "store"), "run", str(script), str(UNITS)],
         tmp_path,
-        rows=24,
-        columns=80,
+        rows=rows,
+        columns=columns,
     )
     assert code == ExitCode.OK, screen
     plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen)
@@ -128,4 +129,4 @@ def test_run_on_a_terminal_draws_a_progress_bar_per_step_at_80_columns(
     bars = [line for line in plain.splitlines() if "example.slow_copy" in line and "━" in line]
     assert bars, plain
     assert any(f"{UNITS}/{UNITS}" in line and "completed" in line for line in bars), bars
-    assert all(len(line.rstrip("\r")) <= 80 for line in plain.splitlines())
+    assert all(len(line.rstrip("\r")) <= columns for line in plain.splitlines())
