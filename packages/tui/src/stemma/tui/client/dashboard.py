@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stemma.core.cancel_levels import CancelLevel
 from stemma.core.cli.launching import Detached, detach
@@ -24,7 +24,7 @@ from stemma.core.cli.run_rows import (
     steps_from_history,
 )
 from stemma.core.engine.failure_logs import failure_log_path
-from stemma.core.live import RunState, read_state, request_cancel
+from stemma.core.live import RunState, RunStatus, StepState, read_state, request_cancel
 from stemma.tui.client.eta import history_eta
 from stemma.tui.client.history import HistoryCache
 from stemma.tui.client.live_states import LiveStates
@@ -33,6 +33,12 @@ from stemma.tui.client.step_tree import upstream_from_events, with_upstream
 from stemma.tui.client.views import ArtifactView, ExecutionRow, RunView, StepView
 
 LOG_TAIL_BYTES = 256 * 1024
+_KEPT_LIVE_STEPS = 4
+"""Running steps whose live units are watched at once (the ones being looked at)."""
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+if TYPE_CHECKING:
+    from stemma.tui.client.live_executions import LiveExecutions
 
 
 class DashboardClient:
@@ -42,6 +48,7 @@ class DashboardClient:
         self.root = root
         self._history = HistoryCache(root)
         self._live = LiveStates(root)
+        self._live_units: dict[tuple[str, int], LiveExecutions] = {}
 
     def live_runs(self, newest: int | None = None) -> list[RunRow]:
         """The runs that have a state file, newest first: no Delta read, no heavy import.
@@ -94,12 +101,32 @@ class DashboardClient:
     def step(self, run_id: str, number: int) -> StepView:
         """One step of a run: its newest event's params, its executions and its outputs.
 
+        While the step runs, its executions are committed only at its end: the units running
+        now and those finished (staged) come first, each saying so (:mod:`live_executions`),
+        then the committed ones; a unit is listed once, committed as soon as history has it.
+
         Raises:
-            LookupError: the step has no event in history yet (it has not started committing).
+            LookupError: the step is neither in history nor running in the run's live state.
         """
         events = [e for e in self._history.run_events(run_id) if e.step_number == number]
-        if not events:
+        running = self._running_step(run_id, number)
+        if not events and running is None:
             raise LookupError(f"step {number} of run {run_id} has nothing in history yet")
+        if not events:
+            assert running is not None
+            live = self._live_rows(run_id, running, None)
+            return StepView(
+                run_id=run_id,
+                number=number,
+                name=running.name,
+                operation=running.operation,
+                status=running.status,
+                params={},
+                executions=tuple(live),
+                outputs={},
+                running_units=running.running,
+                why=("not finished yet: nothing to compare",),
+            )
         from stemma.storage.queries import executions
 
         event = events[-1]
@@ -108,6 +135,14 @@ class DashboardClient:
         if source != event.step_run_id:
             note = f"a step-level cache hit: these are the executions of step run {source[:8]}"
         frame = executions(self.root, step_run_id=source)
+        committed = [self._execution(row) for row in frame.iter_rows(named=True)]
+        live: list[ExecutionRow] = []
+        if event.status.value == "running" and running is not None:
+            known = {e.execution_run_id for e in committed}
+            live = self._live_rows(run_id, running, event.step_run_id)
+            live = [e for e in live if e.execution_run_id not in known]
+        else:
+            self._live_units.pop((run_id, number), None)  # final: history has every unit
         store = self._history.store
         outputs = store.step_outputs([source]).get(source, {}) if store is not None else {}
         return StepView(
@@ -117,11 +152,39 @@ class DashboardClient:
             operation=event.operation,
             status=event.status.value,
             params=dict(event.params),
-            executions=tuple(self._execution(row) for row in frame.iter_rows(named=True)),
+            executions=(*live, *committed),
             outputs=dict(outputs),
             note=note,
             why=tuple(self._why(event.step_name, run_id)),
+            running_units=running.running if running is not None else 0,
         )
+
+    def _running_step(self, run_id: str, number: int) -> StepState | None:
+        """The step's live state while it runs (None once it ended, or without a state)."""
+        try:
+            state = read_state(self.root, run_id)
+        except (FileNotFoundError, ValueError):
+            return None
+        step = next((s for s in state.steps if s.number == number), None)
+        if step is None or step.status != "running" or state.status is not RunStatus.RUNNING:
+            return None
+        return step
+
+    def _live_rows(
+        self, run_id: str, step: StepState, step_run_id: str | None
+    ) -> list[ExecutionRow]:
+        from stemma.tui.client.live_executions import LiveExecutions  # polars: off the paint path
+
+        key = (run_id, step.number)
+        watcher = self._live_units.get(key)
+        if watcher is None:
+            if len(self._live_units) >= _KEPT_LIVE_STEPS:
+                self._live_units.pop(next(iter(self._live_units)))
+            watcher = self._live_units[key] = LiveExecutions(
+                self.root, number=step.number, name=step.name, operation=step.operation
+            )
+        since = dt.datetime.fromisoformat(step.started_at) if step.started_at else _EPOCH
+        return watcher.rows(since=since, step_run_id=step_run_id)
 
     def _why(self, name: str, run_id: str) -> list[str]:
         from stemma.core.cli.explaining import explain_step  # loads the operations: not at paint

@@ -25,10 +25,11 @@ class RunView:
 
 @dataclass(frozen=True, kw_only=True)
 class ExecutionRow:
-    """One execution of a step."""
+    """One execution of a step: committed, or live (running, or finished and staged)."""
 
     execution_run_id: str
-    success: bool
+    success: bool | None
+    """None while it runs."""
     started_at: str
     duration_s: float | None
     worker: str
@@ -37,6 +38,11 @@ class ExecutionRow:
     """The failure log written for it, when it failed and the log is there."""
     worker_log: str
     """What the worker printed (stdout/stderr), as recorded with the execution."""
+    stage: Literal["running", "staged", "committed"] = "committed"
+    """Where it is: running now, finished and staged (committed when its step ends), or in
+    history."""
+    started_unix: float = 0.0
+    """When it started, as a UNIX time (0 when unknown)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -56,6 +62,9 @@ class StepView:
     """Why something is missing (a step-level cache hit shows the executions it reused)."""
     why: tuple[str, ...] = ()
     """Why it ran or hit: ``stemma explain``'s lines."""
+    running_units: int = 0
+    """Units running now by the live state: some run where no sandbox shows them (a lazy
+    step's functions), so the rows can list fewer."""
 
 
 SHORT_ID = 8

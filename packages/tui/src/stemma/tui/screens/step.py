@@ -1,7 +1,9 @@
-"""One step of a run: its executions (failures first when asked), their logs, params, outputs.
+"""One step of a run: its executions (live ones while it runs), their logs, params, outputs.
 
 ``f`` follows a running step's live worker logs: a thread worker polls the files twice a second
-and posts what they gained; the log view scrolls to the end as they grow.
+and posts what they gained; the log view scrolls to the end as they grow. ``/`` filters the
+executions, ``x`` keeps the failed ones and ``r`` the running ones. The tab keys are in the tab
+labels rather than the footer, so every key fits an 80-column footer.
 """
 
 from __future__ import annotations
@@ -16,12 +18,18 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Log, Static, TabbedContent, TabPane
 from textual.worker import Worker
 
-from stemma.core.error_lines import error_line
 from stemma.tui.client import ExecutionRow, StepView, params_text
 from stemma.tui.client.log_follow import followed_title
 from stemma.tui.messages import LoadFailed, LogGrew, LogLoaded, StepLoaded
+from stemma.tui.row_filter import RowFilter
 from stemma.tui.screens.showing import showing
-from stemma.tui.widgets.cells import duration_text, status_text
+from stemma.tui.widgets.execution_columns import (
+    COLUMNS,
+    execution_cells,
+    executions_summary,
+    shown_executions,
+)
+from stemma.tui.widgets.filter_box import FilterBox
 from stemma.tui.widgets.tables import new_table, plain, table_at
 
 if TYPE_CHECKING:
@@ -36,14 +44,17 @@ class StepScreen(Screen[None]):
     """Tabs: executions, the selected execution's log, params, outputs."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,backspace", "app.pop_screen", "Back"),
-        Binding("f", "toggle_follow", "Follow log"),
-        Binding("x", "toggle_failures", "Failures only"),
-        Binding("l", "show_tab('log')", "Log"),
-        Binding("e", "show_tab('executions')", "Executions"),
-        Binding("p", "show_tab('params')", "Params"),
-        Binding("o", "show_tab('outputs')", "Outputs"),
-        Binding("w", "show_tab('why')", "Why"),
+        Binding("escape,backspace", "back", "Back"),
+        Binding("f", "toggle_follow", "Follow"),
+        Binding("x", "toggle_failures", "Failed"),
+        Binding("r", "toggle_running", "Running"),
+        Binding("slash", "filter", "Filter"),
+        # Shown in the tab labels ("Log (l)"), not the footer: see the module docstring.
+        Binding("l", "show_tab('log')", "Log", show=False),
+        Binding("e", "show_tab('executions')", "Executions", show=False),
+        Binding("p", "show_tab('params')", "Params", show=False),
+        Binding("o", "show_tab('outputs')", "Outputs", show=False),
+        Binding("w", "show_tab('why')", "Why", show=False),
     ]
 
     def __init__(self, run_id: str, number: int) -> None:
@@ -52,7 +63,10 @@ class StepScreen(Screen[None]):
         self.number = number
         self.view: StepView | None = None
         self.failures_only = False
+        self.running_only = False
+        self.row_filter = RowFilter()
         self.execution_ids: list[str] = []
+        self._drawn: list[ExecutionRow] = []
         self.output_ids: list[str] = []
         self._loading: Worker[None] | None = None
         self.following = False
@@ -72,22 +86,23 @@ class StepScreen(Screen[None]):
         )
         yield Static("loading…", id="step-facts", classes="summary")
         with TabbedContent(initial="executions"):
-            with TabPane("Executions", id="executions"):
+            with TabPane("Executions (e)", id="executions"):
+                yield FilterBox(id="filter")
                 yield new_table("executions-table", zebra=True)
-            with TabPane("Log", id="log"):
+            with TabPane("Log (l)", id="log"):
                 yield Log(id="log-view", highlight=False)
-            with TabPane("Params", id="params"):
+            with TabPane("Params (p)", id="params"):
                 yield Static("", id="params-view")
-            with TabPane("Outputs", id="outputs"):
+            with TabPane("Outputs (o)", id="outputs"):
                 yield new_table("outputs-table")
-            with TabPane("Why", id="why"):
+            with TabPane("Why (w)", id="why"):
                 yield Static("", id="why-view")
         yield Footer()
 
     def on_mount(self) -> None:
         """Columns, then read now and every two seconds."""
         executions = table_at(self, "#executions-table")
-        for label, width in (("ok", 6), ("started", 8), ("time", 6), ("worker", 14), ("error", 36)):
+        for label, width in COLUMNS:
             executions.add_column(label, key=label, width=width)
         outputs = table_at(self, "#outputs-table")
         outputs.add_column("role", width=16)
@@ -169,14 +184,6 @@ class StepScreen(Screen[None]):
     @on(StepLoaded)
     def _show_step(self, message: StepLoaded) -> None:
         self.view = view = message.view
-        failed = sum(1 for e in view.executions if not e.success)
-        facts = (
-            f"{view.name} ({view.operation}) · {view.status} · "
-            f"{len(view.executions)} executions, {failed} failed"
-        )
-        self.query_one("#step-facts", Static).update(
-            facts + (f"\n{view.note}" if view.note else "")
-        )
         self.query_one("#params-view", Static).update(params_text(view.params))
         self.query_one("#why-view", Static).update("\n".join(view.why))
         self._draw_executions()
@@ -189,29 +196,60 @@ class StepScreen(Screen[None]):
                 self.output_ids.append(artifact_id)
 
     def _draw_executions(self) -> None:
-        if self.view is None:
+        view = self.view
+        if view is None:
             return
+        narrowing = {"failures_only": self.failures_only, "running_only": self.running_only}
+        rows = shown_executions(view.executions, row_filter=self.row_filter, **narrowing)
+        facts = executions_summary(view, len(rows), row_filter=self.row_filter, **narrowing)
+        self.query_one("#step-facts", Static).update(
+            facts + (f"\n{view.note}" if view.note else "")
+        )
         table = table_at(self, "#executions-table")
+        ids = [e.execution_run_id for e in rows]
+        if ids == self.execution_ids and self._drawn == rows:
+            return  # unchanged: keep the cursor and the scroll where they are
+        cursor = table.cursor_row
         table.clear()
-        rows = [e for e in self.view.executions if e.success is False or not self.failures_only]
-        rows.sort(key=lambda e: e.success)  # failures first: they are what one comes here for
-        self.execution_ids = [e.execution_run_id for e in rows]
+        self.execution_ids, self._drawn = ids, rows
         for e in rows:
-            table.add_row(
-                *plain(
-                    status_text("ok" if e.success else "failed"),
-                    e.started_at,
-                    duration_text(e.duration_s),
-                    e.worker[:14],
-                    error_line(e.error, 80),  # the exception, not "Traceback …"
-                ),
-                key=e.execution_run_id,
-            )
+            table.add_row(*plain(*execution_cells(e)), key=e.execution_run_id)
+        if rows:
+            table.move_cursor(row=min(cursor, len(rows) - 1))
 
     def action_toggle_failures(self) -> None:
         """Show only failed executions, or all."""
         self.failures_only = not self.failures_only
+        self.running_only = False
         self._draw_executions()
+
+    def action_toggle_running(self) -> None:
+        """Show only the executions running now, or all."""
+        self.running_only = not self.running_only
+        self.failures_only = False
+        self._draw_executions()
+
+    def action_filter(self) -> None:
+        """Type a filter for the executions (``/``)."""
+        self.action_show_tab("executions")
+        self.query_one(FilterBox).open()
+
+    def action_back(self) -> None:
+        """Escape: clear the filter if one is typed, else back to the run."""
+        box = self.query_one(FilterBox)
+        if box.row_filter.active or box.display:
+            box.action_close()
+        else:
+            self.stemma.pop_screen()
+
+    @on(FilterBox.Filtered)
+    def _filtered(self, message: FilterBox.Filtered) -> None:
+        self.row_filter = message.row_filter
+        self._draw_executions()
+
+    @on(FilterBox.Done)
+    def _filter_done(self) -> None:
+        table_at(self, "#executions-table").focus()
 
     def action_show_tab(self, tab: str) -> None:
         """Switch to a tab and put the keyboard in it."""

@@ -1,0 +1,178 @@
+"""A running step's executions before they are committed: its running units and staged bundles.
+
+A step commits its executions when it ends, so until then history has none of them. What is
+there meanwhile, for both stores:
+
+- a running local unit's sandbox, ``working/{N}_{operation}/{ab}/{cd}/{execution_run_id}/``
+  (it goes when the unit ends; units that run without a sandbox, such as a lazy step's
+  functions, are counted by the live state only);
+- a finished unit's staged bundle, ``staging/{N}_{name}/{ab}/{cd}/{first execution id}/``,
+  whose sentinel (a Delta bundle's ``executions.parquet``, a SQLite bundle's ``sentinel.json``
+  beside its ``records.json``) is written last. A bundle holds a worker's pack of units.
+
+Each refresh lists those folders; only bundles not seen before are read, and of a Delta bundle
+only its sentinel (the executions rows), never its other tables. A unit seen staged stays
+listed after the step's commit takes its bundle away, until the committed rows are read (the
+caller drops those then), so the table never flashes empty between the two.
+
+Imports polars: load this module only from a thread worker, off the paint path.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from stemma.core.sqlite_store.bundle_files import RECORDS, read_rows, read_sentinel
+from stemma.core.sqlite_store.execution_rows import from_micros
+from stemma.core.sqlite_store.schema import EXECUTION_COLUMNS
+from stemma.core.sqlite_store.staging import step_dir_name
+from stemma.core.staging_problems import StagingProblem
+from stemma.tui.client.views import ExecutionRow
+
+DELTA_SENTINEL = "executions.parquet"
+COLUMNS = (  # the executions columns a staged unit's row shows: a Delta sentinel's, read alone
+    "execution_run_id",
+    "step_run_id",
+    "started_at",
+    "ended_at",
+    "worker",
+    "success",
+    "error",
+)
+
+
+class LiveExecutions:
+    """One running step's units not committed yet; :meth:`rows` catches up on each call.
+
+    Not thread-safe: one screen's worker asks at a time.
+    """
+
+    def __init__(self, root: Path, *, number: int, name: str, operation: str) -> None:
+        """Watch step ``number`` (named ``name``, running ``operation``) under ``root``."""
+        self.staging = root / "staging" / step_dir_name(number, name)
+        self.sandboxes = root / "working" / f"{number}_{operation}"
+        self._read: set[Path] = set()
+        """Bundles read (or found unreadable): never read again."""
+        self._finished: dict[str, ExecutionRow] = {}
+        self.bundles_read = 0
+        """Bundles read so far (how a test tells an incremental read from a full one)."""
+
+    def rows(self, *, since: dt.datetime, step_run_id: str | None) -> list[ExecutionRow]:
+        """The units running now and those finished (staged), newest first.
+
+        Args:
+            since: when the step started: older sandboxes and bundles are another run's.
+            step_run_id: the step run, when history knows it: staged rows of another are
+                left out (a bundle an earlier run left behind).
+        """
+        new = [b for b in _bundles(self.staging) if b not in self._read and _complete(b)]
+        for bundle in new:
+            self._read.add(bundle)
+            for row in _bundle_rows(bundle):
+                if step_run_id is None or row.pop("step_run_id") == step_run_id:
+                    self._finished[row["execution_run_id"]] = _staged(row)
+        self.bundles_read += len(new)
+        cutoff = since.timestamp() - 1.0  # clocks of a shared filesystem's nodes drift a little
+        finished = [
+            e
+            for e in self._finished.values()
+            if step_run_id is not None or e.started_unix >= cutoff
+        ]
+        running = [
+            r for r in _running(self.sandboxes, cutoff) if r.execution_run_id not in self._finished
+        ]
+        return running + sorted(finished, key=lambda e: e.started_at, reverse=True)
+
+
+def _staged(row: dict[str, Any]) -> ExecutionRow:
+    started, ended = row["started_at"], row["ended_at"]
+    return ExecutionRow(
+        execution_run_id=str(row["execution_run_id"]),
+        success=bool(row["success"]),
+        started_at=f"{started:%H:%M:%S}" if started is not None else "",  # UTC, as committed
+        duration_s=(ended - started).total_seconds() if started and ended else None,
+        worker=str(row["worker"] or ""),
+        error=str(row["error"] or ""),
+        failure_log=None,
+        worker_log="",
+        stage="staged",
+        started_unix=started.timestamp() if started is not None else 0.0,
+    )
+
+
+def _running(sandboxes: Path, cutoff: float) -> Iterator[ExecutionRow]:
+    now = dt.datetime.now(dt.UTC).timestamp()
+    for sandbox in _dirs(sandboxes, 3):
+        try:
+            started = os.stat(sandbox / "tool_output.log").st_ctime
+        except OSError:
+            continue  # ending: its sandbox is going away
+        if started < cutoff:
+            continue
+        yield ExecutionRow(
+            execution_run_id=sandbox.name,
+            success=None,
+            started_at=f"{dt.datetime.fromtimestamp(started, dt.UTC):%H:%M:%S}",
+            duration_s=max(0.0, now - started),
+            worker="",
+            error="",
+            failure_log=None,
+            worker_log="",
+            stage="running",
+            started_unix=started,
+        )
+
+
+def _bundle_rows(bundle: Path) -> list[dict[str, Any]]:
+    """The executions rows of one complete bundle; none when it went or cannot be read."""
+    if (bundle / DELTA_SENTINEL).is_file():
+        import polars as pl
+
+        try:
+            frame = pl.read_parquet(bundle / DELTA_SENTINEL, columns=list(COLUMNS))
+        except (OSError, pl.exceptions.PolarsError):
+            return []  # committed and removed meanwhile, or damaged: the commit says so
+        return frame.to_dicts()
+    try:
+        read = read_rows(bundle, read_sentinel(bundle))
+    except (OSError, ValueError):
+        return []
+    if isinstance(read, StagingProblem):
+        return []
+    rows: list[dict[str, Any]] = []
+    for values in read.get("executions", []):
+        row = dict(zip(EXECUTION_COLUMNS, values, strict=False))
+        for column in ("started_at", "ended_at"):
+            if isinstance(row[column], int):
+                row[column] = from_micros(row[column])
+        rows.append(row)
+    return rows
+
+
+def _complete(bundle: Path) -> bool:
+    return (bundle / DELTA_SENTINEL).is_file() or (
+        (bundle / "sentinel.json").is_file() and (bundle / RECORDS).is_file()
+    )
+
+
+def _bundles(step_dir: Path) -> list[Path]:
+    return _dirs(step_dir, 3)
+
+
+def _dirs(base: Path, depth: int) -> list[Path]:
+    """The directories ``depth`` levels below ``base``, tolerating concurrent removal."""
+    level = [base]
+    for _ in range(depth):
+        below: list[Path] = []
+        for directory in level:
+            try:
+                with os.scandir(directory) as entries:
+                    below.extend(Path(e.path) for e in entries if e.is_dir(follow_symlinks=False))
+            except OSError:
+                continue
+        level = below
+    return level

@@ -1,0 +1,138 @@
+"""A running step's Executions tab lists its units live: running, staged, then committed.
+
+A step commits its executions when it ends; until then the tab shows the units running now and
+those finished (staged), each saying so, then the committed rows once they are committed, with
+no unit twice and never an empty table in between.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import time
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from stemma.core.live import list_states
+from stemma.tui.app import StemmaApp
+from stemma.tui.client import DashboardClient, ExecutionRow
+from stemma.tui.screens import StepScreen
+
+from .conftest import drive, row_count, script_running, until
+
+SCRIPT = Path(__file__).with_name("slow_pipeline.py")
+UNITS = 12
+DEADLINE_SECONDS = 90.0
+
+
+def _copy_running(root: Path) -> bool:
+    states = list_states(root)
+    return bool(states) and any(s.number == 1 and s.status == "running" for s in states[0].steps)
+
+
+def _wait_for_copy_running(root: Path) -> str:
+    deadline = time.monotonic() + DEADLINE_SECONDS
+    while not _copy_running(root):
+        assert time.monotonic() < deadline, "the slow step never started"
+        time.sleep(0.1)
+    return list_states(root)[0].run_id
+
+
+def _executions(app: StemmaApp) -> tuple[ExecutionRow, ...]:
+    screen = app.screen
+    if not isinstance(screen, StepScreen) or screen.view is None:
+        return ()
+    return screen.view.executions
+
+
+def test_the_executions_tab_shows_finished_units_before_the_step_ends_then_the_committed_ones(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "store"
+    with script_running(SCRIPT, root) as process:
+        run_id = _wait_for_copy_running(root)
+        counts: list[int] = []
+
+        def seen(condition: bool) -> bool:
+            counts.append(row_count(app_ref[0], "#executions-table"))
+            return condition
+
+        app_ref: list[StemmaApp] = []
+
+        async def scenario(app: StemmaApp, pilot: Pilot[None]) -> None:
+            app_ref.append(app)
+            app.open_step(run_id, 1)
+            await until(pilot, lambda: isinstance(app.screen, StepScreen), "the step screen")
+
+            def staged_while_running() -> bool:
+                rows = _executions(app)
+                staged = [e for e in rows if e.stage == "staged"]
+                return seen(len(staged) >= 2 and _copy_running(root))
+
+            await until(pilot, staged_while_running, "finished units shown before the step ends")
+            facts = str(app.screen.query_one("#step-facts").render())
+            assert "staged (finished, committed when the step ends)" in facts
+            assert any(e.stage == "running" for e in _executions(app)) or "running" in facts
+
+            def committed() -> bool:
+                rows = _executions(app)
+                return seen(len(rows) == UNITS and all(e.stage == "committed" for e in rows))
+
+            await until(pilot, committed, "every unit committed", seconds=DEADLINE_SECONDS)
+            ids = [e.execution_run_id for e in _executions(app)]
+            assert len(set(ids)) == UNITS
+            assert row_count(app, "#executions-table") == UNITS
+            assert f"{UNITS} executions, 0 failed" in str(
+                app.screen.query_one("#step-facts").render()
+            )
+
+        drive(root, scenario)
+        assert process.wait(timeout=120) == 0
+    shown = counts[counts.index(next(c for c in counts if c > 0)) :]
+    assert 0 not in shown, "the table went empty between the live rows and the committed ones"
+    assert all(b >= a for a, b in itertools.pairwise(shown))  # never fewer units
+
+
+@pytest.mark.parametrize("store", ["sqlite", "delta"])
+def test_the_client_lists_a_running_step_s_staged_units_with_either_store(
+    tmp_path: Path, store: str
+) -> None:
+    root = tmp_path / "store"
+    env = {**os.environ, "STEMMA_STORE": store}
+    with script_running(SCRIPT, root, env) as process:
+        run_id = _wait_for_copy_running(root)
+        client = DashboardClient(root)
+        deadline = time.monotonic() + DEADLINE_SECONDS
+        while True:
+            rows = client.step(run_id, 1).executions
+            staged = [e for e in rows if e.stage == "staged"]
+            if len(staged) >= 2 and _copy_running(root):
+                break
+            assert time.monotonic() < deadline, f"no staged units listed: {rows}"
+            time.sleep(0.2)
+        assert all(e.success for e in staged)
+        assert len({e.execution_run_id for e in rows}) == len(rows)
+        assert process.wait(timeout=120) == 0
+
+
+def test_a_running_unit_shows_as_running_until_it_is_staged(tmp_path: Path) -> None:
+    root = tmp_path / "store"
+    with script_running(SCRIPT, root) as process:
+        run_id = _wait_for_copy_running(root)
+        client = DashboardClient(root)
+        deadline = time.monotonic() + DEADLINE_SECONDS
+        running: list[ExecutionRow] = []
+        while not running:
+            running = [e for e in client.step(run_id, 1).executions if e.stage == "running"]
+            assert time.monotonic() < deadline, "no running unit listed"
+            time.sleep(0.1)
+        [unit] = running  # one worker: one unit at a time
+        assert unit.success is None
+        while unit.execution_run_id not in {
+            e.execution_run_id for e in client.step(run_id, 1).executions if e.stage != "running"
+        }:
+            assert time.monotonic() < deadline, "the running unit never came back staged"
+            time.sleep(0.1)
+        assert process.wait(timeout=120) == 0
