@@ -29,8 +29,9 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         nargs="?",
         default=None,
         metavar="ROOT_OR_RUN",
-        help="a run to open (its id, the start of it, or its pipeline's name); or, when it is "
-        "a path (holds a /) or a directory holding a root, the stemma root, as --root",
+        help="a run to open: its id, the start or the end of it (the runs list's short id), or "
+        "its pipeline's name (its newest run); a path (holding a /) or a directory holding a "
+        "stemma root is the root instead, as --root",
     )
     parser.add_argument(
         "run",
@@ -126,4 +127,10 @@ COMMAND = Command(
     help="the dashboard: watch, explore and cancel runs (keyboard first; ? for help)",
     configure=_configure,
     run=_run,
+    description=(
+        "The dashboard: watch, explore and cancel runs (keyboard first; ? for help). Opens on "
+        "the runs list, on RUN, or on its step with --step; each screen's header shows the "
+        "command that reopens it. It needs a terminal (over SSH: ssh -t); --once prints the "
+        "screen as plain text instead."
+    ),
 )
