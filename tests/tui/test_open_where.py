@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from stemma.tui.app import StemmaApp
+from stemma.tui.opening import split_target
 from stemma.tui.reopen import reopen_command
 from stemma.tui.screens import RunScreen, RunsScreen, StepScreen
 
@@ -112,3 +113,25 @@ def test_stemma_tui_in_tmux_opens_the_named_step_and_goes_back_to_the_runs(
         terminal.keys("q")
     finally:
         terminal.close()
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (("first",), (None, "first")),  # a run: no / and no root by that name here
+        (("store",), ("store", None)),  # a directory holding a root: `stemma tui ROOT` as before
+        (("./elsewhere",), ("./elsewhere", None)),  # a path: the root (refused later if none)
+        (("store", "first"), ("store", "first")),
+        ((None,), (None, None)),
+    ],
+)
+def test_split_target_tells_a_root_from_a_run(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    args: tuple[str | None, ...],
+    expected: tuple[str | None, str | None],
+) -> None:
+    (tmp_path / "store" / "runs").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    first, second = (*args, None)[:2]
+    assert split_target(first, second) == expected
