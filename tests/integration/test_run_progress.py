@@ -130,3 +130,15 @@ def test_run_on_a_terminal_draws_a_progress_bar_per_step(
     assert bars, plain
     assert any(f"{UNITS}/{UNITS}" in line and "completed" in line for line in bars), bars
     assert all(len(line.rstrip("\r")) <= columns for line in plain.splitlines())
+
+
+def test_run_plain_on_a_terminal_writes_lines_not_bars(tmp_path: Path, script: Path) -> None:
+    code, screen = _run_in_pty(
+        [str(STEMMA), "--root", str(tmp_path / "store"), "run", "--plain", str(script), "2"],
+        tmp_path,
+        rows=24,
+        columns=80,
+    )
+    assert code == ExitCode.OK, screen
+    assert "━" not in screen
+    assert "step 1 example.slow_copy: completed 2/2" in screen
