@@ -81,7 +81,11 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _require_terminal() -> None:
-    """Refuse at once without a terminal: Textual would spin on a closed stdin, drawing."""
+    """Refuse at once without a terminal: Textual would spin on a closed stdin, drawing.
+
+    All three streams: keys come on stdin, and Textual draws on stderr (stdout is where a
+    script would expect output it could read; ``--once`` writes there).
+    """
     streams = {"stdin": sys.stdin, "stdout": sys.stdout, "stderr": sys.stderr}
     missing = [name for name, stream in streams.items() if not _is_tty(stream)]
     if missing:
