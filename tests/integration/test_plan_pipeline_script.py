@@ -4,6 +4,7 @@ writing nothing."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -44,19 +45,22 @@ def script(tmp_path: Path) -> Path:
     return path
 
 
-def _stemma(root: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+def _stemma(root: Path, *argv: str, store: str = "delta") -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(STEMMA), "--root", str(root), *argv],
         capture_output=True,
         text=True,
         check=False,
         timeout=120,
+        env={**os.environ, "STEMMA_STORE": store},
     )
 
 
-def _plan(root: Path, script: Path, seconds: str = "0.1", *more: str) -> list[dict[str, Any]]:
+def _plan(
+    root: Path, script: Path, seconds: str = "0.1", *more: str, store: str = "delta"
+) -> list[dict[str, Any]]:
     argv = ("plan", "--format", "json", str(script), str(script.parent), seconds, *more)
-    done = _stemma(root, *argv)
+    done = _stemma(root, *argv, store=store)
     assert done.returncode == ExitCode.OK, done.stderr
     assert "the script's own line" in done.stderr  # the script's prints leave stdout to the plan
     return json.loads(done.stdout)
@@ -70,8 +74,9 @@ def _files(root: Path) -> dict[str, tuple[int, int]]:
     }
 
 
-def _run(root: Path, script: Path, seconds: str = "0.1") -> None:
-    done = _stemma(root, "run", "--quiet", str(script), str(script.parent), seconds)
+def _run(root: Path, script: Path, seconds: str = "0.1", *, store: str = "delta") -> None:
+    argv = ("run", "--quiet", str(script), str(script.parent), seconds)
+    done = _stemma(root, *argv, store=store)
     assert done.returncode == ExitCode.OK, done.stderr
 
 
@@ -87,13 +92,14 @@ def test_plan_before_any_run_says_every_step_would_run_and_creates_no_root(
     assert not root.exists()
 
 
+@pytest.mark.parametrize("store", ["delta", "sqlite"])
 def test_plan_after_a_run_says_every_step_hits_and_writes_nothing(
-    tmp_path: Path, script: Path
+    tmp_path: Path, script: Path, store: str
 ) -> None:
     root = tmp_path / "store"
-    _run(root, script)
+    _run(root, script, store=store)
     before = _files(root)
-    ingest, copy = _plan(root, script)
+    ingest, copy = _plan(root, script, store=store)
     assert [(s["action"], s["units"], s["cached"]) for s in (ingest, copy)] == [
         ("hit", 1, 1),
         ("hit", 2, 2),
