@@ -16,11 +16,12 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
 from stemma.core.cancel_levels import CancelLevel
+from stemma.core.cli.exit_codes import CliError
 from stemma.core.cli.run_rows import RunRow
 from stemma.core.live import RunStatus
 from stemma.tui.client import DashboardClient
 from stemma.tui.client.first_runs import read_first_runs
-from stemma.tui.messages import CancelSent, Launched, LoadFailed
+from stemma.tui.messages import CancelSent, Launched, LaunchFailed, LoadFailed
 from stemma.tui.readonly import allowed
 from stemma.tui.screens.runs import RunsScreen
 from stemma.tui.widgets.cancel_bar import CancelBar, next_level
@@ -192,28 +193,43 @@ class StemmaApp(App[None]):
         """Ask for a pipeline script, then start it detached."""
         from stemma.tui.screens.launch import LaunchScreen
 
-        def chosen(script: str | None) -> None:
-            if script:
-                self.notify(f"starting {script}…", timeout=3)
-                self._launch(script)
+        def chosen(line: str | None) -> None:
+            if line:
+                self.notify(f"starting {line}…", timeout=3, markup=False)
+                self._launch(line)
 
         self.push_screen(LaunchScreen(), chosen)
 
     @work(thread=True, group="launch", exit_on_error=False)
-    def _launch(self, script: str) -> None:
-        self.post_message(Launched(script, self.client.launch(script)))
+    def _launch(self, line: str) -> None:
+        try:
+            started = self.client.launch(line)
+        except CliError as err:  # no such script, a quote left open: nothing was started
+            self.post_message(LaunchFailed(line, str(err)))
+            return
+        self.post_message(Launched(line, started))
 
     @on(Launched)
     def _launched(self, message: Launched) -> None:
         started = message.started
         if started.run_ids:
             self.notify(f"started {', '.join(started.run_ids)} (pid {started.pid})", timeout=6)
-        else:
+        else:  # its error from the log, and where the rest of it is
             self.notify(
-                f"{message.script} started no run yet; see {started.log}",
+                f"{message.script}: {started.no_run()}\nlog: {started.log}",
                 severity="error",
-                timeout=10,
+                timeout=20,
+                markup=False,
             )
+
+    @on(LaunchFailed)
+    def _launch_failed(self, message: LaunchFailed) -> None:
+        self.notify(
+            f"could not start {message.line}: {message.error}",
+            severity="error",
+            timeout=12,
+            markup=False,
+        )
 
     @on(LoadFailed)
     def _load_failed(self, message: LoadFailed) -> None:

@@ -86,3 +86,12 @@ class Launched(Message):
         super().__init__()
         self.script = script
         self.started = started
+
+
+class LaunchFailed(Message):
+    """A script could not be started (no such file, a line that cannot be split, …)."""
+
+    def __init__(self, line: str, error: str) -> None:
+        super().__init__()
+        self.line = line
+        self.error = error

@@ -13,6 +13,7 @@ import datetime as dt
 import importlib
 import os
 import runpy
+import shlex
 import subprocess
 import sys
 import time
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stemma.core.cli.exit_codes import CliError, ExitCode
+from stemma.core.error_lines import TRACEBACK_HEADER, error_line
 from stemma.core.layout import ROOT_ENV
 from stemma.core.live import list_states
 
@@ -80,6 +82,30 @@ print(run.pid)
 """
 
 
+def split_script_line(text: str) -> tuple[str, tuple[str, ...]]:
+    """A script and its arguments typed on one line, split as a shell would.
+
+    Raises:
+        CliError: nothing typed, or a quote left open (shlex's reason, and the fix).
+    """
+    try:
+        words = shlex.split(text)
+    except ValueError as err:
+        raise CliError(
+            f"cannot split {text!r}: {err} (close the quote, or escape it with a backslash)",
+            ExitCode.USAGE,
+        ) from None
+    if not words:
+        raise CliError("nothing to run: type a script, then its arguments", ExitCode.USAGE)
+    return words[0], tuple(words[1:])
+
+
+def detach_command(script: str, argv: Sequence[str], backend: str | None = None) -> str:
+    """The ``stemma run --detach`` command line that starts ``script`` (for the user to see)."""
+    options = ["--backend", backend] if backend else []
+    return shlex.join(["stemma", "run", "--detach", *options, script, *argv])
+
+
 @dataclass(frozen=True, kw_only=True)
 class Detached:
     """A pipeline script started in its own session."""
@@ -91,13 +117,44 @@ class Detached:
     ended: bool
     """True if it had already exited when the wait for its run ended."""
 
+    def last_words(self) -> str:
+        """What its log says went wrong: the exception's line, else the log's last line."""
+        tail = _log_tail(self.log)
+        if TRACEBACK_HEADER in tail:
+            return error_line(tail)
+        lines = tail.strip().splitlines()
+        return lines[-1].strip() if lines else "it printed nothing"
+
+    def no_run(self) -> str:
+        """Why no run id came back, in one line (empty when a run started)."""
+        if self.run_ids:
+            return ""
+        if self.ended:
+            return f"the script ended before starting a run: {self.last_words()}"
+        return (
+            f"no run started within {RUN_ID_WAIT_SECONDS:g} s; the script is still going "
+            f"(pid {self.pid}), its log's last line: {self.last_words()}"
+        )
+
+
+def _log_tail(log: Path, size: int = 65536) -> str:
+    """The end of a detached script's log, where its traceback is (empty if unreadable)."""
+    try:
+        with log.open("rb") as handle:
+            handle.seek(max(0, handle.seek(0, 2) - size))
+            return handle.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
 
 def detach(root: Path, script: str, argv: Sequence[str], backend: str | None) -> Detached:
     """Start ``stemma run SCRIPT`` in a new session and wait for the run it starts.
 
     Raises:
-        CliError: the launcher itself failed (the message has its error output).
+        CliError: no such script file (nothing is started), or the launcher itself failed
+            (the message has its error output).
     """
+    _check_script(script)
     logs = root / "logs" / "detached"
     logs.mkdir(parents=True, exist_ok=True)
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d_%H%M%S")
@@ -126,6 +183,13 @@ def detach(root: Path, script: str, argv: Sequence[str], backend: str | None) ->
             return Detached(pid=pid, log=log, run_ids=started, ended=ended)
         time.sleep(0.2)  # the script is importing and planning: nothing to wait on but its file
     return Detached(pid=pid, log=log, run_ids=(), ended=False)
+
+
+def _check_script(script: str) -> None:
+    """A missing script file is said at once, not after a detached process died of it."""
+    target = Path(script.partition(":")[0])
+    if target.suffix == ".py" and not target.is_file():
+        raise CliError(f"no script {str(target)!r} (from {Path.cwd()})", ExitCode.NOT_FOUND)
 
 
 def _alive(pid: int) -> bool:

@@ -19,7 +19,6 @@ from stemma.core.cli.output import is_terminal, rich_available
 from stemma.core.cli.run_lookup import root_argument
 from stemma.core.cli.run_progress import AttachedProgress
 from stemma.core.cli.watching import follow_lines
-from stemma.core.error_lines import TRACEBACK_HEADER, error_line
 from stemma.core.errors import StepFailedError
 from stemma.core.layout import ROOT_ENV
 from stemma.core.live import RunStatus, list_states
@@ -108,28 +107,10 @@ def _report(started: Detached) -> None:
             file=sys.stderr,
         )
     elif started.ended:
-        reason = _ended_reason(_log_tail(started.log))  # not only in the log: say why, here
+        reason = started.last_words()  # not only in the log: say why, here
         print(f"the script ended before starting a run: {reason} ({where})", file=sys.stderr)
     else:
         print(f"detached, but no run started yet ({where})", file=sys.stderr)
-
-
-def _ended_reason(tail: str) -> str:
-    """Why a detached script ended: its exception's line, else its log's last line."""
-    if TRACEBACK_HEADER in tail:
-        return error_line(tail)
-    lines = tail.strip().splitlines()
-    return lines[-1].strip() if lines else "it printed nothing"
-
-
-def _log_tail(log: Path, size: int = 65536) -> str:
-    """The end of a detached script's log, where its traceback is (empty if unreadable)."""
-    try:
-        with log.open("rb") as handle:
-            handle.seek(max(0, handle.seek(0, 2) - size))
-            return handle.read().decode("utf-8", errors="replace")
-    except OSError:
-        return ""
 
 
 def _configure_demo(parser: argparse.ArgumentParser) -> None:

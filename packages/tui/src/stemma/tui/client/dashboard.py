@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stemma.core.cancel_levels import CancelLevel
-from stemma.core.cli.launching import Detached, detach
+from stemma.core.cli.launching import Detached, detach, split_script_line
 from stemma.core.cli.run_rows import (
     RunRow,
     row_from_state,
@@ -234,9 +234,17 @@ class DashboardClient:
         request_cancel(self.root, run_id, level)
         return level
 
-    def launch(self, script: str) -> Detached:
-        """Start ``script`` detached on this root (see ``stemma run --detach``)."""
-        return detach(self.root, script, [], None)
+    def launch(self, line: str) -> Detached:
+        """Start the script and arguments typed on ``line`` detached on this root.
+
+        The line is split as a shell would, and started exactly as ``stemma run --detach``
+        starts it (waiting up to a minute for the run's id).
+
+        Raises:
+            CliError: the line cannot be split, names no script file, or the launcher failed.
+        """
+        script, argv = split_script_line(line)
+        return detach(self.root, script, argv, None)
 
     def log_follower(self, run_id: str, number: int) -> LogFollower:
         """A follower of the live log files of one running step (see :mod:`log_follow`).
