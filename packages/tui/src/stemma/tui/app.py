@@ -63,6 +63,8 @@ class StemmaApp(App[None]):
         """
         super().__init__()
         self.client = DashboardClient(root)
+        self.errors_said: set[str] = set()
+        """The errors toasted so far: each is toasted once (see :meth:`_load_failed`)."""
         self.start_run = run_id
         """The run opened over the runs list at start, if any."""
         self.start_step = step if run_id is not None else None
@@ -233,7 +235,13 @@ class StemmaApp(App[None]):
 
     @on(LoadFailed)
     def _load_failed(self, message: LoadFailed) -> None:
-        self.notify(f"{message.what}: {message.error}", severity="error")
+        # A read that fails at every refresh (a damaged table) would raise a toast a second:
+        # the screen's own line keeps saying it, so one toast is enough.
+        said = f"{message.what}: {message.error}"
+        if said in self.errors_said:
+            return
+        self.errors_said.add(said)
+        self.notify(said, severity="error", markup=False)
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         """The command palette (ctrl+p): Textual's own commands plus the dashboard's."""

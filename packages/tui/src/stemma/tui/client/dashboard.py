@@ -25,11 +25,12 @@ from stemma.core.cli.run_rows import (
 )
 from stemma.core.engine.failure_logs import failure_log_path
 from stemma.core.live import RunState, RunStatus, StepState, read_state, request_cancel
-from stemma.tui.client.eta import history_eta
+from stemma.tui.client.eta import Paces, history_eta
 from stemma.tui.client.history import HistoryCache
 from stemma.tui.client.live_states import LiveStates
 from stemma.tui.client.log_follow import LogFollower
 from stemma.tui.client.step_tree import upstream_from_events, with_upstream
+from stemma.tui.client.table_damage import DamageWatch
 from stemma.tui.client.views import ArtifactView, ExecutionRow, RunView, StepView
 
 LOG_TAIL_BYTES = 256 * 1024
@@ -48,6 +49,7 @@ class DashboardClient:
         self.root = root
         self._history = HistoryCache(root)
         self._live = LiveStates(root)
+        self._damage = DamageWatch(root)
         self._live_units: dict[tuple[str, int], LiveExecutions] = {}
 
     def live_runs(self, newest: int | None = None) -> list[RunRow]:
@@ -61,19 +63,32 @@ class DashboardClient:
         rows = self._live.rows(newest)
         return sorted(rows, key=lambda row: row.started, reverse=True)
 
+    @property
+    def damage(self) -> str | None:
+        """What makes the history unreadable (the table, the file, the fix); None when it reads.
+
+        While it is set, :meth:`runs` and :meth:`run` answer from the state files alone.
+        """
+        return self._damage.message()
+
     def runs(self) -> list[RunRow]:
-        """Every run, newest first: live ones from their state files, the rest from history."""
-        rows = {row.run_id: row for row in self._history.rows()}
+        """Every run, newest first: live ones from their state files, the rest from history.
+
+        A damaged table leaves the runs that have a state file (:attr:`damage` says why).
+        """
+        history = self._history.rows() if self._damage.readable(self._history.rows) else []
+        rows = {row.run_id: row for row in history}
         rows.update({row.run_id: row for row in self._live.rows()})
         return sorted(rows.values(), key=lambda row: row.started, reverse=True)
 
     def run(self, run_id: str) -> RunView:
-        """One run's steps, live when it has a state file.
+        """One run's steps, live when it has a state file (from it alone when history is damaged).
 
         Raises:
             LookupError: no such run under the root.
         """
-        events = self._history.run_events(run_id)
+        readable = self._damage.readable(self._history.rows)
+        events = self._history.run_events(run_id) if readable else []
         latest = {event.step_number: event.step_run_id for event in events}
         upstream = upstream_from_events(events)
         state: RunState | None
@@ -84,7 +99,7 @@ class DashboardClient:
         if state is not None:
             steps = with_upstream(state.steps, upstream)
             specs = {event.step_number: event.step_spec_id for event in events}
-            known = self._history.paces()
+            known = self._history.paces() if readable else Paces()
             etas = {
                 step.number: eta
                 for step in steps
@@ -93,7 +108,8 @@ class DashboardClient:
             row = row_from_state(state)
             return RunView(row=row, state=state, steps=steps, step_run_ids=latest, etas=etas)
         if not events:
-            raise LookupError(f"no run {run_id!r} under {self.root}")
+            why = "" if readable else f"; its history cannot be read: {self.damage}"
+            raise LookupError(f"no run {run_id!r} under {self.root}{why}")
         [row] = rows_from_history(events)
         steps = with_upstream(steps_from_history(events), upstream)
         return RunView(row=row, state=None, steps=steps, step_run_ids=latest)

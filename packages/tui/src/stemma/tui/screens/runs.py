@@ -142,6 +142,8 @@ class RunsScreen(Screen[None]):
             self.post_message(LoadFailed("runs", str(err)))
             return
         self.post_message(RunsLoaded(rows))
+        if client.damage is not None:  # rows from state files alone: the summary says why
+            self.post_message(LoadFailed("history", client.damage))
 
     @on(RunsLoaded)
     def _show_runs(self, message: RunsLoaded) -> None:

@@ -1,0 +1,177 @@
+"""Which Delta table of a root is damaged, which file, and what a user can do about it now.
+
+A read that fails on a damaged table says little: polars reports "expected parquet magic bytes"
+without the file, delta-rs a gap in the log inside a long debug dump. The dashboard says it
+once, so it says it well: :func:`find_damage` reads the error's own words first (a missing
+commit, a missing data file) and otherwise checks each data file the tables' logs reference
+(a Parquet file starts and ends with ``PAR1``), naming the first that is not one.
+
+delta-rs is imported only when a read already failed: never on the paint path.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import unquote
+
+DAMAGE_RETRY_SECONDS = 10.0
+"""How often a damaged history is read again, to notice that it was fixed."""
+_MAGIC = b"PAR1"
+_GAP = re.compile(
+    r'found gap: .*?path: "(?P<log>[^"]+)/_delta_log/(?P<before>\d+)\.json".*?'
+    r'-> ParsedLogPath.*?filename: "(?P<after>\d+)\.json"',
+    re.DOTALL,
+)
+_DATA_FILE = re.compile(r"(part-[\w.-]+?\.parquet)")
+
+
+@dataclass(frozen=True, kw_only=True)
+class TableDamage:
+    """One damaged file of one Delta table, and the way out."""
+
+    table: Path
+    """The table's directory (``{root}/delta/orchestration/steps``)."""
+    file: str
+    """The damaged or missing file, relative to the table's directory."""
+    problem: str
+    """What is wrong with it, in words."""
+    fix: str
+    """What a user can do now."""
+
+    def message(self, root: Path) -> str:
+        """One paragraph: the table, the file, the problem and the fix."""
+        table = _relative(self.table, root)
+        lost = " (the rows it held are lost)" if self.file.endswith(".parquet") else ""
+        return (
+            f"damaged table {table}: {self.file} {self.problem}; runs are shown from their "
+            f"state files. Fix: {self.fix}{lost}"
+        )
+
+
+class DamageWatch:
+    """Whether a root's history can be read, and if not, which file of which table stops it.
+
+    A damaged table is read again only every :data:`DAMAGE_RETRY_SECONDS` (to notice the fix),
+    not at every refresh: each try reads files and looks for the damaged one again.
+    """
+
+    def __init__(self, root: Path, retry_seconds: float = DAMAGE_RETRY_SECONDS) -> None:
+        self._root = root
+        self._retry_seconds = retry_seconds
+        self._retry_at = 0.0
+        self.damage: TableDamage | None = None
+        """The damage found by the last read (None when it read)."""
+
+    def message(self) -> str | None:
+        """The damage in one paragraph (:meth:`TableDamage.message`), or None."""
+        return self.damage.message(self._root) if self.damage is not None else None
+
+    def readable(self, catch_up: Callable[[], object]) -> bool:
+        """Run ``catch_up`` (a history read); False, with :attr:`damage` set, if it met damage.
+
+        Raises:
+            Exception: a failed read that no damaged file explains (a bug, a full disk).
+        """
+        if self.damage is not None and time.monotonic() < self._retry_at:
+            return False
+        try:
+            catch_up()
+        except Exception as err:  # polars, delta-rs and OSError all say "damaged" their own way
+            damage = find_damage(self._root, err)
+            if damage is None:
+                raise
+            self.damage, self._retry_at = damage, time.monotonic() + self._retry_seconds
+            return False
+        self.damage = None
+        return True
+
+
+def find_damage(root: Path, error: BaseException) -> TableDamage | None:
+    """The damaged file behind ``error``, a failed read of ``root``'s tables; None if none is.
+
+    None means the error is something else (a bug, a full disk): the caller raises it on.
+    """
+    text = str(error)
+    gap = _GAP.search(text)
+    if gap is not None:
+        return _missing_commit(Path(gap["log"]), int(gap["before"]), int(gap["after"]))
+    named = _DATA_FILE.search(text)
+    for table in _tables(root):
+        found = _check_files(table, named[1] if named else None)
+        if found is not None:
+            return found
+    return None
+
+
+def _missing_commit(table: Path, before: int, after: int) -> TableDamage:
+    missing = ", ".join(f"_delta_log/{v:020d}.json" for v in range(before + 1, after))
+    return TableDamage(
+        table=table,
+        file=missing,
+        problem=f"is missing (commits {before} and {after} are there, not what is between)",
+        fix=f"put {missing} back from a backup: Delta reads no table past a missing commit",
+    )
+
+
+def _tables(root: Path) -> list[Path]:
+    """The Delta tables under ``root``, the steps table first (the one read every second)."""
+    delta = root / "delta"
+    found = sorted(log.parent for log in delta.glob("*/*/_delta_log") if log.is_dir())
+    return sorted(found, key=lambda table: table.name != "steps")
+
+
+def _check_files(table: Path, named: str | None) -> TableDamage | None:
+    from deltalake import DeltaTable
+
+    try:
+        uris = DeltaTable(str(table)).file_uris()
+    except Exception as err:  # its log itself is damaged: a gap names it
+        gap = _GAP.search(str(err))
+        return _missing_commit(table, int(gap["before"]), int(gap["after"])) if gap else None
+    paths = [Path(unquote(uri.removeprefix("file://"))) for uri in uris]
+    if named is not None:  # the error named it: look at that one first
+        paths.sort(key=lambda path: path.name != named)
+    for path in paths:
+        problem = _problem(path)
+        if problem is not None:
+            return TableDamage(
+                table=table,
+                file=_relative(path, table),
+                problem=problem,
+                fix=_drop_file_fix(table, moved=path.exists()),
+            )
+    return None
+
+
+def _problem(path: Path) -> str | None:
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(len(_MAGIC))
+            size = handle.seek(0, 2)
+            handle.seek(max(0, size - len(_MAGIC)))
+            tail = handle.read(len(_MAGIC))
+    except FileNotFoundError:
+        return "is missing (the table's log still lists it)"
+    except OSError as err:
+        return f"cannot be read ({err.strerror or err})"
+    if head != _MAGIC or tail != _MAGIC:
+        return f"is not a Parquet file ({size} bytes, no PAR1 at its start and end)"
+    return None
+
+
+def _drop_file_fix(table: Path, *, moved: bool) -> str:
+    repair = f"python -c \"from deltalake import DeltaTable; DeltaTable('{table}').repair()\""
+    if moved:
+        return f"put it back from a backup, or move it out of the table and run `{repair}`"
+    return f"put it back from a backup, or run `{repair}` to drop it from the table's log"
+
+
+def _relative(path: Path, base: Path) -> str:
+    try:
+        return str(path.relative_to(base))
+    except ValueError:
+        return str(path)
