@@ -23,6 +23,7 @@ from stemma.tui.screens import StepScreen
 from .conftest import drive, row_count, script_running, until
 
 SCRIPT = Path(__file__).with_name("slow_pipeline.py")
+LAZY_SCRIPT = Path(__file__).with_name("slow_lazy.py")
 UNITS = 12
 DEADLINE_SECONDS = 90.0
 
@@ -135,4 +136,27 @@ def test_a_running_unit_shows_as_running_until_it_is_staged(tmp_path: Path) -> N
         }:
             assert time.monotonic() < deadline, "the running unit never came back staged"
             time.sleep(0.1)
+        assert process.wait(timeout=120) == 0
+
+
+def test_a_lazy_step_s_running_function_has_a_row_though_it_has_no_sandbox(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "store"
+    env = {**os.environ, "PYTHONPATH": str(LAZY_SCRIPT.parent)}  # workers import its functions
+    with script_running(LAZY_SCRIPT, root, env) as process:
+        client = DashboardClient(root)
+        deadline = time.monotonic() + DEADLINE_SECONDS
+        while True:
+            states = list_states(root)
+            running = [s for s in states[0].steps if s.running] if states else []
+            if running:
+                view = client.step(states[0].run_id, running[0].number)
+                if view.status == "running" and view.executions:
+                    break
+            assert time.monotonic() < deadline, "no running lazy step listed a unit"
+            time.sleep(0.05)
+        [unit] = view.executions
+        assert unit.stage == "running"
+        assert unit.success is None
         assert process.wait(timeout=120) == 0

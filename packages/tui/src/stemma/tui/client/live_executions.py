@@ -31,12 +31,14 @@ from stemma.core.sqlite_store.execution_rows import from_micros
 from stemma.core.sqlite_store.schema import EXECUTION_COLUMNS
 from stemma.core.sqlite_store.staging import step_dir_name
 from stemma.core.staging_problems import StagingProblem
+from stemma.tui.client.dir_tree import DirTree
 from stemma.tui.client.views import ExecutionRow
 
 DELTA_SENTINEL = "executions.parquet"
 COLUMNS = (  # the executions columns a staged unit's row shows: a Delta sentinel's, read alone
     "execution_run_id",
     "step_run_id",
+    "step_number",
     "started_at",
     "ended_at",
     "worker",
@@ -53,11 +55,13 @@ class LiveExecutions:
 
     def __init__(self, root: Path, *, number: int, name: str, operation: str) -> None:
         """Watch step ``number`` (named ``name``, running ``operation``) under ``root``."""
-        self.staging = root / "staging" / step_dir_name(number, name)
-        self.sandboxes = root / "working" / f"{number}_{operation}"
-        self._read: set[Path] = set()
+        self._bundles = DirTree(root / "staging" / step_dir_name(number, name), 3)
+        self._sandboxes = DirTree(root / "working" / f"{number}_{operation}", 3)
+        self._read: set[str] = set()
         """Bundles read (or found unreadable): never read again."""
-        self._finished: dict[str, ExecutionRow] = {}
+        self.number = number
+        self._finished: dict[str, tuple[str, ExecutionRow]] = {}
+        """Per execution id, its step run and row."""
         self.bundles_read = 0
         """Bundles read so far (how a test tells an incremental read from a full one)."""
 
@@ -69,21 +73,22 @@ class LiveExecutions:
             step_run_id: the step run, when history knows it: staged rows of another are
                 left out (a bundle an earlier run left behind).
         """
-        new = [b for b in _bundles(self.staging) if b not in self._read and _complete(b)]
-        for bundle in new:
-            self._read.add(bundle)
-            for row in _bundle_rows(bundle):
-                if step_run_id is None or row.pop("step_run_id") == step_run_id:
-                    self._finished[row["execution_run_id"]] = _staged(row)
+        new = [Path(b) for b in self._bundles.leaves() if b not in self._read]
+        new = [b for b in new if _complete(b)]
+        self._read.update(str(b) for b in new)
+        for row in _read_bundles(new):
+            # (a pack of function steps' units is staged under its first unit's step)
+            if row["step_number"] == self.number:
+                self._finished[row["execution_run_id"]] = (row["step_run_id"], _staged(row))
         self.bundles_read += len(new)
         cutoff = since.timestamp() - 1.0  # clocks of a shared filesystem's nodes drift a little
-        finished = [
-            e
-            for e in self._finished.values()
-            if step_run_id is not None or e.started_unix >= cutoff
-        ]
+        if step_run_id is not None:
+            finished = [e for run, e in self._finished.values() if run == step_run_id]
+        else:  # no step run to tell this run's bundles by: their start
+            finished = [e for _, e in self._finished.values() if e.started_unix >= cutoff]
+        sandboxes = self._sandboxes.leaves()
         running = [
-            r for r in _running(self.sandboxes, cutoff) if r.execution_run_id not in self._finished
+            r for r in _running(sandboxes, cutoff) if r.execution_run_id not in self._finished
         ]
         return running + sorted(finished, key=lambda e: e.started_at, reverse=True)
 
@@ -104,9 +109,10 @@ def _staged(row: dict[str, Any]) -> ExecutionRow:
     )
 
 
-def _running(sandboxes: Path, cutoff: float) -> Iterator[ExecutionRow]:
+def _running(sandboxes: list[str], cutoff: float) -> Iterator[ExecutionRow]:
     now = dt.datetime.now(dt.UTC).timestamp()
-    for sandbox in _dirs(sandboxes, 3):
+    for folder in sandboxes:
+        sandbox = Path(folder)
         try:
             started = os.stat(sandbox / "tool_output.log").st_ctime
         except OSError:
@@ -127,16 +133,37 @@ def _running(sandboxes: Path, cutoff: float) -> Iterator[ExecutionRow]:
         )
 
 
-def _bundle_rows(bundle: Path) -> list[dict[str, Any]]:
-    """The executions rows of one complete bundle; none when it went or cannot be read."""
-    if (bundle / DELTA_SENTINEL).is_file():
-        import polars as pl
+def _read_bundles(bundles: list[Path]) -> list[dict[str, Any]]:
+    """The executions rows of complete bundles; none of one that went or cannot be read."""
+    delta = [b / DELTA_SENTINEL for b in bundles if (b / DELTA_SENTINEL).is_file()]
+    rows = _delta_rows(delta)
+    for bundle in bundles:
+        if not (bundle / DELTA_SENTINEL).is_file():
+            rows += _sqlite_rows(bundle)
+    return rows
 
-        try:
-            frame = pl.read_parquet(bundle / DELTA_SENTINEL, columns=list(COLUMNS))
-        except (OSError, pl.exceptions.PolarsError):
-            return []  # committed and removed meanwhile, or damaged: the commit says so
-        return frame.to_dicts()
+
+def _delta_rows(sentinels: list[Path]) -> list[dict[str, Any]]:
+    """The sentinels' rows, read together (polars reads them in parallel: ~5x faster)."""
+    import polars as pl
+
+    if not sentinels:
+        return []
+    try:
+        # (paths, never patterns: a bundle path holding "[" is read as it is)
+        frame = pl.scan_parquet(sentinels, glob=False).select(COLUMNS).collect()
+    except (OSError, pl.exceptions.PolarsError):  # one was committed meanwhile: one by one
+        rows: list[dict[str, Any]] = []
+        for sentinel in sentinels:
+            try:
+                rows += pl.read_parquet(sentinel, columns=list(COLUMNS)).to_dicts()
+            except (OSError, pl.exceptions.PolarsError):
+                continue  # committed and removed, or damaged: the step's commit says so
+        return rows
+    return frame.to_dicts()
+
+
+def _sqlite_rows(bundle: Path) -> list[dict[str, Any]]:
     try:
         read = read_rows(bundle, read_sentinel(bundle))
     except (OSError, ValueError):
@@ -157,22 +184,3 @@ def _complete(bundle: Path) -> bool:
     return (bundle / DELTA_SENTINEL).is_file() or (
         (bundle / "sentinel.json").is_file() and (bundle / RECORDS).is_file()
     )
-
-
-def _bundles(step_dir: Path) -> list[Path]:
-    return _dirs(step_dir, 3)
-
-
-def _dirs(base: Path, depth: int) -> list[Path]:
-    """The directories ``depth`` levels below ``base``, tolerating concurrent removal."""
-    level = [base]
-    for _ in range(depth):
-        below: list[Path] = []
-        for directory in level:
-            try:
-                with os.scandir(directory) as entries:
-                    below.extend(Path(e.path) for e in entries if e.is_dir(follow_symlinks=False))
-            except OSError:
-                continue
-        level = below
-    return level
