@@ -29,6 +29,7 @@ from stemma.tui.client.eta import Paces, history_eta
 from stemma.tui.client.history import HistoryCache
 from stemma.tui.client.live_states import LiveStates
 from stemma.tui.client.log_follow import LogFollower
+from stemma.tui.client.running_units import unseen_running
 from stemma.tui.client.step_tree import upstream_from_events, with_upstream
 from stemma.tui.client.table_damage import DamageWatch
 from stemma.tui.client.views import ArtifactView, ExecutionRow, RunView, StepView
@@ -200,7 +201,8 @@ class DashboardClient:
                 self.root, number=step.number, name=step.name, operation=step.operation
             )
         since = dt.datetime.fromisoformat(step.started_at) if step.started_at else _EPOCH
-        return watcher.rows(since=since, step_run_id=step_run_id)
+        rows = watcher.rows(since=since, step_run_id=step_run_id)
+        return rows + unseen_running(step, rows)
 
     def _why(self, name: str, run_id: str) -> list[str]:
         from stemma.core.cli.explaining import explain_step  # loads the operations: not at paint
