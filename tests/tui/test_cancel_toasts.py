@@ -1,4 +1,4 @@
-"""Cancel feedback at 80x24 leaves the step table readable.
+"""Cancel feedback leaves the step table readable, at 80x24 as at 200x50.
 
 The run screen's cancel bar already says which level was asked and what the next press does,
 so a press there raises no toast over the table; on the runs list (no bar) the toast is one
@@ -13,6 +13,7 @@ import asyncio
 import datetime as dt
 from pathlib import Path
 
+import pytest
 from textual.geometry import Region
 from textual.pilot import Pilot
 from textual.widgets._toast import Toast
@@ -25,7 +26,7 @@ from stemma.tui.widgets.tables import table_at
 from .conftest import Scenario, live_state, row_count, until
 from .test_snapshots import screen_text
 
-SIZE = (80, 24)
+SIZES = [(80, 24), (100, 30), (160, 48), (200, 50)]
 
 
 def _many_steps() -> tuple[StepState, ...]:
@@ -46,12 +47,12 @@ def _many_steps() -> tuple[StepState, ...]:
     )
 
 
-def drive(root: Path, scenario: Scenario) -> None:
-    """The real app at 80x24 with its toasts shown, playing ``scenario``."""
+def drive(root: Path, scenario: Scenario, size: tuple[int, int]) -> None:
+    """The real app at ``size`` with its toasts shown, playing ``scenario``."""
 
     async def play() -> None:
         app = StemmaApp(root)
-        async with app.run_test(size=SIZE, notifications=True) as pilot:
+        async with app.run_test(size=size, notifications=True) as pilot:
             await scenario(app, pilot)
 
     asyncio.run(play())
@@ -61,7 +62,10 @@ def _toast_regions(app: StemmaApp) -> list[Region]:
     return [toast.region for toast in app.screen.query(Toast) if toast.region.area]
 
 
-def test_c_on_the_run_screen_at_80x24_covers_none_of_the_step_rows(tmp_path: Path) -> None:
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_c_on_the_run_screen_covers_none_of_the_step_rows(
+    tmp_path: Path, size: tuple[int, int]
+) -> None:
     root = tmp_path / "store"
     state = live_state(root, steps=_many_steps())
 
@@ -76,13 +80,16 @@ def test_c_on_the_run_screen_at_80x24_covers_none_of_the_step_rows(tmp_path: Pat
         assert not [r for r in _toast_regions(app) if r.overlaps(table.region)]
         text = screen_text(app)
         shown = [f"stage{n:02d}" for n in range(20) if f"stage{n:02d}" in text]
-        assert len(shown) >= table.region.height - 2  # every row the table has room for
+        assert len(shown) >= min(20, table.region.height - 2)  # every row it has room for
         assert "cancel 1/3 asked: graceful" in text  # the bar says it instead
 
-    drive(root, scenario)
+    drive(root, scenario, size)
 
 
-def test_c_on_the_runs_list_at_80x24_toasts_one_line_over_the_footer(tmp_path: Path) -> None:
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_c_on_the_runs_list_toasts_one_line_over_the_footer(
+    tmp_path: Path, size: tuple[int, int]
+) -> None:
     root = tmp_path / "store"
     state = live_state(root)
 
@@ -94,7 +101,7 @@ def test_c_on_the_runs_list_at_80x24_toasts_one_line_over_the_footer(tmp_path: P
         await until(pilot, lambda: bool(_toast_regions(app)), "the toast")
         [region] = _toast_regions(app)
         assert region.height == 1
-        assert region.y == SIZE[1] - 1  # the footer's line, not the table's
+        assert region.y == size[1] - 1  # the footer's line, not the table's
         assert f"cancel 1/3 asked of {state.run_id[-8:]}: graceful" in screen_text(app)
 
-    drive(root, scenario)
+    drive(root, scenario, size)
