@@ -82,7 +82,7 @@ def test_garbage_parquet_file_is_said_once_with_its_name_and_the_runs_stay(
         assert len(toasts) == 1  # one toast, not one a second
         assert lines_seen == looks  # and the summary line kept saying it all along
         said = next(iter(app.errors_said))
-        assert "is not a Parquet file" in said
+        assert "is not Parquet" in said
         assert f"DeltaTable('{root / STEPS}').repair()" in said
         app.open_run(filled.run_id)  # a run still opens, from its state file
         await until(pilot, lambda: isinstance(app.screen, RunScreen), "the run screen")
@@ -100,7 +100,7 @@ def test_the_fix_the_message_gives_makes_history_readable_again(
     client = DashboardClient(root)
     assert [row.run_id for row in client.runs()] == [filled.run_id]
     assert client.damage is not None
-    assert f"{damaged.name} is not a Parquet file" in client.damage
+    assert f"{damaged.name} is not Parquet" in client.damage
     # The fix as said: move the file out of the table, then drop it from the table's log.
     damaged.rename(tmp_path / damaged.name)
     DeltaTable(str(root / STEPS)).repair()

@@ -241,7 +241,7 @@ class StemmaApp(App[None]):
         if said in self.errors_said:
             return
         self.errors_said.add(said)
-        self.notify(said, severity="error", markup=False)
+        self.notify(said, severity="error", timeout=15, markup=False)  # time to read a fix
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         """The command palette (ctrl+p): Textual's own commands plus the dashboard's."""

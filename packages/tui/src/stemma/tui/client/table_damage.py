@@ -43,12 +43,15 @@ class TableDamage:
     """What a user can do now."""
 
     def message(self, root: Path) -> str:
-        """One paragraph: the table, the file, the problem and the fix."""
+        """One paragraph: the table, the file, the problem, the fix, then what is still shown.
+
+        The most useful words first: a narrow screen's summary line cuts the end.
+        """
         table = _relative(self.table, root)
-        lost = " (the rows it held are lost)" if self.file.endswith(".parquet") else ""
+        lost = " (its rows are lost)" if self.file.endswith(".parquet") else ""
         return (
-            f"damaged table {table}: {self.file} {self.problem}; runs are shown from their "
-            f"state files. Fix: {self.fix}{lost}"
+            f"damaged table {table}: {self.file} {self.problem}. Fix: {self.fix}{lost}. "
+            "Runs with a state file are still shown."
         )
 
 
@@ -159,7 +162,7 @@ def _problem(path: Path) -> str | None:
     except OSError as err:
         return f"cannot be read ({err.strerror or err})"
     if head != _MAGIC or tail != _MAGIC:
-        return f"is not a Parquet file ({size} bytes, no PAR1 at its start and end)"
+        return f"is not Parquet ({size} bytes, no PAR1 marks)"
     return None
 
 
