@@ -97,7 +97,7 @@ def test_the_executions_tab_shows_finished_units_before_the_step_ends_then_the_c
 
 
 @pytest.mark.parametrize("store", ["sqlite", "delta"])
-def test_the_client_lists_a_running_step_s_staged_units_with_either_store(
+def test_the_client_lists_a_step_s_staged_units_then_its_committed_ones_with_either_store(
     tmp_path: Path, store: str
 ) -> None:
     root = tmp_path / "store"
@@ -116,6 +116,12 @@ def test_the_client_lists_a_running_step_s_staged_units_with_either_store(
         assert all(e.success for e in staged)
         assert len({e.execution_run_id for e in rows}) == len(rows)
         assert process.wait(timeout=120) == 0
+    view = client.step(run_id, 1)  # ended: history's rows, whichever store holds them
+    assert view.status == "completed"
+    assert len({e.execution_run_id for e in view.executions}) == UNITS
+    assert {e.stage for e in view.executions} == {"committed"}
+    assert {e.execution_run_id for e in staged} <= {e.execution_run_id for e in view.executions}
+    assert view.outputs
 
 
 def test_a_running_unit_shows_as_running_until_it_is_staged(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +42,7 @@ _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
 if TYPE_CHECKING:
     from stemma.tui.client.live_executions import LiveExecutions
+    from stemma.tui.client.sqlite_history import SqliteHistory
 
 
 class DashboardClient:
@@ -52,6 +54,7 @@ class DashboardClient:
         self._live = LiveStates(root)
         self._damage = DamageWatch(root)
         self._live_units: dict[tuple[str, int], LiveExecutions] = {}
+        self._sqlite: SqliteHistory | None = None
 
     def live_runs(self, newest: int | None = None) -> list[RunRow]:
         """The runs that have a state file, newest first: no Delta read, no heavy import.
@@ -125,7 +128,9 @@ class DashboardClient:
         Raises:
             LookupError: the step is neither in history nor running in the run's live state.
         """
-        events = [e for e in self._history.run_events(run_id) if e.step_number == number]
+        sqlite = self._sqlite_history()
+        history = sqlite.run_events(run_id) if sqlite else self._history.run_events(run_id)
+        events = [e for e in history if e.step_number == number]
         running = self._running_step(run_id, number)
         if not events and running is None:
             raise LookupError(f"step {number} of run {run_id} has nothing in history yet")
@@ -144,15 +149,13 @@ class DashboardClient:
                 running_units=running.running,
                 why=("not finished yet: nothing to compare",),
             )
-        from stemma.storage.queries import executions
-
         event = events[-1]
         source = str(event.metadata.get("outputs_from") or event.step_run_id)
         note = ""
         if source != event.step_run_id:
             note = f"a step-level cache hit: these are the executions of step run {source[:8]}"
-        frame = executions(self.root, step_run_id=source)
-        committed = [self._execution(row) for row in frame.iter_rows(named=True)]
+        rows, outputs, why = self._committed(sqlite, source, event.step_name, run_id)
+        committed = [self._execution(row) for row in rows]
         live: list[ExecutionRow] = []
         if event.status.value == "running" and running is not None:
             known = {e.execution_run_id for e in committed}
@@ -160,8 +163,6 @@ class DashboardClient:
             live = [e for e in live if e.execution_run_id not in known]
         else:
             self._live_units.pop((run_id, number), None)  # final: history has every unit
-        store = self._history.store
-        outputs = store.step_outputs([source]).get(source, {}) if store is not None else {}
         return StepView(
             run_id=run_id,
             number=number,
@@ -172,9 +173,37 @@ class DashboardClient:
             executions=(*live, *committed),
             outputs=dict(outputs),
             note=note,
-            why=tuple(self._why(event.step_name, run_id)),
+            why=tuple(why),
             running_units=running.running if running is not None else 0,
         )
+
+    def _sqlite_history(self) -> SqliteHistory | None:
+        """A SQLite root's history (None on a Delta root: :class:`HistoryCache` reads that)."""
+        if self._sqlite is None and not (self.root / "delta").is_dir():
+            from stemma.tui.client.sqlite_history import SqliteHistory
+
+            if SqliteHistory.present(self.root):
+                self._sqlite = SqliteHistory(self.root)
+        return self._sqlite
+
+    def _committed(
+        self, sqlite: SqliteHistory | None, source: str, name: str, run_id: str
+    ) -> tuple[list[dict[str, Any]], Mapping[str, tuple[str, ...]], list[str]]:
+        """A step run's committed execution rows, its outputs, and why it ran."""
+        if sqlite is not None:
+            from stemma.core.cli.explaining import explain_step  # loads the operations
+
+            try:
+                why = explain_step(sqlite.named_events(name), name, run_id)
+            except LookupError:
+                why = ["not finished yet: nothing to compare"]
+            return sqlite.executions(source), sqlite.outputs(source), why
+        from stemma.storage.queries import executions
+
+        rows = list(executions(self.root, step_run_id=source).iter_rows(named=True))
+        store = self._history.store
+        outputs = store.step_outputs([source]).get(source, {}) if store is not None else {}
+        return rows, outputs, self._why(name, run_id)
 
     def _running_step(self, run_id: str, number: int) -> StepState | None:
         """The step's live state while it runs (None once it ended, or without a state)."""
