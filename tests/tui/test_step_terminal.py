@@ -1,7 +1,8 @@
 """The step screen in a real terminal (tmux) at the smallest and largest sizes people use.
 
 Follow mode (``f``) must show every line a running unit writes, each on its own line, under a
-header naming the file (shortened from the left to fit); the footer must show every key.
+header naming the file (shortened from the left to fit); the footer must show every key, and
+the tab bar the tabs' keys.
 """
 
 from __future__ import annotations
@@ -84,6 +85,11 @@ def test_follow_shows_every_line_on_its_own_line_under_a_header_that_fits(
         )
         try:
             _open_chatty_step(terminal)
+            shown = terminal.wait_for(lambda s: "palette" in s, "the footer")
+            for key in ("esc Back", "f Follow", "x Failed", "r Running", "/ Filter", "? Help"):
+                assert key in shown, f"{key!r} is not in the footer"
+            for tab in ("Executions (e)", "Log (l)", "Params (p)", "Outputs (o)", "Why (w)"):
+                assert tab in shown, f"{tab!r} is not in the tab bar"
             terminal.keys("f")
             shown = terminal.wait_for(lambda s: len(_ticks_alone(s)) >= 8, "tick lines")
             assert not [
