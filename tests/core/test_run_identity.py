@@ -58,7 +58,7 @@ def test_a_run_s_state_file_records_its_user_command_line_and_working_directory(
     assert state.cwd == str(tmp_path)
     [row] = all_runs(root)
     assert row.user == getpass.getuser()
-    assert row.description == f"tiny · make_data.py {root} --size '3 rows'"
+    assert row.description == "tiny · make_data.py …/root --size '3 rows'"  # (a long path)
 
 
 def test_a_run_known_only_from_history_gets_its_user_host_and_command_from_its_events(
@@ -130,4 +130,6 @@ def test_a_run_s_description_is_its_script_and_arguments_after_a_name_it_does_no
     pytest_row = _row("first", ("/venv/bin/pytest", "-q", "a b"))
     assert pytest_row.description == "first · pytest -q 'a b'"
     assert _row("old", ()).description == "old"  # recorded before commands were kept
+    long = _row("slow", ("slow.py", "/scratch/ada/projects/stemma-roots/big", "short/path"))
+    assert long.description == "slow.py …/big short/path"
     assert _row("slow", ()).short_id == "0a1b2c3d"

@@ -163,6 +163,9 @@ def _write(root: Path, index: int, status: RunStatus) -> None:
             heartbeat=at(120),
             ended_at=at(120) if final else None,
             cancel_level=1 if status is RunStatus.CANCELLED else 0,
+            user="ada",
+            command=("pipelines/demo.py", "--size", str(index + 1)),
+            cwd="/home/ada",
             steps=steps,
         ),
     )

@@ -44,7 +44,7 @@ def test_a_run_whose_orchestrator_died_shows_its_running_step_stale_with_no_eta(
     async def scenario(app: StemmaApp, pilot: Pilot[None]) -> None:
         runs = table_at(app.screen, "#runs")
         await until(pilot, lambda: runs.row_count == 1, "the run")
-        assert str(runs.get_row_at(0)[0]) == "stale"
+        assert str(runs.get_row_at(0)[1]) == "stale"
         app.open_run(state.run_id)
         await until(pilot, lambda: row_count(app, "#steps") == 2, "the steps")
         screen = cast(RunScreen, app.screen)

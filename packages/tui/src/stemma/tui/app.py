@@ -24,7 +24,7 @@ from stemma.tui.client.first_runs import read_first_runs
 from stemma.tui.messages import CancelSent, Launched, LaunchFailed, LoadFailed
 from stemma.tui.readonly import allowed
 from stemma.tui.screens.runs import RunsScreen
-from stemma.tui.widgets.cancel_bar import CancelBar, next_level
+from stemma.tui.widgets.cancel_bar import CancelBar, how_it_ended, next_level
 from stemma.tui.widgets.title_line import TitleLine
 
 # The other screens are imported where they open: the first frame needs only the runs list, and
@@ -160,7 +160,8 @@ class StemmaApp(App[None]):
             applied: the level its orchestrator has applied so far.
         """
         if status is not RunStatus.RUNNING:
-            self.notify(f"run is {status.value}: nothing to cancel", severity="warning")
+            ended = how_it_ended(status, applied)  # as the run screen's header says it
+            self.notify(f"run {ended}: nothing to cancel", severity="warning")
             return None
         level = next_level(applied, self.cancel_presses.get(run_id, 0))
         if level is None:

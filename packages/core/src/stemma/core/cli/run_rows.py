@@ -21,6 +21,9 @@ from stemma.core.live.state import FINAL_STEP_STATUSES, STALE_STEP
 from stemma.core.records import StepStatus
 from stemma.core.unit_counts import UnitCounts
 
+LONG_ARGUMENT = 24
+"""A path argument longer than this is shown by its last part in a run's description."""
+
 __all__ = [
     "FINAL_STEP_STATUSES",
     "RunRow",
@@ -85,8 +88,9 @@ class RunRow:
         """
         if not self.command:
             return self.name
-        script = self.script
-        program = script.split(" ", 1)[0]
+        program = PurePath(self.command[0]).name or self.command[0]
+        # A long path among the arguments (the root, say) would push out the ones that differ.
+        script = " ".join((shlex.quote(program), *map(_shown_argument, self.command[1:])))
         return script if self.name in program else f"{self.name} · {script}"
 
     def duration(self, now: dt.datetime) -> float:
@@ -199,6 +203,13 @@ def provenance_of(events: Iterable[StepEvent]) -> Mapping[str, object]:
         if isinstance(found, Mapping):
             return cast(Mapping[str, object], found)
     return {}
+
+
+def _shown_argument(argument: str) -> str:
+    """An argument quoted as a shell would; a long path as ``…/`` and its quoted last part."""
+    if len(argument) <= LONG_ARGUMENT or "/" not in argument.strip("/"):
+        return shlex.quote(argument)
+    return "…/" + shlex.quote(PurePath(argument).name)
 
 
 def _text(value: object) -> str:

@@ -7,6 +7,7 @@ costs seconds on a big store; the runs list only needs a few aggregates per run.
 from __future__ import annotations
 
 import datetime as dt
+import json
 from typing import cast
 
 import polars as pl
@@ -41,7 +42,24 @@ def rows_from_steps_table(frame: pl.DataFrame) -> list[RunRow]:
         pl.col("first").min().alias("started"),
         pl.col("last").max().alias("ended"),
     )
+    runs = runs.join(_provenance(frame), on="pipeline_run_id", how="left")
     return [_row(row) for row in runs.iter_rows(named=True)]
+
+
+def _provenance(frame: pl.DataFrame) -> pl.DataFrame:
+    """Per run, who started it, where, and its command line: its running events record them."""
+    found = pl.col("metadata").str.json_path_match
+    return (
+        frame.filter(pl.col("status") == "running")
+        .group_by("pipeline_run_id")
+        .agg(pl.col("metadata").first())
+        .select(
+            "pipeline_run_id",
+            found("$.provenance.user").alias("user"),
+            found("$.provenance.host").alias("host"),
+            found("$.provenance.command_line").alias("command_line"),
+        )
+    )
 
 
 def pace_samples(frame: pl.DataFrame) -> list[PaceSample]:
@@ -102,4 +120,17 @@ def _row(row: dict[str, object]) -> RunRow:
         ended=None if status is RunStatus.STALE else ended,
         steps_done=int(str(row["steps_done"])),
         steps_total=int(str(row["steps_total"])),
+        user=str(row["user"] or ""),
+        host=str(row["host"] or ""),
+        command=_command(row["command_line"]),
+    )
+
+
+def _command(text: object) -> tuple[str, ...]:
+    """``command_line`` as its JSON list was recorded (empty when it was not)."""
+    if not isinstance(text, str):
+        return ()
+    parsed: object = json.loads(text)
+    return (
+        tuple(str(part) for part in cast(list[object], parsed)) if isinstance(parsed, list) else ()
     )

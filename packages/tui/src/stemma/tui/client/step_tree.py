@@ -44,11 +44,34 @@ def step_tree(steps: Sequence[StepState]) -> list[TreeRow]:
     return rows
 
 
-def tree_label(row: TreeRow) -> str:
-    """The step's name indented by its depth: ``  └ metrics``."""
-    if row.depth == 0:
-        return row.step.name
-    return "  " * (row.depth - 1) + ("└ " if row.last else "├ ") + row.step.name
+def tree_label(row: TreeRow, width: int | None = None) -> str:
+    """The step's name indented by its depth: ``  └ metrics``.
+
+    Args:
+        row: the step in the tree.
+        width: the room for the label, if limited: the name then loses its leading dotted
+            parts first (``└ …transform``), since the last ones tell steps apart; a last part
+            too long alone is cut at its end too. The indent always stays.
+    """
+    indent = "" if row.depth == 0 else "  " * (row.depth - 1) + ("└ " if row.last else "├ ")
+    name = row.step.name
+    if width is None or len(indent) + len(name) <= width:
+        return indent + name
+    return indent + short_name(name, max(1, width - len(indent)))
+
+
+def short_name(name: str, width: int) -> str:
+    """``name`` in ``width`` columns, keeping its last dotted parts: ``…slow_copy``."""
+    if len(name) <= width:
+        return name
+    parts = name.split(".")
+    while len(parts) > 1:
+        parts = parts[1:]
+        tail = "…" + ".".join(parts)
+        if len(tail) <= width:
+            return tail
+    last = parts[0] if name == parts[0] else "…" + parts[0]
+    return last[: max(0, width - 1)] + "…"
 
 
 def upstream_from_events(events: Iterable[StepEvent]) -> dict[int, tuple[int, ...]]:

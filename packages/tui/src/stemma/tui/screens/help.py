@@ -19,9 +19,9 @@ HELP = """\
 [b]stemma dashboard[/b]: keyboard first. Esc or ? closes this page.
 
 [b]Everywhere[/b]  ? help · ctrl+p commands · q quit · Esc back
-[b]Runs[/b]        Enter open · c cancel · n new run (detached)
-            s sort · f status filter · / search
+[b]Runs[/b]        Enter open · c cancel · n new run · s sort
 [b]Run[/b]         Enter open a step · c cancel (again: harder)
+[b]Both[/b]        x failed · r running · a all · f cycle · / filter
 [b]Step[/b]        e executions · l log · p params · o outputs
             w why it ran · x failures only · f follow logs
             Enter: an execution's log, or an output artifact

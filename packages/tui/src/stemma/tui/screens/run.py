@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, ClassVar, cast
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.events import Resize
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 from textual.worker import Worker
@@ -19,8 +20,9 @@ from textual.worker import Worker
 from stemma.tui.client.step_tree import TreeRow, step_tree, tree_label
 from stemma.tui.client.views import RunView
 from stemma.tui.messages import LoadFailed, RunLoaded
+from stemma.tui.row_filter import RowFilter
 from stemma.tui.screens.showing import showing
-from stemma.tui.widgets.cancel_bar import CancelBar
+from stemma.tui.widgets.cancel_bar import CancelBar, how_it_ended
 from stemma.tui.widgets.cells import (
     duration_text,
     jobs_text,
@@ -28,41 +30,30 @@ from stemma.tui.widgets.cells import (
     status_text,
     time_cell,
 )
+from stemma.tui.widgets.column_fit import FittedColumn
+from stemma.tui.widgets.filter_box import FilterBox
+from stemma.tui.widgets.step_columns import STEP_FILTERS, step_columns, step_matches, step_text
 from stemma.tui.widgets.tables import new_table, plain, table_at
 
 if TYPE_CHECKING:
     from stemma.tui.app import StemmaApp
 
 POLL_SECONDS = 1.0
-COLUMNS = (
-    ("#", 2),
-    ("step", 23),
-    ("status", 9),
-    ("done", 7),
-    ("hit", 3),
-    ("fail", 4),
-    ("cncl", 4),
-    ("run", 3),
-    ("time", 6),
-)
-"""Fits 80 columns with the table's cell padding. The counts are those of
-``stemma.core.unit_counts``: done (succeeded, failed or cancelled) of total, hit (cached, part
-of succeeded), fail, cncl (cancelled) and run (running)."""
-BAR_COLUMN = ("progress", 8)
-"""Shown after the status on a terminal wide enough for it (80 columns hold the counts)."""
-JOBS_COLUMN = ("jobs", 12)
-"""The SLURM job states, after the rest once a step has jobs."""
-STEP_COLUMN_GROWTH = 21
-"""Columns the step names gain on a wide terminal (at most)."""
+STATUS_KEYS = Binding.Group("status", compact=True)
 
 
 class RunScreen(Screen[None]):
     """A run's steps. Enter opens a step; ``c`` asks the run to cancel, harder each press."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,backspace", "app.pop_screen", "Back"),
+        Binding("escape,backspace", "back", "Back"),
         Binding("enter", "open_step", "Open step", show=True),
         Binding("c", "cancel_run", "Cancel"),
+        Binding("f", "cycle_filter", "Next status", group=STATUS_KEYS),
+        Binding("x", "only('failed')", "Failed only", group=STATUS_KEYS),
+        Binding("r", "only('running')", "Running only", group=STATUS_KEYS),
+        Binding("a", "only('all')", "All steps", group=STATUS_KEYS),
+        Binding("slash", "filter", "Filter"),
     ]
 
     def __init__(self, run_id: str) -> None:
@@ -70,13 +61,14 @@ class RunScreen(Screen[None]):
         self.run_id = run_id
         self.view: RunView | None = None
         self.numbers: list[int] = []
-        self._jobs_shown = False
-        self._labels: list[str] = []
-        """The columns on screen, in order."""
+        self.columns: tuple[FittedColumn, ...] = ()
+        """The columns on screen, fitted to the width and to the longest step name."""
         self._drawn: dict[int, tuple[object, ...]] = {}
+        """Per step, the cells on screen: only changed cells are updated (each redraws)."""
         self._facts = ""
         self._loading: Worker[None] | None = None
-        """Per step, the cells on screen: only changed cells are updated (each redraws)."""
+        self.status_filter = "all"
+        self.row_filter = RowFilter()
 
     @property
     def stemma(self) -> StemmaApp:
@@ -88,28 +80,27 @@ class RunScreen(Screen[None]):
         return self.stemma.allows(action)
 
     def compose(self) -> ComposeResult:
-        """Header, cancel bar, the steps table and the keys."""
+        """Header, cancel bar, the filter box (hidden), the steps table and the keys."""
         yield self.stemma.title_line(f"run {self.run_id}", self.run_id)
         yield Static("loading…", id="run-facts", classes="summary")
         yield CancelBar(id="cancel-bar")
+        yield FilterBox(id="filter")
         yield new_table("steps", zebra=True)
         yield Footer()
 
     def on_mount(self) -> None:
-        """Columns, then read now and every second."""
-        table = table_at(self, "#steps")
-        spare = max(0, self.stemma.size.width - 80)  # wide: a progress bar, then longer names
-        columns = list(COLUMNS)
-        if spare >= BAR_COLUMN[1] + 2:
-            columns.insert(3, BAR_COLUMN)
-            spare -= BAR_COLUMN[1] + 2
-        for label, width in columns:
-            grown = width + min(spare, STEP_COLUMN_GROWTH) if label == "step" else width
-            table.add_column(label, key=label, width=grown)
-        self._labels = [label for label, _ in columns]
+        """Read now and every second (the columns come with the steps: they fit the names)."""
+        # The table, not the (hidden) filter box before it: an input that has focus takes the
+        # letter keys, which would hide every key of the footer but ``/``.
+        self.set_focus(table_at(self, "#steps"))
         self.query_one(CancelBar).show_levels(0, 0)
         self.refresh_run()
         self.set_interval(POLL_SECONDS, self.refresh_run)
+
+    def on_resize(self, event: Resize) -> None:
+        """A new terminal width: fit the columns again."""
+        if self.view is not None:
+            self._draw(self.view, event.size.width)
 
     def refresh_run(self) -> None:
         """Ask a worker for the run's state (unless the last read is still going)."""
@@ -133,29 +124,49 @@ class RunScreen(Screen[None]):
 
     @on(RunLoaded)
     def _show_run(self, message: RunLoaded) -> None:
-        self.view = view = message.view
+        self.view = message.view
+        self._draw(message.view, self.size.width or self.stemma.size.width)
+
+    def _draw(self, view: RunView, width: int) -> None:
         now = dt.datetime.now(dt.UTC)
         row = view.row
+        ended = how_it_ended(row.status, row.cancel_level)
         where = f" on {row.host} (pid {row.pid})" if row.host else ""
         source = "live" if view.state is not None else "from history"
         facts = (
-            f"{row.status.value}{where} · {duration_text(row.duration(now))} · "
+            f"{ended or row.status.value}{where} · {duration_text(row.duration(now))} · "
             f"steps {row.steps_done}/{row.steps_total} · {source}"
         )
+        showing_only = [self.status_filter] if self.status_filter != "all" else []
+        if self.row_filter.active:
+            showing_only.append(self.row_filter.describe())
+        if showing_only:
+            facts += f" · showing {', '.join(showing_only)}"
         if facts != self._facts:  # an unchanged Static still repaints when updated
             self._facts = facts
             self.query_one("#run-facts", Static).update(facts)
         self.query_one("#run-facts", Static).set_class(True, f"status-{row.status.value}")
-        self.query_one(CancelBar).show_levels(row.cancel_level, self.presses)
-        self._draw_steps(step_tree(view.steps), view.etas, now)
+        self.query_one(CancelBar).show_levels(row.cancel_level, self.presses, row.status)
+        tree = step_tree(view.steps)
+        columns = step_columns(width, tree)  # all steps: the columns do not jump as one filters
+        shown = [r for r in tree if step_matches(r.step, self.status_filter)]
+        self._draw_steps(columns, self.row_filter.select(shown, step_text), view.etas, now)
 
-    def _draw_steps(self, rows: list[TreeRow], etas: dict[int, float], now: dt.datetime) -> None:
+    def _draw_steps(
+        self,
+        columns: tuple[FittedColumn, ...],
+        rows: list[TreeRow],
+        etas: dict[int, float],
+        now: dt.datetime,
+    ) -> None:
         table = table_at(self, "#steps")
-        if not self._jobs_shown and any(row.step.jobs for row in rows):
-            table.add_column(JOBS_COLUMN[0], key=JOBS_COLUMN[0], width=JOBS_COLUMN[1])
-            self._jobs_shown = True
-            self._labels.append(JOBS_COLUMN[0])
         numbers = [row.step.number for row in rows]
+        if columns != self.columns:
+            table.clear(columns=True)
+            for column in columns:
+                table.add_column(column.title, key=column.key, width=column.width)
+            self.columns = columns
+            self.numbers = []
         if numbers != self.numbers:
             cursor = table.cursor_row
             table.clear()
@@ -169,20 +180,21 @@ class RunScreen(Screen[None]):
         for row in rows:
             cells = self._cells(row, etas, now)
             shown = self._drawn.get(row.step.number, ())
-            for index, (label, value) in enumerate(zip(self._labels, cells, strict=True)):
+            for index, (column, value) in enumerate(zip(self.columns, cells, strict=True)):
                 if index >= len(shown) or shown[index] != value:
-                    table.update_cell(str(row.step.number), label, value)
+                    table.update_cell(str(row.step.number), column.key, value)
             self._drawn[row.step.number] = cells
 
     def _cells(self, row: TreeRow, etas: dict[int, float], now: dt.datetime) -> tuple[object, ...]:
         step = row.step
         hit = step.cache == "step"
         eta = etas.get(step.number)
+        widths = {column.key: column.width for column in self.columns}
         by_label: dict[str, object] = {
             "#": step.number,
-            "step": tree_label(row),
+            "step": tree_label(row, widths["step"]),
             "status": status_text("hit" if hit and step.status == "completed" else step.status),
-            "progress": progress_bar(step, width=BAR_COLUMN[1]),
+            "progress": progress_bar(step, width=widths.get("progress", 8)),
             "done": f"{step.done}/{step.total}",
             "hit": step.cached,
             "fail": step.failed,
@@ -191,7 +203,7 @@ class RunScreen(Screen[None]):
             "time": f"~{duration_text(eta)}" if eta is not None else time_cell(step, now),
             "jobs": jobs_text(step),
         }
-        return plain(*(by_label[label] for label in self._labels))
+        return plain(*(by_label[column.key] for column in self.columns))
 
     def highlighted_step(self) -> int | None:
         """The step number under the cursor."""
@@ -217,7 +229,43 @@ class RunScreen(Screen[None]):
             return
         row = self.view.row
         if self.stemma.press_cancel(self.run_id, row.status, row.cancel_level) is not None:
-            self.query_one(CancelBar).show_levels(row.cancel_level, self.presses)
+            self.query_one(CancelBar).show_levels(row.cancel_level, self.presses, row.status)
+
+    def action_cycle_filter(self) -> None:
+        """Next status filter."""
+        index = STEP_FILTERS.index(self.status_filter)
+        self._set_status_filter(STEP_FILTERS[(index + 1) % len(STEP_FILTERS)])
+
+    def action_only(self, status: str) -> None:
+        """Show only steps with ``status``; pressed again, every step."""
+        self._set_status_filter("all" if status == self.status_filter else status)
+
+    def _set_status_filter(self, status: str) -> None:
+        self.status_filter = status
+        if self.view is not None:
+            self._draw(self.view, self.size.width)
+
+    def action_filter(self) -> None:
+        """Type a filter for the steps (``/``)."""
+        self.query_one(FilterBox).open()
+
+    def action_back(self) -> None:
+        """Escape: clear the filter if one is typed, else back to the runs."""
+        box = self.query_one(FilterBox)
+        if box.row_filter.active or box.display:
+            box.action_close()
+        else:
+            self.stemma.pop_screen()
+
+    @on(FilterBox.Filtered)
+    def _filtered(self, message: FilterBox.Filtered) -> None:
+        self.row_filter = message.row_filter
+        if self.view is not None:
+            self._draw(self.view, self.size.width)
+
+    @on(FilterBox.Done)
+    def _filter_done(self) -> None:
+        table_at(self, "#steps").focus()
 
     @property
     def presses(self) -> int:

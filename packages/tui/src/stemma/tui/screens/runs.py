@@ -10,25 +10,43 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Container
+from textual.events import Resize
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input, Static
+from textual.widgets import DataTable, Footer, Static
 from textual.worker import Worker
 
 from stemma.core.cli.run_rows import RunRow
 from stemma.core.live import RunStatus
 from stemma.tui.client.first_runs import first_screen_runs
 from stemma.tui.messages import LoadFailed, RunsLoaded
+from stemma.tui.row_filter import RowFilter
 from stemma.tui.screens.showing import showing
 from stemma.tui.widgets.cells import duration_text, status_text, time_text
+from stemma.tui.widgets.column_fit import ColumnSpec, FittedColumn, cut_middle, fit_columns
 from stemma.tui.widgets.tables import new_table, plain, table_at
 
 if TYPE_CHECKING:
     from stemma.tui.app import StemmaApp
+    from stemma.tui.widgets.filter_box import FilterBox
 
 POLL_SECONDS = 1.0
 SORTS = ("started", "status", "name", "duration")
 FILTERS = ("all", *(status.value for status in RunStatus))
-COLUMNS = (("status", 9), ("name", 18), ("started", 11), ("time", 7), ("steps", 5), ("host", 12))
+COLUMNS = (
+    ColumnSpec(key="id", title="id", least=8),
+    ColumnSpec(key="status", title="status", least=9),
+    ColumnSpec(key="run", title="run", least=30, most=72),
+    ColumnSpec(key="started", title="started", least=11),
+    ColumnSpec(key="time", title="time", least=7),
+    ColumnSpec(key="steps", title="steps", least=5, priority=3),
+    ColumnSpec(key="user", title="user", least=8, most=12, priority=1),
+    ColumnSpec(key="host", title="host", least=10, most=20, priority=2),
+)
+"""At 80 columns: the short id, status, the run (script and arguments, see
+``RunRow.description``), start and time; wider terminals add who started the run, where, and
+its steps, then give the run's arguments more room."""
+GROW = ("run", "host", "user")
+STATUS_KEYS = Binding.Group("status", compact=True)
 
 
 class RunsScreen(Screen[None]):
@@ -36,12 +54,15 @@ class RunsScreen(Screen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "open_run", "Open", show=True),
-        Binding("c", "cancel_run", "Cancel run"),
+        Binding("c", "cancel_run", "Cancel"),
         Binding("n", "launch", "New run"),
         Binding("s", "cycle_sort", "Sort"),
-        Binding("f", "cycle_filter", "Status filter"),
-        Binding("slash", "search", "Search"),
-        Binding("escape", "clear_search", "Clear search", show=False),
+        Binding("f", "cycle_filter", "Next status", group=STATUS_KEYS),
+        Binding("x", "only('failed')", "Failed only", group=STATUS_KEYS),
+        Binding("r", "only('running')", "Running only", group=STATUS_KEYS),
+        Binding("a", "only('all')", "All runs", group=STATUS_KEYS),
+        Binding("slash", "search", "Filter"),
+        Binding("escape", "clear_search", "Clear filter", show=False),
     ]
 
     def __init__(self) -> None:
@@ -55,8 +76,10 @@ class RunsScreen(Screen[None]):
         self._summary = ""
         self._loading: Worker[None] | None = None
         self._first_frame_shown = False
-        self._search_text = ""
+        self.row_filter = RowFilter()
         self.status_filter = "all"
+        self.columns: tuple[FittedColumn, ...] = ()
+        """The columns on screen, fitted to the terminal's width."""
 
     @property
     def stemma(self) -> StemmaApp:
@@ -86,8 +109,7 @@ class RunsScreen(Screen[None]):
         The whole list is read once the first frame is on screen, then every second.
         """
         table = table_at(self, "#runs")
-        for label, width in COLUMNS:
-            table.add_column(label, key=label, width=width)
+        self._fit_columns(self.stemma.size.width)
         # At once, not at the next tick as table.focus() would: focus changes how every cell is
         # drawn, and the table drawn before it gained focus was drawn again (~0.1 s).
         self.set_focus(table)
@@ -113,6 +135,25 @@ class RunsScreen(Screen[None]):
         self.refresh_runs()
         await self.query_one("#keys").mount(Footer())
         self.refresh_bindings()  # a footer shows keys only after a change of bindings
+
+    def on_resize(self, event: Resize) -> None:
+        """A new terminal width: fit the columns again (only if they change)."""
+        if self._fit_columns(event.size.width):
+            self._redraw()
+
+    def _fit_columns(self, width: int) -> bool:
+        """Lay the table's columns out for ``width``; False when they stay as they were."""
+        columns = fit_columns(width, COLUMNS, grow=GROW)
+        if columns == self.columns:
+            return False
+        table = table_at(self, "#runs")
+        table.clear(columns=True)
+        for column in columns:
+            table.add_column(column.title, key=column.key, width=column.width)
+        self.columns = columns
+        self.shown = []  # every row is added again, with the new cells
+        self._finished.clear()
+        return True
 
     def on_screen_resume(self) -> None:
         """Back on view (from a run, say): read now rather than at the next tick."""
@@ -158,13 +199,8 @@ class RunsScreen(Screen[None]):
 
     def visible_rows(self) -> list[RunRow]:
         """The rows that pass the filters, in the chosen order."""
-        text = self._search_text.strip().lower()
-        rows = [
-            row
-            for row in self.rows
-            if self.status_filter in ("all", row.status.value)
-            and (not text or text in f"{row.run_id} {row.host}".lower())
-        ]
+        rows = [row for row in self.rows if self.status_filter in ("all", row.status.value)]
+        rows = self.row_filter.select(rows, searchable)
         ordered = sorted(rows, key=lambda r: r.started, reverse=True)
         if self.sort_by != "started":  # stable: newest first within equal keys
             ordered = sorted(ordered, key=_sort_key(self.sort_by, dt.datetime.now(dt.UTC)))
@@ -178,8 +214,7 @@ class RunsScreen(Screen[None]):
         cells = {row.run_id: self._cells_of(row, now) for row in rows}
         if keys != self.shown:
             highlighted = self.highlighted_run()
-            table.clear()
-            table.add_rows([cells[key] for key in keys])  # rows are found by position
+            table.replace_rows([(key, cells[key]) for key in keys])  # rows found by position
             self.shown = keys
             if highlighted in keys:
                 table.move_cursor(row=keys.index(highlighted))
@@ -193,6 +228,7 @@ class RunsScreen(Screen[None]):
         summary = (
             f"{len(rows)} of {len(self.rows)}{'+' if self._partial else ''} runs · "
             f"{running} running · sort: {self.sort_by} · status: {self.status_filter}"
+            + (f" · {self.row_filter.describe()}" if self.row_filter.active else "")
             + (" · reading the rest…" if self._partial else "")
         )
         if summary != self._summary:  # an update lays the screen out again, even unchanged
@@ -202,11 +238,11 @@ class RunsScreen(Screen[None]):
     def _cells_of(self, row: RunRow, now: dt.datetime) -> tuple[object, ...]:
         # A finished run's cells never change: build them once, not every second for every run.
         if row.status is RunStatus.RUNNING:
-            return _cells(row, now)
+            return _cells(row, now, self.columns)
         kept = self._finished.get(row.run_id)
         # The client hands back the same row object for a run whose state did not change.
         if kept is None or (kept[0] is not row and kept[0] != row):
-            kept = self._finished[row.run_id] = (row, _cells(row, now))
+            kept = self._finished[row.run_id] = (row, _cells(row, now, self.columns))
         return kept[1]
 
     def highlighted_run(self) -> str | None:
@@ -245,8 +281,11 @@ class RunsScreen(Screen[None]):
 
     def action_cycle_filter(self) -> None:
         """Next status filter."""
-        self.status_filter = FILTERS[(FILTERS.index(self.status_filter) + 1) % len(FILTERS)]
-        self._redraw()
+        self.set_status_filter(FILTERS[(FILTERS.index(self.status_filter) + 1) % len(FILTERS)])
+
+    def action_only(self, status: str) -> None:
+        """Show only runs with ``status``; pressed again, every run."""
+        self.set_status_filter("all" if status == self.status_filter else status)
 
     def set_status_filter(self, status: str) -> None:
         """Show only runs with ``status`` (``all`` for every run)."""
@@ -254,32 +293,35 @@ class RunsScreen(Screen[None]):
         self._redraw()
 
     def action_search(self) -> None:
-        """Show the search box (made on first use) and type into it."""
-        found = self.query("#search").results(Input)
-        search = next(found, None)
-        if search is None:
-            search = Input(placeholder="search runs by id, name or host", id="search")
-            self.mount(search, before="#runs")
-        search.display = True
-        search.focus()
+        """Show the filter box (made on first use) and type into it."""
+        from stemma.tui.widgets.filter_box import FilterBox
+
+        box = next(iter(self.query("#search").results(FilterBox)), None)
+        if box is None:  # (~50 ms to make: not before the first frame)
+            box = FilterBox(id="search")
+            self.mount(box, before="#runs")
+        box.open()
 
     def action_clear_search(self) -> None:
-        """Empty and hide the search box."""
-        for search in self.query("#search").results(Input):
-            search.value = ""
-            search.display = False
-        self._search_text = ""
-        table_at(self, "#runs").focus()
+        """Clear and hide the filter box (Escape on the table: the box has its own Escape)."""
+        from stemma.tui.widgets.filter_box import FilterBox
+
+        for box in self.query("#search").results(FilterBox):
+            box.action_close()
+
+    def on_filter_box_filtered(self, message: FilterBox.Filtered) -> None:
+        """Each keystroke in the filter box: show the rows that match now."""
+        self.row_filter = message.row_filter
         self._redraw()
 
-    @on(Input.Changed, "#search")
-    def _search_changed(self, message: Input.Changed) -> None:
-        self._search_text = message.value
-        self._redraw()
-
-    @on(Input.Submitted, "#search")
-    def _search_done(self) -> None:
+    def on_filter_box_done(self) -> None:
+        """Enter or Escape in the filter box: back to the table."""
         table_at(self, "#runs").focus()
+
+
+def searchable(row: RunRow) -> str:
+    """What ``/`` matches a run on: what its row shows, and its whole id and pipeline name."""
+    return " ".join((row.run_id, row.status.value, row.description, row.user, row.host))
 
 
 def _sort_key(sort_by: str, now: dt.datetime) -> Callable[[RunRow], tuple[object, ...]]:
@@ -293,12 +335,19 @@ def _sort_key(sort_by: str, now: dt.datetime) -> Callable[[RunRow], tuple[object
     return key
 
 
-def _cells(row: RunRow, now: dt.datetime) -> tuple[object, ...]:
+def _cells(row: RunRow, now: dt.datetime, columns: tuple[FittedColumn, ...]) -> tuple[object, ...]:
+    values: dict[str, object] = {
+        "id": row.short_id,
+        "status": status_text(row.status.value),
+        "started": time_text(row.started),
+        "time": duration_text(row.duration(now)),
+        "steps": f"{row.steps_done}/{row.steps_total}",
+        "user": row.user,
+        "host": row.host,
+    }
     return plain(
-        status_text(row.status.value),
-        row.name,
-        time_text(row.started),
-        duration_text(row.duration(now)),
-        f"{row.steps_done}/{row.steps_total}",
-        row.host,
+        *(
+            cut_middle(row.description, column.width) if column.key == "run" else values[column.key]
+            for column in columns
+        )
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from textual.widgets import Static
 
 from stemma.core.cancel_levels import CancelLevel
+from stemma.core.live import RunStatus
 
 
 def next_level(applied: int, pressed: int) -> CancelLevel | None:
@@ -33,15 +34,37 @@ def cancel_message(applied: int, pressed: int) -> str:
     return f"{said}\npress c again for {SHORT[upcoming]}"
 
 
+def how_it_ended(status: RunStatus, applied: int) -> str:
+    """An ended run's status as its header says it: ``cancelled at force``; empty while running.
+
+    The level is the one its orchestrator applied, not what was pressed: presses that came
+    after the run ended asked for nothing.
+    """
+    if status is RunStatus.RUNNING:
+        return ""
+    if status is RunStatus.CANCELLED and applied:
+        return f"cancelled at {CancelLevel(min(applied, CancelLevel.HARD)).name.lower()}"
+    if status is RunStatus.STALE:
+        return "stale (its orchestrator is gone)"
+    return status.value
+
+
 class CancelBar(Static):
-    """Hidden until a cancel was asked for or applied; then one line, in warning colours."""
+    """Hidden until a cancel was asked for or applied; then one line, in warning colours.
+
+    Only while the run runs: an ended run has nothing left to cancel (its header says how it
+    ended), so no next press is offered.
+    """
 
     DEFAULT_CLASSES = "cancel-bar"
     _message: str | None = None
 
-    def show_levels(self, applied: int, pressed: int) -> None:
+    def show_levels(
+        self, applied: int, pressed: int, status: RunStatus = RunStatus.RUNNING
+    ) -> None:
         """Show the state of the escalation (or hide the bar when nothing was asked)."""
-        message = cancel_message(applied, pressed)
+        running = status is RunStatus.RUNNING
+        message = cancel_message(applied, pressed) if running else ""
         if message != self._message:  # every update repaints, and the run screen asks each second
             self._message = message
             self.update(message)
