@@ -90,15 +90,15 @@ def executions_summary(
     running = max(view.running_units, sum(1 for e in rows if e.stage == "running"))
     staged = sum(1 for e in rows if e.stage == "staged")
     live = [f"{running} running"] if running else []
-    live += [f"{staged} staged (finished, committed when the step ends)"] if staged else []
+    live += [f"{staged} staged"] if staged else []  # finished; committed when the step ends
+    executions = f"executions ({', '.join(live)})" if live else "executions"
     narrowed = [
         *(["failed only"] if failures_only else []),
         *(["running only"] if running_only else []),
         *([row_filter.describe()] if row_filter.active else []),
     ]
     if narrowed:
-        count = " · ".join([f"{shown} of {total} executions", *narrowed, f"{failed} failed"])
+        count = " · ".join([f"{shown} of {total} {executions}", *narrowed, f"{failed} failed"])
     else:
-        count = f"{total} executions, {failed} failed"
-    facts = f"{view.name} ({view.operation}) · {view.status} · {count}"
-    return facts + (f" · {', '.join(live)}" if live else "")
+        count = f"{total} {executions}, {failed} failed"
+    return f"{view.name} ({view.operation}) · {view.status} · {count}"
