@@ -2,7 +2,7 @@
 
 A run's state file records them at start; a run known only from history gets them back from
 the provenance its steps' running events carry; a state file written before the fields existed
-still reads. ``RunRow`` turns them into one line and a short id.
+still reads. ``RunRow`` turns them into one line and a short id, which ``stemma runs`` lists.
 """
 
 from __future__ import annotations
@@ -15,6 +15,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from stemma.core.cli.main import main
 from stemma.core.cli.run_lookup import all_runs
 from stemma.core.cli.run_rows import RunRow
 from stemma.core.live import RunState, RunStatus, list_states
@@ -49,7 +52,7 @@ def _run_script(tmp_path: Path, *args: str) -> tuple[Path, Path]:
 
 
 def test_a_run_s_state_file_records_its_user_command_line_and_working_directory(
-    tmp_path: Path,
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     root, _ = _run_script(tmp_path, "--size", "3 rows")
     [state] = list_states(root)
@@ -59,6 +62,9 @@ def test_a_run_s_state_file_records_its_user_command_line_and_working_directory(
     [row] = all_runs(root)
     assert row.user == getpass.getuser()
     assert row.description == "tiny · make_data.py …/root --size '3 rows'"  # (a long path)
+    assert main(["runs", "--root", str(root), "--format", "json"]) == 0
+    [listed] = json.loads(capsys.readouterr().out)
+    assert (listed["user"], listed["command"]) == (row.user, row.description)
 
 
 def test_a_run_known_only_from_history_gets_its_user_host_and_command_from_its_events(

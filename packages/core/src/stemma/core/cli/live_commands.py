@@ -22,7 +22,9 @@ from stemma.core.cli.run_rows import RunRow, steps_from_history
 from stemma.core.cli.watching import follow_lines, follow_progress
 from stemma.core.live import RunStatus, StepState, read_state, request_cancel
 
-RUN_COLUMNS = ("run_id", "status", "started", "secs", "steps", "host")
+RUN_COLUMNS = ("run_id", "status", "started", "secs", "steps", "user", "host", "command")
+"""As the dashboard's runs list: ``command`` is the script and its arguments, after the
+pipeline's name unless the script's name says it (``RunRow.description``)."""
 STEP_COLUMNS = (
     "step",
     "name",
@@ -63,7 +65,9 @@ def _run_dict(row: RunRow, now: dt.datetime) -> dict[str, object]:
         "started": row.started.strftime("%Y-%m-%d %H:%M"),
         "secs": round(row.duration(now), 1),
         "steps": f"{row.steps_done}/{row.steps_total}",
+        "user": row.user,
         "host": row.host,
+        "command": row.description,
     }
 
 
