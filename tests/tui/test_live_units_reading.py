@@ -10,6 +10,7 @@ from pathlib import Path
 
 import polars as pl
 
+from stemma.core.engine.failure_logs import failure_log_path
 from stemma.storage.schemas import EXECUTIONS
 from stemma.tui.client.dir_tree import DirTree
 from stemma.tui.client.live_executions import LiveExecutions
@@ -86,3 +87,15 @@ def test_a_folder_tree_lists_again_only_the_folders_that_changed(tmp_path: Path)
     added = _stage(tmp_path)
     assert str(added) in tree.leaves()
     assert tree.listings - listed <= 3  # the new bundle's folders, not the others
+
+
+def test_a_failed_staged_unit_points_at_its_failure_log(tmp_path: Path) -> None:
+    failed = _stage(tmp_path, success=False)
+    log = failure_log_path(tmp_path, 1, "op", failed.name)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text("ValueError: no\n")
+    _stage(tmp_path)
+    live = LiveExecutions(tmp_path, number=1, name="copy", operation="op")
+    rows = live.rows(since=NOW - dt.timedelta(minutes=1), step_run_id=STEP_RUN)
+    assert {e.execution_run_id: e.failure_log for e in rows if not e.success} == {failed.name: log}
+    assert [e.failure_log for e in rows if e.success] == [None]

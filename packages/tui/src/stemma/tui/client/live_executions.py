@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from stemma.core.engine.failure_logs import failure_log_path
 from stemma.core.sqlite_store.bundle_files import RECORDS, read_rows, read_sentinel
 from stemma.core.sqlite_store.execution_rows import from_micros
 from stemma.core.sqlite_store.schema import EXECUTION_COLUMNS
@@ -59,7 +60,9 @@ class LiveExecutions:
         self._sandboxes = DirTree(root / "working" / f"{number}_{operation}", 3)
         self._read: set[str] = set()
         """Bundles read (or found unreadable): never read again."""
+        self.root = root
         self.number = number
+        self.operation = operation
         self._finished: dict[str, tuple[str, ExecutionRow]] = {}
         """Per execution id, its step run and row."""
         self.bundles_read = 0
@@ -79,7 +82,8 @@ class LiveExecutions:
         for row in _read_bundles(new):
             # (a pack of function steps' units is staged under its first unit's step)
             if row["step_number"] == self.number:
-                self._finished[row["execution_run_id"]] = (row["step_run_id"], _staged(row))
+                staged = _staged(row, None if row["success"] else self._failure_log(row))
+                self._finished[row["execution_run_id"]] = (row["step_run_id"], staged)
         self.bundles_read += len(new)
         cutoff = since.timestamp() - 1.0  # clocks of a shared filesystem's nodes drift a little
         if step_run_id is not None:
@@ -92,8 +96,14 @@ class LiveExecutions:
         ]
         return running + sorted(finished, key=lambda e: e.started_at, reverse=True)
 
+    def _failure_log(self, row: dict[str, Any]) -> Path | None:
+        """A failed unit's failure log, written before it was staged (when it is there)."""
+        execution = str(row["execution_run_id"])
+        log = failure_log_path(self.root, self.number, self.operation, execution)
+        return log if log.is_file() else None
 
-def _staged(row: dict[str, Any]) -> ExecutionRow:
+
+def _staged(row: dict[str, Any], failure_log: Path | None) -> ExecutionRow:
     started, ended = row["started_at"], row["ended_at"]
     return ExecutionRow(
         execution_run_id=str(row["execution_run_id"]),
@@ -102,7 +112,7 @@ def _staged(row: dict[str, Any]) -> ExecutionRow:
         duration_s=(ended - started).total_seconds() if started and ended else None,
         worker=str(row["worker"] or ""),
         error=str(row["error"] or ""),
-        failure_log=None,
+        failure_log=failure_log,
         worker_log="",
         stage="staged",
         started_unix=started.timestamp() if started is not None else 0.0,
