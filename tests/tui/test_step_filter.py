@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from textual.pilot import Pilot
 
 from stemma.tui.app import StemmaApp
+from stemma.tui.client import ExecutionRow, StepView
+from stemma.tui.row_filter import RowFilter
 from stemma.tui.screens import StepScreen
+from stemma.tui.widgets.execution_columns import executions_summary, shown_executions
 
 from .conftest import FilledStore, drive, row_count, until
 
+Stage = Literal["running", "staged", "committed"]
 FAIL_STEP = 3
 """The filled store's step failing on one of its three datasets."""
 
@@ -54,3 +60,52 @@ def test_slash_filters_the_executions_and_the_summary_says_how_many_of_all(
         await until(pilot, lambda: not isinstance(app.screen, StepScreen), "the screen before")
 
     drive(filled.root, scenario)
+
+
+def _row(execution: str, success: bool | None, stage: Stage) -> ExecutionRow:
+    return ExecutionRow(
+        execution_run_id=execution,
+        success=success,
+        started_at="10:00:00",
+        duration_s=1.0,
+        worker="node-a:1",
+        error="" if success is not False else "ValueError: bad part_3.csv",
+        failure_log=None,
+        worker_log="",
+        stage=stage,
+    )
+
+
+def test_rows_show_running_first_then_failures_and_the_filter_matches_ids_not_shown() -> None:
+    rows = [
+        _row("aaaa1111", True, "committed"),
+        _row("bbbb2222", False, "staged"),
+        _row("cccc3333", None, "running"),
+        _row("dddd4444", True, "staged"),
+    ]
+    every = shown_executions(rows, failures_only=False, running_only=False, row_filter=RowFilter())
+    assert [e.execution_run_id for e in every] == ["cccc3333", "bbbb2222", "aaaa1111", "dddd4444"]
+    by_id = RowFilter.parse("dddd4444")  # the id is not a column, but it is matched
+    assert shown_executions(rows, failures_only=False, running_only=False, row_filter=by_id) == [
+        rows[3]
+    ]
+    staged = RowFilter.parse("!staged")
+    kept = shown_executions(rows, failures_only=False, running_only=False, row_filter=staged)
+    assert {e.stage for e in kept} == {"running", "committed"}
+    view = StepView(
+        run_id="r",
+        number=1,
+        name="copy",
+        operation="op",
+        status="running",
+        params={},
+        executions=tuple(rows),
+        outputs={},
+    )
+    narrowed = executions_summary(
+        view, 1, failures_only=True, running_only=False, row_filter=RowFilter.parse("part_3")
+    )
+    assert narrowed == (
+        "copy (op) · running · 1 of 4 executions (1 running, 2 staged) · failed only"
+        " · filter: part_3 · 1 failed"
+    )
