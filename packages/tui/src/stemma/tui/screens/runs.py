@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar, cast
 
 from textual import on, work
@@ -21,9 +20,9 @@ from stemma.tui.client.first_runs import first_screen_runs
 from stemma.tui.messages import LoadFailed, RunsLoaded
 from stemma.tui.row_filter import RowFilter
 from stemma.tui.screens.showing import showing
-from stemma.tui.widgets.cells import duration_text, status_text, time_text
-from stemma.tui.widgets.column_fit import ColumnSpec, FittedColumn, cut_middle, fit_columns
-from stemma.tui.widgets.tables import new_table, plain, table_at
+from stemma.tui.widgets.column_fit import FittedColumn
+from stemma.tui.widgets.run_columns import run_cells, run_columns, searchable, sort_key
+from stemma.tui.widgets.tables import new_table, table_at
 
 if TYPE_CHECKING:
     from stemma.tui.app import StemmaApp
@@ -32,20 +31,6 @@ if TYPE_CHECKING:
 POLL_SECONDS = 1.0
 SORTS = ("started", "status", "name", "duration")
 FILTERS = ("all", *(status.value for status in RunStatus))
-COLUMNS = (
-    ColumnSpec(key="id", title="id", least=8),
-    ColumnSpec(key="status", title="status", least=9),
-    ColumnSpec(key="run", title="run", least=30, most=72),
-    ColumnSpec(key="started", title="started", least=11),
-    ColumnSpec(key="time", title="time", least=7),
-    ColumnSpec(key="steps", title="steps", least=5, priority=3),
-    ColumnSpec(key="user", title="user", least=8, most=12, priority=1),
-    ColumnSpec(key="host", title="host", least=10, most=20, priority=2),
-)
-"""At 80 columns: the short id, status, the run (script and arguments, see
-``RunRow.description``), start and time; wider terminals add who started the run, where, and
-its steps, then give the run's arguments more room."""
-GROW = ("run", "host", "user")
 STATUS_KEYS = Binding.Group("status", compact=True)
 
 
@@ -143,7 +128,7 @@ class RunsScreen(Screen[None]):
 
     def _fit_columns(self, width: int) -> bool:
         """Lay the table's columns out for ``width``; False when they stay as they were."""
-        columns = fit_columns(width, COLUMNS, grow=GROW)
+        columns = run_columns(width)
         if columns == self.columns:
             return False
         table = table_at(self, "#runs")
@@ -203,7 +188,7 @@ class RunsScreen(Screen[None]):
         rows = self.row_filter.select(rows, searchable)
         ordered = sorted(rows, key=lambda r: r.started, reverse=True)
         if self.sort_by != "started":  # stable: newest first within equal keys
-            ordered = sorted(ordered, key=_sort_key(self.sort_by, dt.datetime.now(dt.UTC)))
+            ordered = sorted(ordered, key=sort_key(self.sort_by, dt.datetime.now(dt.UTC)))
         return ordered
 
     def _redraw(self) -> None:
@@ -238,11 +223,11 @@ class RunsScreen(Screen[None]):
     def _cells_of(self, row: RunRow, now: dt.datetime) -> tuple[object, ...]:
         # A finished run's cells never change: build them once, not every second for every run.
         if row.status is RunStatus.RUNNING:
-            return _cells(row, now, self.columns)
+            return run_cells(row, now, self.columns)
         kept = self._finished.get(row.run_id)
         # The client hands back the same row object for a run whose state did not change.
         if kept is None or (kept[0] is not row and kept[0] != row):
-            kept = self._finished[row.run_id] = (row, _cells(row, now, self.columns))
+            kept = self._finished[row.run_id] = (row, run_cells(row, now, self.columns))
         return kept[1]
 
     def highlighted_run(self) -> str | None:
@@ -317,37 +302,3 @@ class RunsScreen(Screen[None]):
     def on_filter_box_done(self) -> None:
         """Enter or Escape in the filter box: back to the table."""
         table_at(self, "#runs").focus()
-
-
-def searchable(row: RunRow) -> str:
-    """What ``/`` matches a run on: what its row shows, and its whole id and pipeline name."""
-    return " ".join((row.run_id, row.status.value, row.description, row.user, row.host))
-
-
-def _sort_key(sort_by: str, now: dt.datetime) -> Callable[[RunRow], tuple[object, ...]]:
-    def key(row: RunRow) -> tuple[object, ...]:
-        if sort_by == "status":
-            return (row.status is not RunStatus.RUNNING, row.status.value)
-        if sort_by == "name":
-            return (row.name,)
-        return (-row.duration(now),)
-
-    return key
-
-
-def _cells(row: RunRow, now: dt.datetime, columns: tuple[FittedColumn, ...]) -> tuple[object, ...]:
-    values: dict[str, object] = {
-        "id": row.short_id,
-        "status": status_text(row.status.value),
-        "started": time_text(row.started),
-        "time": duration_text(row.duration(now)),
-        "steps": f"{row.steps_done}/{row.steps_total}",
-        "user": row.user,
-        "host": row.host,
-    }
-    return plain(
-        *(
-            cut_middle(row.description, column.width) if column.key == "run" else values[column.key]
-            for column in columns
-        )
-    )
