@@ -259,7 +259,11 @@ class StemmaApp(App[None]):
                     f"Filter the runs list to {status} runs",
                     lambda chosen=status: runs.set_status_filter(chosen),
                 )
-            yield SystemCommand("Search runs", "Type part of a run id or host", runs.action_search)
+            yield SystemCommand(
+                "Filter runs",
+                "Part of an id, script, argument, user or host; a regex; ! inverts",
+                runs.action_search,
+            )
             if self.allows("launch"):
                 yield SystemCommand("New run", "Start a pipeline script detached", self.ask_launch)
         if isinstance(screen, RunScreen | RunsScreen) and self.allows("cancel_run"):
