@@ -23,7 +23,7 @@ HELP = """\
 [b]Run[/b]         Enter open a step · c cancel (again: harder)
 [b]Both[/b]        x failed · r running · a all · f cycle · / filter
 [b]Step[/b]        e executions · l log · p params · o outputs
-            w why it ran · x failures only · f follow logs
+            w why · x failed · r running · / filter · f follow
             Enter: an execution's log, or an output artifact
 [b]Artifact[/b]    u made from · d made into · v preview
             Enter follows the lineage
