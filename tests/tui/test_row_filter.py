@@ -78,6 +78,7 @@ def test_the_box_opens_filters_as_you_type_and_escape_clears() -> None:
             await pilot.pause()
             assert box.display
             assert box.has_focus
+            assert box.outer_size.height == 1  # one line, even focused
             assert app.seen == ["f", "fa", "fai", "fail"]
             await pilot.press("enter")
             await pilot.pause()

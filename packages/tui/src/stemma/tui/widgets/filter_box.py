@@ -23,8 +23,9 @@ PLACEHOLDER = "filter: text or regex, ! to invert · Enter keeps it · Esc clear
 class FilterBox(Input):
     """A one-line filter; hidden until :meth:`open`."""
 
+    # Compact: one line with no border, focused or not (a focused Input's border took 3 rows).
     DEFAULT_CSS = """
-    FilterBox { display: none; height: 1; border: none; padding: 0 1; }
+    FilterBox { display: none; padding: 0 1; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "Clear filter", show=False),
@@ -46,7 +47,7 @@ class FilterBox(Input):
             self.box = box
 
     def __init__(self, *, id: str | None = None, placeholder: str = PLACEHOLDER) -> None:
-        super().__init__(placeholder=placeholder, id=id)
+        super().__init__(placeholder=placeholder, id=id, compact=True)
         self.row_filter = RowFilter()
 
     def open(self) -> None:
