@@ -238,3 +238,30 @@ def test_edge_cells_cut_a_long_step_name_from_the_left(name: str, width: int, ce
     cells = edge_cells(edge, (LineageColumn(key="step", title="step", width=width),))
     assert cells == (cell,)
     assert len(cell) <= width
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_artifact_screen_slash_filters_both_lineage_lists_and_enter_opens_the_kept_row(
+    copied: CopiedRoot, size: tuple[int, int]
+) -> None:
+    async def scenario(app: StemmaApp, pilot: Pilot[None]) -> None:
+        await _open(app, pilot, copied.generated)
+        await pilot.press("slash", *"transform")
+        await until(pilot, lambda: row_count(app, "#down") == 1, "the filtered made-into list")
+        assert row_count(app, "#up") == 0  # both copies: neither is a transform
+        assert table_at(app.screen, "#down").border_subtitle == "1 of 3"
+        await pilot.press("enter", "d", "enter")  # keep the filter, go to the list, open
+        await until(
+            pilot,
+            lambda: _shown(app) is not None and _shown(app).artifact_id == copied.transformed,  # pyright: ignore[reportOptionalMemberAccess]
+            "the transformed artifact",
+        )
+        app.pop_screen()
+        await until(pilot, lambda: row_count(app, "#down") == 1, "the filter kept")
+        await pilot.press("slash", "escape")
+        await until(pilot, lambda: row_count(app, "#down") == 3, "every edge back")
+        await pilot.press("slash", *"!copy")
+        await until(pilot, lambda: row_count(app, "#down") == 1, "the inverted filter")
+        assert row_count(app, "#up") == 0
+
+    drive(copied.root, scenario, size)

@@ -18,7 +18,10 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from stemma.tui.client import ArtifactView
+from stemma.tui.client.views import LineageEdge
 from stemma.tui.messages import ArtifactLoaded, LoadFailed
+from stemma.tui.row_filter import RowFilter
+from stemma.tui.widgets.filter_box import FilterBox
 from stemma.tui.widgets.lineage_columns import edge_cells, lineage_columns
 from stemma.tui.widgets.tables import new_table, plain, table_at
 
@@ -31,15 +34,18 @@ class ArtifactScreen(Screen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,backspace", "app.pop_screen", "Back"),
-        Binding("u", "focus_lineage('up')", "Made from"),
-        Binding("d", "focus_lineage('down')", "Made into"),
+        Binding("u", "focus_lineage('up')", "From"),
+        Binding("d", "focus_lineage('down')", "Into"),
         Binding("v", "focus_preview", "Preview"),
+        Binding("slash", "filter", "Filter"),
     ]
 
     def __init__(self, artifact_id: str) -> None:
         super().__init__()
         self.artifact_id = artifact_id
         self.view: ArtifactView | None = None
+        self.row_filter = RowFilter()
+        """What ``/`` typed: it keeps the matching edges of both lineage lists."""
 
     @property
     def stemma(self) -> StemmaApp:
@@ -53,6 +59,7 @@ class ArtifactScreen(Screen[None]):
         with VerticalScroll(id="preview"):
             yield Static("", id="preview-text")
             yield new_table("preview-table", cursor=False)
+        yield FilterBox(id="filter")
         with Horizontal(id="lineage"):
             yield new_table("up")
             yield new_table("down")
@@ -110,10 +117,30 @@ class ArtifactScreen(Screen[None]):
             lineage.clear(columns=True)
             for column in columns:
                 lineage.add_column(Text(column.title), key=column.key, width=column.width)
-            for index, edge in enumerate(edges):
+            # Keys stay the edges' positions in the view: Enter opens the right one when filtered.
+            kept = self.row_filter.select(enumerate(edges), lambda pair: _edge_text(pair[1]))
+            for index, edge in kept:
                 lineage.add_row(*plain(*edge_cells(edge, columns)), key=str(index))
-            if edges:
-                lineage.move_cursor(row=min(cursor, len(edges) - 1))
+            lineage.border_subtitle = (
+                f"{len(kept)} of {len(edges)}" if self.row_filter.active else ""
+            )
+            if kept:
+                lineage.move_cursor(row=min(cursor, len(kept) - 1))
+
+    def action_filter(self) -> None:
+        """Type a filter for both lineage lists (substring or regex, ``!`` inverts)."""
+        self.query_one(FilterBox).open()
+
+    @on(FilterBox.Filtered)
+    def _filtered(self, message: FilterBox.Filtered) -> None:
+        self.row_filter = message.row_filter
+        if self.view is not None:
+            self._fill_lineage(self.view, self.size.width)
+
+    @on(FilterBox.Done)
+    def _filter_done(self) -> None:
+        if self.view is not None:
+            self.query_one("#up" if self.view.up else "#down", DataTable).focus()
 
     def action_focus_lineage(self, direction: str) -> None:
         """Move the cursor to the ``up`` or ``down`` list."""
@@ -142,3 +169,9 @@ class ArtifactScreen(Screen[None]):
             )
         else:
             self.stemma.open_artifact(edge.artifact_id)
+
+
+def _edge_text(edge: LineageEdge) -> str:
+    """What a filter matches an edge on: every column, shown or not, with the full ids."""
+    fields = (edge.artifact_id, edge.name, edge.artifact_type, edge.role, edge.step_name)
+    return " ".join((*fields, edge.execution_run_id, "itself" if edge.itself else ""))
