@@ -109,3 +109,29 @@ def test_rows_show_running_first_then_failures_and_the_filter_matches_ids_not_sh
         "copy (op) · running · 1 of 4 executions (1 running, 2 staged) · failed only"
         " · filter: part_3 · 1 failed"
     )
+
+
+def test_slash_on_the_outputs_tab_filters_the_outputs_and_enter_opens_the_kept_one(
+    filled: FilledStore,
+) -> None:
+    from stemma.tui.client import DashboardClient
+    from stemma.tui.screens import ArtifactScreen
+
+    outputs = DashboardClient(filled.root).step(filled.run_id, 0).outputs["datasets"]
+    wanted = sorted(outputs)[1]
+
+    async def scenario(app: StemmaApp, pilot: Pilot[None]) -> None:
+        app.open_step(filled.run_id, 0)
+        await until(pilot, lambda: isinstance(app.screen, StepScreen), "the step screen")
+        await pilot.press("o")
+        await until(pilot, lambda: row_count(app, "#outputs-table") == 3, "three outputs")
+        await pilot.press("slash")
+        await pilot.pause()  # the box has the keys (hex digits are tab keys on the screen)
+        await pilot.press(*wanted[:10])
+        await until(pilot, lambda: row_count(app, "#outputs-table") == 1, "the one kept")
+        assert _rows(app) == 0  # the same filter narrows the executions
+        await pilot.press("enter", "enter")
+        await until(pilot, lambda: isinstance(app.screen, ArtifactScreen), "the artifact")
+        assert app.screen.artifact_id == wanted  # pyright: ignore[reportAttributeAccessIssue]
+
+    drive(filled.root, scenario)

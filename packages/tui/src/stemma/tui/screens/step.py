@@ -86,9 +86,9 @@ class StepScreen(Screen[None]):
             f"step {self.number} of {self.run_id}", self.run_id, self.number
         )
         yield Static("loading…", id="step-facts", classes="summary")
+        yield FilterBox(id="filter")  # above the tabs: it filters the executions and the outputs
         with TabbedContent(initial="executions"):
             with TabPane("Executions (e)", id="executions"):
-                yield FilterBox(id="filter")
                 yield new_table("executions-table", zebra=True)
             with TabPane("Log (l)", id="log"):
                 yield Log(id="log-view", highlight=False)
@@ -188,13 +188,19 @@ class StepScreen(Screen[None]):
         self.query_one("#params-view", Static).update(params_text(view.params))
         self.query_one("#why-view", Static).update("\n".join(view.why))
         self._draw_executions()
+        self._draw_outputs()
+
+    def _draw_outputs(self) -> None:
+        """The step's output artifacts, by role, that pass the filter (as the executions)."""
+        if self.view is None:
+            return
         outputs = table_at(self, "#outputs-table")
         outputs.clear()
-        self.output_ids = []
-        for role, ids in sorted(view.outputs.items()):
-            for artifact_id in ids:
-                outputs.add_row(*plain(role, artifact_id), key=f"{role}/{artifact_id}")
-                self.output_ids.append(artifact_id)
+        pairs = [(role, i) for role, ids in sorted(self.view.outputs.items()) for i in ids]
+        kept = self.row_filter.select(pairs, " ".join)
+        for role, artifact_id in kept:
+            outputs.add_row(*plain(role, artifact_id), key=f"{role}/{artifact_id}")
+        self.output_ids = [artifact_id for _, artifact_id in kept]
 
     def _draw_executions(self) -> None:
         view = self.view
@@ -233,8 +239,9 @@ class StepScreen(Screen[None]):
         self._draw_executions()
 
     def action_filter(self) -> None:
-        """Type a filter for the executions (``/``)."""
-        self.action_show_tab("executions")
+        """Type a filter for the executions, or the outputs when they are on view (``/``)."""
+        if self.query_one(TabbedContent).active != "outputs":
+            self.action_show_tab("executions")
         self.query_one(FilterBox).open()
 
     def action_back(self) -> None:
@@ -249,10 +256,12 @@ class StepScreen(Screen[None]):
     def _filtered(self, message: FilterBox.Filtered) -> None:
         self.row_filter = message.row_filter
         self._draw_executions()
+        self._draw_outputs()
 
     @on(FilterBox.Done)
     def _filter_done(self) -> None:
-        table_at(self, "#executions-table").focus()
+        outputs = self.query_one(TabbedContent).active == "outputs"
+        table_at(self, "#outputs-table" if outputs else "#executions-table").focus()
 
     def action_show_tab(self, tab: str) -> None:
         """Switch to a tab and put the keyboard in it."""

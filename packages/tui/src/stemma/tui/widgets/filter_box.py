@@ -49,16 +49,20 @@ class FilterBox(Input):
     def __init__(self, *, id: str | None = None, placeholder: str = PLACEHOLDER) -> None:
         super().__init__(placeholder=placeholder, id=id, compact=True)
         self.row_filter = RowFilter()
+        # Focusable only while shown: a screen's first focus (and Tab) must not land in a
+        # hidden box and swallow the keys meant for its table.
+        self.can_focus = False
 
     def open(self) -> None:
         """Show the box (with what was typed before) and type into it."""
         self.display = True
+        self.can_focus = True
         self.focus()
 
     def action_close(self) -> None:
         """Clear the filter, hide the box, hand the focus back."""
         self.value = ""  # posts Input.Changed, hence Filtered with an empty filter
-        self.display = False
+        self._hide()
         self.post_message(self.Done(self))
 
     @on(Input.Changed)
@@ -73,5 +77,9 @@ class FilterBox(Input):
     def _submitted(self, event: Input.Submitted) -> None:
         event.stop()
         if not self.row_filter.active:
-            self.display = False
+            self._hide()
         self.post_message(self.Done(self))
+
+    def _hide(self) -> None:
+        self.display = False
+        self.can_focus = False
