@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import traceback
 from collections.abc import Generator, Sequence
 from contextlib import contextmanager, redirect_stdout
 from typing import TextIO
@@ -19,6 +20,7 @@ from stemma.core.cli.exit_codes import CliError, ExitCode
 from stemma.core.cli.launching import run_script
 from stemma.core.cli.output import OutputFormat, print_rows
 from stemma.core.dry_run_switch import DRY_RUN_ENV, DryRunRefusedError
+from stemma.core.error_lines import error_line
 from stemma.core.front.dry_pipeline import forecasts
 from stemma.core.front.step_forecast import StepForecast
 
@@ -29,7 +31,7 @@ def plan_pipeline_script(script: str, argv: Sequence[str]) -> tuple[StepForecast
     """The steps ``script`` would run, each with what it would do and why; runs nothing.
 
     Raises:
-        CliError: the script exited with an error, started no Pipeline, or would have run
+        CliError: the script raised or exited with an error, started no Pipeline, or would have run
             something for real (a lazy ``run()``, ``Pipeline.resume``): it was stopped first.
     """
     seen = len(forecasts())
@@ -38,6 +40,11 @@ def plan_pipeline_script(script: str, argv: Sequence[str]) -> tuple[StepForecast
             code = run_script(script, argv)
     except DryRunRefusedError as err:
         raise CliError(str(err), ExitCode.USAGE) from None
+    except CliError:
+        raise
+    except Exception as err:  # the script's own failure: say its line, not stemma's frames
+        line = error_line("".join(traceback.format_exception(err)))
+        raise CliError(f"{script} raised while planned: {line}", ExitCode.RUN_FAILED) from None
     planned = forecasts()[seen:]
     if code:
         raise CliError(

@@ -194,6 +194,18 @@ def _result(step: PlannedStep, forecast: StepForecast) -> StepResult:
         output_types={role: spec.artifact_type for role, spec in op.outputs.items()},
         duration_seconds=0.0,
         step_run_id=forecast.outputs_from or "",
-        metadata={"status": "planned", "dry_run": forecast.action, "reason": forecast.reason},
+        # the keys a real result's metadata has (engine/step_events.step_result), so a script
+        # that reads them is planned as it runs; ``dry_run`` and ``reason`` say what it would do
+        metadata={
+            "status": "planned",
+            "cache": "step" if forecast.action == "hit" else None,
+            "outputs_from": forecast.outputs_from,
+            "step_spec_id": forecast.fingerprint,
+            "skip_reason": None,
+            "execution_cache_hits": forecast.cached_units or 0,
+            "error": None,
+            "dry_run": forecast.action,
+            "reason": forecast.reason,
+        },
         cached_count=forecast.cached_units or 0,
     )

@@ -1,0 +1,62 @@
+"""`stemma plan` of every example Pipeline script, on a fresh root and after a real run.
+
+A dry run's step results must carry what a real one's do (the examples read
+``result.metadata["cache"]``), and a script that raises while planned is said in one line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from stemma.core.cli.exit_codes import ExitCode
+
+STEMMA = Path(sys.executable).parent / "stemma"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+PIPELINE_EXAMPLES = [
+    ("first_pipeline.py",),
+    ("watch_and_cancel.py", "0.1"),
+    ("going_to_slurm.py", "local"),
+]
+
+
+def _stemma(root: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(STEMMA), "--root", str(root), *argv],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=180,
+        env={**os.environ, "STEMMA_STORE": "delta"},
+        cwd=EXAMPLES.parent,
+    )
+
+
+@pytest.mark.parametrize("example", PIPELINE_EXAMPLES, ids=lambda e: e[0])
+def test_plan_example_pipeline_script_plans_before_and_after_a_run(
+    tmp_path: Path, example: tuple[str, ...]
+) -> None:
+    script, *args = example
+    argv = ("plan", "--format", "json", f"examples/{script}", *args)
+    fresh = _stemma(tmp_path / "root", *argv)
+    assert fresh.returncode == ExitCode.OK, fresh.stderr
+    assert "Traceback" not in fresh.stderr
+    assert {step["action"] for step in json.loads(fresh.stdout)} <= {"run", "after"}
+    ran = _stemma(tmp_path / "root", "run", "--quiet", f"examples/{script}", *args)
+    assert ran.returncode == ExitCode.OK, ran.stderr
+    again = _stemma(tmp_path / "root", *argv)
+    assert again.returncode == ExitCode.OK, again.stderr
+    assert {step["action"] for step in json.loads(again.stdout)} == {"hit"}
+
+
+def test_plan_of_a_script_that_raises_says_its_exception_in_one_line(tmp_path: Path) -> None:
+    # query_lineage reads the tables its run filled: planned on a fresh root, they are empty
+    done = _stemma(tmp_path / "root", "plan", "examples/query_lineage.py")
+    assert done.returncode == ExitCode.RUN_FAILED
+    assert "Traceback" not in done.stderr
+    assert "examples/query_lineage.py raised while planned: polars.exceptions." in done.stderr
