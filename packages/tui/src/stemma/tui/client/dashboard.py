@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from stemma.core.cancel_levels import CancelLevel
 from stemma.core.cli.launching import Detached, detach, split_script_line
@@ -24,25 +23,17 @@ from stemma.core.cli.run_rows import (
     rows_from_history,
     steps_from_history,
 )
-from stemma.core.engine.failure_logs import failure_log_path
-from stemma.core.live import RunState, RunStatus, StepState, read_state, request_cancel
+from stemma.core.live import RunState, read_state, request_cancel
 from stemma.tui.client.eta import Paces, history_eta
 from stemma.tui.client.history import HistoryCache
 from stemma.tui.client.live_states import LiveStates
 from stemma.tui.client.log_follow import LogFollower
-from stemma.tui.client.running_units import unseen_running
+from stemma.tui.client.step_reader import StepReader
 from stemma.tui.client.step_tree import upstream_from_events, with_upstream
 from stemma.tui.client.table_damage import DamageWatch
-from stemma.tui.client.views import ArtifactView, ExecutionRow, RunView, StepView
+from stemma.tui.client.views import ArtifactView, RunView, StepView
 
 LOG_TAIL_BYTES = 256 * 1024
-_KEPT_LIVE_STEPS = 4
-"""Running steps whose live units are watched at once (the ones being looked at)."""
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
-
-if TYPE_CHECKING:
-    from stemma.tui.client.live_executions import LiveExecutions
-    from stemma.tui.client.sqlite_history import SqliteHistory
 
 
 class DashboardClient:
@@ -53,8 +44,7 @@ class DashboardClient:
         self._history = HistoryCache(root)
         self._live = LiveStates(root)
         self._damage = DamageWatch(root)
-        self._live_units: dict[tuple[str, int], LiveExecutions] = {}
-        self._sqlite: SqliteHistory | None = None
+        self._steps = StepReader(root, self._history)
 
     def live_runs(self, newest: int | None = None) -> list[RunRow]:
         """The runs that have a state file, newest first: no Delta read, no heavy import.
@@ -119,146 +109,12 @@ class DashboardClient:
         return RunView(row=row, state=None, steps=steps, step_run_ids=latest)
 
     def step(self, run_id: str, number: int) -> StepView:
-        """One step of a run: its newest event's params, its executions and its outputs.
-
-        While the step runs, its executions are committed only at its end: the units running
-        now and those finished (staged) come first, each saying so (:mod:`live_executions`),
-        then the committed ones; a unit is listed once, committed as soon as history has it.
+        """One step of a run: params, executions (live ones first while it runs) and outputs.
 
         Raises:
             LookupError: the step is neither in history nor running in the run's live state.
         """
-        sqlite = self._sqlite_history()
-        history = sqlite.run_events(run_id) if sqlite else self._history.run_events(run_id)
-        events = [e for e in history if e.step_number == number]
-        running = self._running_step(run_id, number)
-        if not events and running is None:
-            raise LookupError(f"step {number} of run {run_id} has nothing in history yet")
-        if not events:
-            assert running is not None
-            live = self._live_rows(run_id, running, None)
-            return StepView(
-                run_id=run_id,
-                number=number,
-                name=running.name,
-                operation=running.operation,
-                status=running.status,
-                params={},
-                executions=tuple(live),
-                outputs={},
-                running_units=running.running,
-                why=("not finished yet: nothing to compare",),
-            )
-        event = events[-1]
-        source = str(event.metadata.get("outputs_from") or event.step_run_id)
-        note = ""
-        if source != event.step_run_id:
-            note = f"a step-level cache hit: these are the executions of step run {source[:8]}"
-        rows, outputs, why = self._committed(sqlite, source, event.step_name, run_id)
-        committed = [self._execution(row) for row in rows]
-        live: list[ExecutionRow] = []
-        if event.status.value == "running" and running is not None:
-            known = {e.execution_run_id for e in committed}
-            live = self._live_rows(run_id, running, event.step_run_id)
-            live = [e for e in live if e.execution_run_id not in known]
-        else:
-            self._live_units.pop((run_id, number), None)  # final: history has every unit
-        return StepView(
-            run_id=run_id,
-            number=number,
-            name=event.step_name,
-            operation=event.operation,
-            status=event.status.value,
-            params=dict(event.params),
-            executions=(*live, *committed),
-            outputs=dict(outputs),
-            note=note,
-            why=tuple(why),
-            running_units=running.running if running is not None else 0,
-        )
-
-    def _sqlite_history(self) -> SqliteHistory | None:
-        """A SQLite root's history (None on a Delta root: :class:`HistoryCache` reads that)."""
-        if self._sqlite is None and not (self.root / "delta").is_dir():
-            from stemma.tui.client.sqlite_history import SqliteHistory
-
-            if SqliteHistory.present(self.root):
-                self._sqlite = SqliteHistory(self.root)
-        return self._sqlite
-
-    def _committed(
-        self, sqlite: SqliteHistory | None, source: str, name: str, run_id: str
-    ) -> tuple[list[dict[str, Any]], Mapping[str, tuple[str, ...]], list[str]]:
-        """A step run's committed execution rows, its outputs, and why it ran."""
-        if sqlite is not None:
-            from stemma.core.cli.explaining import explain_step  # loads the operations
-
-            try:
-                why = explain_step(sqlite.named_events(name), name, run_id)
-            except LookupError:
-                why = ["not finished yet: nothing to compare"]
-            return sqlite.executions(source), sqlite.outputs(source), why
-        from stemma.storage.queries import executions
-
-        rows = list(executions(self.root, step_run_id=source).iter_rows(named=True))
-        store = self._history.store
-        outputs = store.step_outputs([source]).get(source, {}) if store is not None else {}
-        return rows, outputs, self._why(name, run_id)
-
-    def _running_step(self, run_id: str, number: int) -> StepState | None:
-        """The step's live state while it runs (None once it ended, or without a state)."""
-        try:
-            state = read_state(self.root, run_id)
-        except (FileNotFoundError, ValueError):
-            return None
-        step = next((s for s in state.steps if s.number == number), None)
-        if step is None or step.status != "running" or state.status is not RunStatus.RUNNING:
-            return None
-        return step
-
-    def _live_rows(
-        self, run_id: str, step: StepState, step_run_id: str | None
-    ) -> list[ExecutionRow]:
-        from stemma.tui.client.live_executions import LiveExecutions  # polars: off the paint path
-
-        key = (run_id, step.number)
-        watcher = self._live_units.get(key)
-        if watcher is None:
-            if len(self._live_units) >= _KEPT_LIVE_STEPS:
-                self._live_units.pop(next(iter(self._live_units)))
-            watcher = self._live_units[key] = LiveExecutions(
-                self.root, number=step.number, name=step.name, operation=step.operation
-            )
-        since = dt.datetime.fromisoformat(step.started_at) if step.started_at else _EPOCH
-        rows = watcher.rows(since=since, step_run_id=step_run_id)
-        return rows + unseen_running(step, rows)
-
-    def _why(self, name: str, run_id: str) -> list[str]:
-        from stemma.core.cli.explaining import explain_step  # loads the operations: not at paint
-        from stemma.storage.execution_rows import event_from_row
-        from stemma.storage.queries import steps
-
-        history = [event_from_row(row) for row in steps(self.root, name=name).iter_rows(named=True)]
-        try:
-            return explain_step(history, name, run_id)
-        except LookupError:
-            return ["not finished yet: nothing to compare"]
-
-    def _execution(self, row: dict[str, Any]) -> ExecutionRow:
-        log = failure_log_path(
-            self.root, int(row["step_number"]), str(row["operation"]), row["execution_run_id"]
-        )
-        started, ended = row["started_at"], row["ended_at"]
-        return ExecutionRow(
-            execution_run_id=row["execution_run_id"],
-            success=bool(row["success"]),
-            started_at=f"{started:%H:%M:%S}" if started is not None else "",
-            duration_s=(ended - started).total_seconds() if started and ended else None,
-            worker=str(row["worker"] or ""),
-            error=str(row["error"] or ""),
-            failure_log=log if not row["success"] and log.is_file() else None,
-            worker_log=str(row["worker_log"] or row["tool_output"] or ""),
-        )
+        return self._steps.step(run_id, number)
 
     def artifact(self, artifact_id: str) -> ArtifactView:
         """One artifact's preview and its lineage one hop up and one hop down.
