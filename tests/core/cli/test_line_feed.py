@@ -34,7 +34,7 @@ def test_line_feed_holds_count_lines_until_due_and_tells_statuses_at_once(
     ]
     assert feed.lines(done, now=25.0) == []
     ended = replace(done, status=RunStatus.COMPLETED)
-    assert feed.lines(ended, now=25.5) == [f"run {first.run_id} completed"]
+    assert feed.lines(ended, now=25.5) == []  # the run's end is its summary line (write_lines)
 
 
 def test_line_feed_with_no_interval_tells_every_change_as_watch_does(
@@ -61,4 +61,23 @@ def test_line_feed_shows_a_new_step_at_once_between_count_times(
     grown = replace(first, steps=(*first.steps, third))
     assert feed.lines(grown, now=1.0) == [
         "step 2 load: pending 0/4 (succeeded 0, cached 0, failed 0, cancelled 0, running 0)"
+    ]
+
+
+def test_line_feed_holds_count_lines_per_step_not_per_run(make_state: StateFactory) -> None:
+    first = make_state()
+    feed = LineFeed(count_every=10.0)
+    feed.lines(first, now=0.0)
+    third = StepState(number=2, name="load", operation="example.load", status="running", total=4)
+    grown = replace(first, steps=(*first.steps, third))
+    assert len(feed.lines(grown, now=8.0)) == 1  # its status line, with its counts
+    moved = replace(grown, steps=(first.steps[0], replace(first.steps[1], succeeded=2), third))
+    assert feed.lines(moved, now=10.5) == [
+        "step 1 transform: 2/4 (succeeded 2, cached 0, failed 0, cancelled 0, running 2)"
+    ]
+    loading = replace(moved, steps=(*moved.steps[:2], replace(third, succeeded=1)))
+    assert feed.lines(loading, now=12.0) == []  # step 2 was told at 8.0
+    # 10 s after step 2 was told, though step 1 was told only 8 s ago
+    assert feed.lines(loading, now=18.5) == [
+        "step 2 load: 1/4 (succeeded 1, cached 0, failed 0, cancelled 0, running 0)"
     ]

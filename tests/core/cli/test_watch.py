@@ -45,7 +45,6 @@ def test_follow_lines_prints_each_change_once_until_the_run_ends(
         "step 1 transform: running 1/4 (succeeded 1, cached 0, failed 0, cancelled 0, running 2)",
         "step 1 transform: 3/4 (succeeded 3, cached 0, failed 0, cancelled 0, running 1)",
         "step 1 transform: completed 4/4 (succeeded 4, cached 0, failed 0, cancelled 0, running 0)",
-        f"run {first.run_id} completed",
         f"run {first.run_id} completed: 2 steps, 5/5 units, 0 failed, 0 cancelled",
     ]
 

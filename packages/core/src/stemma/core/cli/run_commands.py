@@ -18,6 +18,7 @@ from stemma.core.cli.missing_packages import install_hint
 from stemma.core.cli.output import is_terminal, rich_available
 from stemma.core.cli.run_lookup import root_argument
 from stemma.core.cli.run_progress import AttachedProgress
+from stemma.core.cli.run_rows import run_outcome
 from stemma.core.cli.watching import follow_lines
 from stemma.core.errors import StepFailedError
 from stemma.core.layout import ROOT_ENV
@@ -82,7 +83,8 @@ def _runs_code(root: Path, since: str) -> ExitCode:
     """The exit code of the runs the script started here (documented in exit_codes).
 
     A script that finishes without raising still ran its pipelines to some end: one cancelled
-    is ``RUN_CANCELLED``, one failed ``RUN_FAILED``, as ``stemma watch`` says of a run.
+    is ``RUN_CANCELLED``, one failed (or completed with failed units) ``RUN_FAILED``, as
+    ``stemma watch`` says of a run.
     """
     host, pid = socket.gethostname(), os.getpid()
     mine = [
@@ -90,7 +92,7 @@ def _runs_code(root: Path, since: str) -> ExitCode:
         for state in list_states(root)
         if state.pid == pid and state.host == host and state.started_at >= since
     ]
-    statuses = {str(state.status) for state in mine}
+    statuses = {str(run_outcome(state)) for state in mine}
     for status in (RunStatus.CANCELLED, RunStatus.FAILED, RunStatus.STALE):
         if status in statuses:
             return ExitCode.for_run_status(status)
