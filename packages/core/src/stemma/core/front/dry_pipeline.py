@@ -9,6 +9,7 @@ would run offers none, and the steps that read it say they run after it.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 from collections.abc import Mapping, Sequence
@@ -24,6 +25,8 @@ from stemma.core.front.input_validation import build_operation, normalize_inputs
 from stemma.core.front.pipeline import Pipeline
 from stemma.core.front.run_history import summarize
 from stemma.core.front.step_forecast import StepForecast, forecast_step
+from stemma.core.history_source import open_history_store
+from stemma.core.layout import resolve_root
 from stemma.core.live.monitor import RunMonitor
 from stemma.core.operations.definition import OperationDefinition
 from stemma.core.run_ids import new_run_id
@@ -70,6 +73,8 @@ class DryPipeline(Pipeline):
         self._finalized = False
         self._forecasts: dict[int, StepForecast] = {}
         self._history = context.store.step_events()
+        self._pending: dict[str, int] = {}
+        """Stand-in ids for the outputs of steps that would run, by step number."""
 
     @classmethod
     def open(
@@ -87,7 +92,8 @@ class DryPipeline(Pipeline):
             ValueError: an unknown policy, or a name that is not one plain path segment.
         """
         run_id = new_run_id(name)
-        store = open_pipeline_store(root)
+        # The store the root's history is in (core.sqlite until imported), as `explain` reads.
+        store = open_history_store(resolve_root(root)) or open_pipeline_store(root)
         backend: Backend = _NoDispatch()  # pyright: ignore[reportAssignmentType]
         context = PipelineContext(
             store=store,
@@ -142,7 +148,9 @@ class DryPipeline(Pipeline):
                 skip_cache=skip_cache or self._skip_cache,
             )
             self._ctx.steps[number] = step
-            forecast = forecast_step(self._ctx, step, self.name, self._forecasts, self._history)
+            forecast = forecast_step(
+                self._ctx, step, self.name, self._forecasts, self._history, self._pending
+            )
             self._forecasts[number] = forecast
         with _lock:
             _forecasts.append(forecast)
@@ -155,13 +163,21 @@ class DryPipeline(Pipeline):
         )
 
     def artifact_ids(self, reference: OutputReference) -> tuple[str, ...]:
-        """A step hit's artifact ids under a role; none for a step that would run."""
+        """A step hit's artifact ids under a role; for a step that would run, one stand-in id.
+
+        Its outputs are unknown until it has run, and an empty answer would plan the step fed
+        them as having nothing to read: the stand-in (a well-formed id no artifact has) marks
+        the step given it as running after the one that made it.
+        """
         step = self._ctx.steps.get(reference.source_step)
         if step is None:
             raise ValueError(f"step #{reference.source_step} is not in run {self.run_id}")
         source = step.outputs_from
         if source is None:
-            return ()
+            seed = f"stemma dry run {self.run_id} step {step.number} role {reference.role}"
+            stand_in = hashlib.sha256(seed.encode()).hexdigest()[:32]
+            self._pending[stand_in] = step.number
+            return (stand_in,)
         return self._ctx.store.step_outputs([source]).get(source, {}).get(reference.role, ())
 
     def cancel(self, level: int | str | CancelLevel = CancelLevel.GRACEFUL) -> None:

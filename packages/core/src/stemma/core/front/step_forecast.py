@@ -62,6 +62,7 @@ def forecast_step(
     run_name: str,
     earlier: Mapping[int, StepForecast],
     history: Sequence[StepEvent],
+    pending: Mapping[str, int] | None = None,
 ) -> StepForecast:
     """What ``step`` would do; sets its fingerprint (and a hit's ``outputs_from``) on it.
 
@@ -71,6 +72,8 @@ def forecast_step(
         run_name: the pipeline's name.
         earlier: the forecasts of the run's earlier steps, by number.
         history: the store's step events (for why a miss misses).
+        pending: the stand-in ids the dry run handed out for the outputs of steps that would
+            run, by the step's number: a step given them literally runs after that step.
     """
     step.fingerprint = step_key(ctx, step)
     made = partial(
@@ -80,7 +83,8 @@ def forecast_step(
         name=step.name,
         fingerprint=step.fingerprint,
     )
-    waiting = [earlier[n] for n in step.upstream_steps() if earlier[n].action != "hit"]
+    reads = sorted({*step.upstream_steps(), *_pending_sources(step, pending or {})})
+    waiting = [earlier[n] for n in reads if earlier[n].action != "hit"]
     changes = _changes(ctx, step, history, waiting)
     if waiting:
         names = ", ".join(f"{f.number} {f.name}" for f in waiting)
@@ -111,6 +115,15 @@ def forecast_step(
         reason=problem or always or changes[0],
         changes=changes[1],
     )
+
+
+def _pending_sources(step: PlannedStep, pending: Mapping[str, int]) -> set[int]:
+    """The steps whose stand-in ids ``step`` was given as literal artifact ids."""
+    found: set[int] = set()
+    for given in step.inputs.values():
+        if isinstance(given, tuple):
+            found.update(pending[i] for i in given if i in pending)
+    return found
 
 
 def _always_runs(step: PlannedStep) -> str | None:
