@@ -1,7 +1,9 @@
 """Finding runs for the commands: live states and history, and a run named by a prefix of its id.
 
-History (the steps event log) needs a store that keeps events: the Delta store of stemma-storage.
-Without it the commands still see live runs through their state files.
+History (the steps event log) is read from the store the root's contents say holds it
+(:func:`~stemma.core.history_source.history_kind`: ``core.sqlite`` until it is imported into the
+Delta tables, then those), never imported or written. Without one the commands still see live
+runs through their state files.
 """
 
 from __future__ import annotations
@@ -12,26 +14,16 @@ from pathlib import Path
 
 from stemma.core.cli.exit_codes import CliError, ExitCode
 from stemma.core.cli.run_rows import RunRow, merge_runs, run_name
-from stemma.core.errors import StoreUnavailableError
 from stemma.core.execution_records import StepEvent
+from stemma.core.history_source import open_history_store
 from stemma.core.live import list_states, run_dir
 from stemma.core.live.state import STATE_FILE
-from stemma.core.sqlite_store.schema import DATABASE_FILE as SQLITE_FILE
-from stemma.core.store import open_pipeline_store
 
 
 def history_events(root: Path, run_id: str | None = None) -> list[StepEvent]:
-    """The steps event log of ``run_id`` (every run when omitted); empty without history.
-
-    A root with no history yet is not opened (opening would create its directories).
-    """
-    if not (root / "delta").is_dir() and not (root / SQLITE_FILE).is_file():
-        return []
-    try:
-        store = open_pipeline_store(root)
-    except StoreUnavailableError:
-        return []  # a store named by $STEMMA_STORE that keeps no event log
-    return store.step_events(run_id)
+    """The steps event log of ``run_id`` (every run when omitted); empty without history."""
+    store = open_history_store(root)
+    return store.step_events(run_id) if store is not None else []
 
 
 def all_runs(root: Path) -> list[RunRow]:
