@@ -18,6 +18,7 @@ from pathlib import Path
 
 from stemma.core.cancel_levels import CancelLevel
 from stemma.core.live.state import run_dir, utc_now
+from stemma.core.provenance import current_user
 
 CONTROL_DIR = "control"
 
@@ -52,8 +53,7 @@ def request_cancel(
     request = CancelRequest(
         level=parsed,
         requested_at=utc_now(),
-        requested_by=f"{os.environ.get('USER', 'unknown')}@{socket.gethostname()} "
-        f"(pid {os.getpid()})",
+        requested_by=f"{current_user()}@{socket.gethostname()} (pid {os.getpid()})",
     )
     control = directory / CONTROL_DIR
     control.mkdir(exist_ok=True)
