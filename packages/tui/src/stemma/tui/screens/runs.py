@@ -21,7 +21,8 @@ from stemma.tui.messages import LoadFailed, RunsLoaded
 from stemma.tui.row_filter import RowFilter
 from stemma.tui.screens.showing import showing
 from stemma.tui.widgets.column_fit import FittedColumn
-from stemma.tui.widgets.run_columns import run_cells, run_columns, searchable, sort_key
+from stemma.tui.widgets.run_columns import run_columns
+from stemma.tui.widgets.runs_shown import RunCells, runs_summary, visible_runs
 from stemma.tui.widgets.tables import new_table, table_at
 
 if TYPE_CHECKING:
@@ -55,7 +56,9 @@ class RunsScreen(Screen[None]):
         self.rows: list[RunRow] = []
         self.shown: list[str] = []
         self._drawn: dict[str, tuple[object, ...]] = {}
-        self._finished: dict[str, tuple[RunRow, tuple[object, ...]]] = {}
+        self._cells = RunCells()
+        self._wanted: str | None = None
+        """A run to put the cursor on when it shows (see :meth:`select_when_shown`)."""
         self.sort_by = "started"
         self._partial = False
         self._summary = ""
@@ -137,7 +140,7 @@ class RunsScreen(Screen[None]):
             table.add_column(column.title, key=column.key, width=column.width)
         self.columns = columns
         self.shown = []  # every row is added again, with the new cells
-        self._finished.clear()
+        self._cells.clear()
         return True
 
     def on_screen_resume(self) -> None:
@@ -184,19 +187,20 @@ class RunsScreen(Screen[None]):
 
     def visible_rows(self) -> list[RunRow]:
         """The rows that pass the filters, in the chosen order."""
-        rows = [row for row in self.rows if self.status_filter in ("all", row.status.value)]
-        rows = self.row_filter.select(rows, searchable)
-        ordered = sorted(rows, key=lambda r: r.started, reverse=True)
-        if self.sort_by != "started":  # stable: newest first within equal keys
-            ordered = sorted(ordered, key=sort_key(self.sort_by, dt.datetime.now(dt.UTC)))
-        return ordered
+        narrowing = (self.status_filter, self.row_filter)
+        return visible_runs(self.rows, *narrowing, sort_by=self.sort_by)
+
+    def select_when_shown(self, run_id: str) -> None:
+        """Put the cursor on ``run_id`` once the list shows it (a run just launched with ``n``)."""
+        self._wanted = run_id
+        self.refresh_runs()
 
     def _redraw(self) -> None:
         table = table_at(self, "#runs")
         rows = self.visible_rows()
         keys = [row.run_id for row in rows]
         now = dt.datetime.now(dt.UTC)
-        cells = {row.run_id: self._cells_of(row, now) for row in rows}
+        cells = {row.run_id: self._cells.of(row, now, self.columns) for row in rows}
         if keys != self.shown:
             highlighted = self.highlighted_run()
             table.replace_rows([(key, cells[key]) for key in keys])  # rows found by position
@@ -209,26 +213,14 @@ class RunsScreen(Screen[None]):
                 if drawn is not cells[key] and drawn != cells[key]:
                     table.update_row_at(index, cells[key])
         self._drawn = cells
-        running = sum(1 for row in self.rows if row.status is RunStatus.RUNNING)
-        summary = (
-            f"{len(rows)} of {len(self.rows)}{'+' if self._partial else ''} runs · "
-            f"{running} running · sort: {self.sort_by} · status: {self.status_filter}"
-            + (f" · {self.row_filter.describe()}" if self.row_filter.active else "")
-            + (" · reading the rest…" if self._partial else "")
-        )
+        if self._wanted in keys:  # once: then the cursor is the user's again
+            table.move_cursor(row=keys.index(self._wanted))
+            self._wanted = None
+        narrowing = (self.status_filter, self.row_filter)
+        summary = runs_summary(len(rows), self.rows, *narrowing, self.sort_by, self._partial)
         if summary != self._summary:  # an update lays the screen out again, even unchanged
             self._summary = summary
             self.query_one("#summary", Static).update(summary)
-
-    def _cells_of(self, row: RunRow, now: dt.datetime) -> tuple[object, ...]:
-        # A finished run's cells never change: build them once, not every second for every run.
-        if row.status is RunStatus.RUNNING:
-            return run_cells(row, now, self.columns)
-        kept = self._finished.get(row.run_id)
-        # The client hands back the same row object for a run whose state did not change.
-        if kept is None or (kept[0] is not row and kept[0] != row):
-            kept = self._finished[row.run_id] = (row, run_cells(row, now, self.columns))
-        return kept[1]
 
     def highlighted_run(self) -> str | None:
         """The run id under the cursor, if any."""

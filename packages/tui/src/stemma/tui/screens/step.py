@@ -1,26 +1,24 @@
 """One step of a run: its executions (live ones while it runs), their logs, params, outputs.
 
-``f`` follows a running step's live worker logs: a thread worker polls the files twice a second
-and posts what they gained; the log view scrolls to the end as they grow. ``/`` filters the
-executions, ``x`` keeps the failed ones and ``r`` the running ones. The tab keys are in the tab
+``f`` follows a running step's live worker logs (:mod:`~stemma.tui.widgets.step_log`). ``/``
+filters the executions and the outputs, ``x`` keeps the failed executions and ``r`` the running
+ones. The tab keys are in the tab
 labels rather than the footer, so every key fits an 80-column footer.
 """
 
 from __future__ import annotations
 
-import threading
 from typing import TYPE_CHECKING, ClassVar, cast
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Log, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 from textual.worker import Worker
 
 from stemma.tui.client import ExecutionRow, StepView, params_text
-from stemma.tui.client.log_follow import followed_title
-from stemma.tui.messages import LoadFailed, LogGrew, LogLoaded, StepLoaded
+from stemma.tui.messages import LoadFailed, StepLoaded
 from stemma.tui.row_filter import RowFilter
 from stemma.tui.screens.showing import showing
 from stemma.tui.widgets.execution_columns import (
@@ -30,14 +28,13 @@ from stemma.tui.widgets.execution_columns import (
     shown_executions,
 )
 from stemma.tui.widgets.filter_box import FilterBox
+from stemma.tui.widgets.step_log import StepLog
 from stemma.tui.widgets.tables import new_table, plain, table_at
 
 if TYPE_CHECKING:
     from stemma.tui.app import StemmaApp
 
 POLL_SECONDS = 2.0
-FOLLOW_SECONDS = 0.5
-FOLLOW = "follow"
 
 
 class StepScreen(Screen[None]):
@@ -70,10 +67,6 @@ class StepScreen(Screen[None]):
         self._cells: dict[ExecutionRow, tuple[object, ...]] = {}
         self.output_ids: list[str] = []
         self._loading: Worker[None] | None = None
-        self.following = False
-        self._stop_following = threading.Event()
-        self._followed: object = None
-        """The file whose text the log view shows last (a header goes before another's)."""
 
     @property
     def stemma(self) -> StemmaApp:
@@ -91,7 +84,7 @@ class StepScreen(Screen[None]):
             with TabPane("Executions (e)", id="executions"):
                 yield new_table("executions-table", zebra=True)
             with TabPane("Log (l)", id="log"):
-                yield Log(id="log-view", highlight=False)
+                yield StepLog(self.run_id, self.number, id="log-view")
             with TabPane("Params (p)", id="params"):
                 yield Static("", id="params-view")
             with TabPane("Outputs (o)", id="outputs"):
@@ -128,59 +121,20 @@ class StepScreen(Screen[None]):
             return
         self.post_message(StepLoaded(view))
 
+    @property
+    def following(self) -> bool:
+        """Whether the log tab follows the step's live worker logs (``f``)."""
+        return self.query_one(StepLog).following
+
     @on(LoadFailed)
     def _show_failure(self, message: LoadFailed) -> None:
-        if message.what == FOLLOW:
-            self.following = False
-            self.query_one("#log-view", Log).write_line(f"── not following: {message.error}")
-            return
         self.query_one("#step-facts", Static).update(f"{message.what}: {message.error}")
 
     def action_toggle_follow(self) -> None:
         """Follow the step's live worker logs in the log tab, or stop following them."""
-        log = self.query_one("#log-view", Log)
+        self.query_one(StepLog).follow()
         if self.following:
-            self._stop_following.set()
-            self.following = False
-            log.write_line("── stopped following")
-            return
-        self.following = True
-        self._stop_following = threading.Event()
-        self._followed = None
-        log.clear()
-        log.write_line(f"── following the live worker logs of step {self.number} (f stops)")
-        self.action_show_tab("log")
-        self._follow(self._stop_following)
-
-    @work(thread=True, exclusive=True, group="follow", exit_on_error=False)
-    def _follow(self, stop: threading.Event) -> None:
-        try:
-            follower = self.stemma.client.log_follower(self.run_id, self.number)
-        except LookupError as err:
-            self.post_message(LoadFailed(FOLLOW, str(err)))
-            return
-        while not stop.is_set():
-            if chunks := follower.poll():
-                self.post_message(LogGrew(chunks))
-            stop.wait(FOLLOW_SECONDS)
-
-    @on(LogGrew)
-    def _log_grew(self, message: LogGrew) -> None:
-        if not self.following:
-            return  # stopped while this was on its way
-        log = self.query_one("#log-view", Log)
-        width = log.scrollable_content_region.width or self.stemma.size.width
-        for chunk in message.chunks:
-            if chunk.path != self._followed:
-                log.write_line(followed_title(chunk.path, self.stemma.client.root, width))
-                self._followed = chunk.path
-            # Whole lines, never Log.write: it appends to the last line, the header above,
-            # whose cached rendering then hid the text (or showed it glued to the header).
-            log.write_lines(chunk.text.splitlines())  # scrolls to the end: auto_scroll
-
-    def on_unmount(self) -> None:
-        """Stop following: the worker's thread ends within a poll."""
-        self._stop_following.set()
+            self.action_show_tab("log")
 
     @on(StepLoaded)
     def _show_step(self, message: StepLoaded) -> None:
@@ -274,10 +228,8 @@ class StepScreen(Screen[None]):
     def _execution_selected(self, message: DataTable.RowSelected) -> None:
         execution = self._execution(message.row_key.value)
         if execution is not None:
-            self._stop_following.set()
-            self.following = False
             self.query_one(TabbedContent).active = "log"
-            self._load_log(execution)
+            self.query_one(StepLog).show_execution(execution)
 
     @on(DataTable.RowSelected, "#outputs-table")
     def _output_selected(self, message: DataTable.RowSelected) -> None:
@@ -288,23 +240,3 @@ class StepScreen(Screen[None]):
         if self.view is None:
             return None
         return next((e for e in self.view.executions if e.execution_run_id == key), None)
-
-    @work(thread=True, exclusive=True, group="log", exit_on_error=False)
-    def _load_log(self, execution: ExecutionRow) -> None:
-        if execution.stage == "running":
-            text = "running now: f follows the step's live worker logs"
-            title = f"execution {execution.execution_run_id[:8]}"
-        elif execution.failure_log is not None:
-            text = self.stemma.client.read_log(execution.failure_log)
-            title = str(execution.failure_log)
-        else:
-            text = execution.worker_log or execution.error or "(this execution logged nothing)"
-            title = f"worker output of {execution.execution_run_id[:8]}"
-        self.post_message(LogLoaded(title, text))
-
-    @on(LogLoaded)
-    def _show_log(self, message: LogLoaded) -> None:
-        log = self.query_one("#log-view", Log)
-        log.clear()
-        log.write_line(f"── {message.title}")
-        log.write_lines(message.text.splitlines())
