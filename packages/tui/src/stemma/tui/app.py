@@ -201,7 +201,9 @@ class StemmaApp(App[None]):
                 self.notify(f"starting {line}…", timeout=3, markup=False)
                 self._launch(line)
 
-        self.push_screen(LaunchScreen(), chosen)
+        # A toast would sit on the dialog, over what is typed: the dialog says errors itself.
+        self.clear_notifications()
+        self.push_screen(LaunchScreen(self.client.root), chosen)
 
     @work(thread=True, group="launch", exit_on_error=False)
     def _launch(self, line: str) -> None:
@@ -215,24 +217,28 @@ class StemmaApp(App[None]):
     @on(Launched)
     def _launched(self, message: Launched) -> None:
         started = message.started
-        if started.run_ids:
-            self.notify(f"started {', '.join(started.run_ids)} (pid {started.pid})", timeout=6)
-        else:  # its error from the log, and where the rest of it is
-            self.notify(
-                f"{message.script}: {started.no_run()}\nlog: {started.log}",
-                severity="error",
-                timeout=20,
-                markup=False,
-            )
+        if not started.run_ids:  # its error from the log, and where the rest of it is
+            self._launch_error(f"{message.script}: {started.no_run()}\nlog: {started.log}")
+            return
+        # One short line: at 80 columns a toast is 40 wide, and a second line covered the
+        # summary. The runs list puts its cursor on the run, which says the rest.
+        self.notify(f"started {started.run_ids[0][-8:]} (pid {started.pid})", timeout=6)
+        for screen in self.screen_stack:
+            if isinstance(screen, RunsScreen):
+                screen.select_when_shown(started.run_ids[0])
 
     @on(LaunchFailed)
     def _launch_failed(self, message: LaunchFailed) -> None:
-        self.notify(
-            f"could not start {message.line}: {message.error}",
-            severity="error",
-            timeout=12,
-            markup=False,
-        )
+        self._launch_error(f"could not start {message.line}: {message.error}")
+
+    def _launch_error(self, said: str) -> None:
+        """A toast, or the launch dialog's own line when one is open (never a toast over it)."""
+        from stemma.tui.screens.launch import LaunchScreen
+
+        if isinstance(self.screen, LaunchScreen):
+            self.screen.show_error(said)
+        else:
+            self.notify(said, severity="error", timeout=20, markup=False)
 
     @on(LoadFailed)
     def _load_failed(self, message: LoadFailed) -> None:

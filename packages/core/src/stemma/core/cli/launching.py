@@ -100,9 +100,16 @@ def split_script_line(text: str) -> tuple[str, tuple[str, ...]]:
     return words[0], tuple(words[1:])
 
 
-def detach_command(script: str, argv: Sequence[str], backend: str | None = None) -> str:
-    """The ``stemma run --detach`` command line that starts ``script`` (for the user to see)."""
-    options = ["--backend", backend] if backend else []
+def detach_command(
+    script: str, argv: Sequence[str], backend: str | None = None, *, root: Path | None = None
+) -> str:
+    """The ``stemma run --detach`` command line that starts ``script`` (for the user to see).
+
+    With ``root``, the line names it (``--root R``), as :func:`detach` passes it: pasted into a
+    shell, the line then runs on that root, not on ``$STEMMA_ROOT`` or ``./.stemma``.
+    """
+    options = ["--root", str(root)] if root is not None else []
+    options += ["--backend", backend] if backend else []
     return shlex.join(["stemma", "run", "--detach", *options, script, *argv])
 
 
