@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
+from stemma.core.execution_records import StepEvent
 from stemma.core.file_diff import file_change, file_list_changes, is_file_entry, is_file_list
 from stemma.core.records import StepRecord
 
@@ -73,6 +74,19 @@ def _show(value: Any) -> str:
             return f"step {mapping['$step']}@{str(mapping['fingerprint'])[:8]}"
     text = repr(cast(object, value))
     return text if len(text) <= _WIDTH else text[: _WIDTH - 1] + "…"
+
+
+def key_components(event: StepEvent) -> dict[str, Any]:
+    """What a Pipeline step's recorded key covers, as :func:`config_diff` compares it.
+
+    ``stemma explain`` and ``stemma plan`` both diff these, so a change reads the same in both.
+    """
+    return {
+        "operation": event.operation,
+        "version": event.version,
+        "params": dict(event.params),
+        "upstream": sorted(event.dep_fingerprints),
+    }
 
 
 def miss_reason(

@@ -7,21 +7,10 @@ field-level diff is :func:`stemma.core.explain.config_diff`, the same one the la
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from stemma.core.execution_records import StepEvent
-from stemma.core.explain import config_diff
+from stemma.core.explain import config_diff, key_components
 from stemma.core.records import StepStatus
-
-
-def key_components(event: StepEvent) -> dict[str, Any]:
-    """What a step's fingerprint covers, as a reader compares it."""
-    return {
-        "operation": event.operation,
-        "version": event.version,
-        "params": dict(event.params),
-        "upstream": sorted(event.dep_fingerprints),
-    }
 
 
 def explain_step(events: Sequence[StepEvent], name: str, run_id: str | None = None) -> list[str]:

@@ -12,23 +12,20 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 from stemma.core.backends.base import Backend
 from stemma.core.cancel_levels import CancelLevel
-from stemma.core.engine.composite_expansion import with_intermediates
 from stemma.core.engine.planned_step import CachePolicy, FailurePolicy, PlannedStep, parse_policy
-from stemma.core.engine.references import OutputReference, StepFuture, StepResult
+from stemma.core.engine.references import OutputReference, StepResult
 from stemma.core.engine.run_context import PipelineContext
-from stemma.core.front.input_validation import build_operation, normalize_inputs
+from stemma.core.engine.run_setup import default_backend
 from stemma.core.front.pipeline import Pipeline
 from stemma.core.front.run_history import summarize
 from stemma.core.front.step_forecast import StepForecast, forecast_step
 from stemma.core.history_source import open_history_store
 from stemma.core.layout import resolve_root
 from stemma.core.live.monitor import RunMonitor
-from stemma.core.operations.definition import OperationDefinition
 from stemma.core.run_ids import new_run_id
 from stemma.core.store import open_pipeline_store
 
@@ -62,6 +59,7 @@ class DryPipeline(Pipeline):
         context: PipelineContext,
         skip_cache: bool,
         failure_policy: FailurePolicy,
+        backend: str,
     ) -> None:
         """Use :meth:`open`; no engine starts (that is the point)."""
         self.name = name
@@ -72,6 +70,7 @@ class DryPipeline(Pipeline):
         self._lock = threading.Lock()
         self._finalized = False
         self._forecasts: dict[int, StepForecast] = {}
+        self._backend = backend
         self._history = context.store.step_events()
         self._pending: dict[str, int] = {}
         """Stand-in ids for the outputs of steps that would run, by step number."""
@@ -82,6 +81,7 @@ class DryPipeline(Pipeline):
         name: str,
         root: str | os.PathLike[str] | None,
         *,
+        backend: str | None,
         cache_policy: str,
         failure_policy: str,
         skip_cache: bool,
@@ -94,73 +94,42 @@ class DryPipeline(Pipeline):
         run_id = new_run_id(name)
         # The store the root's history is in (core.sqlite until imported), as `explain` reads.
         store = open_history_store(resolve_root(root)) or open_pipeline_store(root)
-        backend: Backend = _NoDispatch()  # pyright: ignore[reportAssignmentType]
+        nothing: Backend = _NoDispatch()  # pyright: ignore[reportAssignmentType]
         context = PipelineContext(
             store=store,
-            backend=backend,
+            backend=nothing,
             run_id=run_id,
             steps={},
             cache_policy=parse_policy(CachePolicy, cache_policy, "cache_policy"),
             preserve_working=False,
             provenance={},
             monitor=RunMonitor(
-                run_id=run_id, name=name, root=str(store.layout.root), backend=backend.name
+                run_id=run_id, name=name, root=str(store.layout.root), backend=nothing.name
             ),
         )
         failures = parse_policy(FailurePolicy, failure_policy, "failure_policy")
-        return cls(name=name, context=context, skip_cache=skip_cache, failure_policy=failures)
-
-    def submit(
-        self,
-        operation: type[OperationDefinition] | str,
-        inputs: Mapping[str, Any] | Sequence[Any] | None = None,
-        params: Mapping[str, Any] | None = None,
-        *,
-        name: str | None = None,
-        resources: Mapping[str, Any] | None = None,
-        execution: Mapping[str, Any] | None = None,
-        environment: Mapping[str, str] | None = None,
-        tool: Mapping[str, Any] | None = None,
-        failure_policy: str | None = None,
-        skip_cache: bool = False,
-        intermediates: str | None = None,
-    ) -> StepFuture:
-        """Check and plan a step as :meth:`Pipeline.submit` would; its future is settled."""
-        op = build_operation(
-            operation,
-            params=params,
-            resources=resources,
-            execution=execution,
-            environment=environment,
-            tool=tool,
+        return cls(
+            name=name,
+            context=context,
+            skip_cache=skip_cache,
+            failure_policy=failures,
+            backend=backend or default_backend(),
         )
-        op = with_intermediates(op, intermediates)
-        with self._lock:
-            number = max([-1, *self._ctx.steps]) + 1
-            step = PlannedStep(
-                number=number,
-                name=name or op.name or "step",
-                operation=op,
-                inputs=normalize_inputs(op, inputs, self._step_numbers()),
-                failure_policy=parse_policy(FailurePolicy, failure_policy, "failure_policy")
-                if failure_policy
-                else self._failure_policy,
-                skip_cache=skip_cache or self._skip_cache,
-            )
-            self._ctx.steps[number] = step
-            forecast = forecast_step(
-                self._ctx, step, self.name, self._forecasts, self._history, self._pending
-            )
-            self._forecasts[number] = forecast
+
+    def _start(self, step: PlannedStep) -> None:
+        """Plan the step, checked and numbered as a real one, and settle its future at once."""
+        self._ctx.steps[step.number] = step  # (the engine's submit does this in a real run)
+        forecast = forecast_step(
+            self._ctx, step, self.name, self._forecasts, self._history, self._pending
+        )
+        self._forecasts[step.number] = forecast
         with _lock:
             _forecasts.append(forecast)
         step.future.set_result(_result(step, forecast))
-        return StepFuture(
-            step_name=step.name,
-            step_number=number,
-            output_types={role: spec.artifact_type for role, spec in op.outputs.items()},
-            future=step.future,
-        )
+
+    def _sends_to(self) -> str:
+        """The backend the run would use: an operation it could not be sent to is refused."""
+        return self._backend
 
     def artifact_ids(self, reference: OutputReference) -> tuple[str, ...]:
         """A step hit's artifact ids under a role; for a step that would run, one stand-in id.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import polars as pl
@@ -29,25 +29,20 @@ from stemma.core.engine.planned_step import (
     PlannedStep,
     parse_policy,
 )
-from stemma.core.engine.references import OutputReference, StepFuture, StepResult
+from stemma.core.engine.references import StepFuture, StepResult
 from stemma.core.engine.run_context import PipelineContext
-from stemma.core.engine.run_setup import open_context
 from stemma.core.execution_records import StepEvent
 from stemma.core.front.input_validation import build_operation, normalize_inputs
-from stemma.core.front.run_history import (
-    latest_run_id,
-    restore_steps,
-    runs_frame,
-    summarize,
-)
+from stemma.core.front.pipeline_opening import open_new_run, open_resumed_run
+from stemma.core.front.run_history import runs_frame, summarize
+from stemma.core.front.run_steps import RunSteps
 from stemma.core.front.sendable import refuse_unsendable_operation
-from stemma.core.front.step_failures import halted_error
 from stemma.core.operations.definition import OperationDefinition
 from stemma.core.run_ids import new_run_id
 from stemma.core.store import PipelineStore, open_pipeline_store
 
 
-class Pipeline:
+class Pipeline(RunSteps):
     """A run of steps over one store. Build one with :meth:`create` or :meth:`resume`."""
 
     def __init__(
@@ -105,26 +100,27 @@ class Pipeline:
             return DryPipeline.open(
                 name,
                 root,
+                backend=backend,
                 cache_policy=cache_policy,
                 failure_policy=failure_policy,
                 skip_cache=skip_cache,
             )
-        store = open_pipeline_store(root)
-        store.recover()
-        context = open_context(
-            store,
-            run_id=run_id,
-            name=name,
+        opened = open_new_run(
+            name,
+            run_id,
+            root,
             backend=backend,
-            max_workers=max_workers,
             cache_policy=cache,
+            failure_policy=failures,
+            skip_cache=skip_cache,
             preserve_working=preserve_working,
+            max_workers=max_workers,
         )
         return cls(
-            name=name,
-            context=context,
-            skip_cache=skip_cache,
-            failure_policy=failures,
+            name=opened.name,
+            context=opened.context,
+            skip_cache=opened.skip_cache,
+            failure_policy=opened.failure_policy,
             parallel_steps=parallel_steps,
         )
 
@@ -153,50 +149,26 @@ class Pipeline:
             ValueError: neither an id nor a name was given, or no such run exists.
         """
         refuse_in_dry_run("Pipeline.resume")  # (before the recovery, which writes)
-        store = open_pipeline_store(root)
-        store.recover()
-        if pipeline_run_id is None:
-            if name is None:
-                raise ValueError("resume needs pipeline_run_id or name")
-            pipeline_run_id = latest_run_id(store.step_events(), name)
-            if pipeline_run_id is None:
-                raise ValueError(f"no run of pipeline {name!r} under {store.layout.root}")
-        events = store.step_events(pipeline_run_id)
-        if not events:
-            raise ValueError(f"no run {pipeline_run_id!r} under {store.layout.root}")
-        restored, next_number = restore_steps(events)
-        name = pipeline_run_id.rsplit("_", 3)[0]
-        context = open_context(
-            store,
-            run_id=pipeline_run_id,
+        opened = open_resumed_run(
+            root,
+            pipeline_run_id,
             name=name,
             backend=backend,
             max_workers=max_workers,
-            cache_policy=parse_policy(
-                CachePolicy, options.get("cache_policy", "all_succeeded"), "cache_policy"
-            ),
-            preserve_working=bool(options.get("preserve_working", False)),
-            steps=restored,
+            options=options,
         )
         return cls(
-            name=name,
-            context=context,
-            skip_cache=bool(options.get("skip_cache", False)),
-            failure_policy=parse_policy(
-                FailurePolicy, options.get("failure_policy", "continue"), "failure_policy"
-            ),
-            first_step=next_number,
+            name=opened.name,
+            context=opened.context,
+            skip_cache=opened.skip_cache,
+            failure_policy=opened.failure_policy,
+            first_step=opened.first_step,
         )
 
     @staticmethod
     def list_runs(root: str | os.PathLike[str] | None = None) -> pl.DataFrame:
         """Every run on the root: id, step count, last status, started, ended; newest first."""
         return runs_frame(open_pipeline_store(root).step_events())
-
-    @property
-    def run_id(self) -> str:
-        """``{name}_{UTC %Y%m%d_%H%M%S}_{8 hex}``."""
-        return self._ctx.run_id
 
     @property
     def store(self) -> PipelineStore:
@@ -239,7 +211,7 @@ class Pipeline:
             tool=tool,
         )
         op = with_intermediates(op, intermediates)
-        refuse_unsendable_operation(op.name or type(op).__qualname__, op, self._ctx.backend.name)
+        refuse_unsendable_operation(op.name or type(op).__qualname__, op, self._sends_to())
         self._raise_if_halted()
         with self._lock:
             if self._finalized:
@@ -255,13 +227,21 @@ class Pipeline:
                 else self._failure_policy,
                 skip_cache=skip_cache or self._skip_cache,
             )
-            self._engine.submit(step)
+            self._start(step)
         return StepFuture(
             step_name=step.name,
             step_number=number,
             output_types={role: spec.artifact_type for role, spec in op.outputs.items()},
             future=step.future,
         )
+
+    def _start(self, step: PlannedStep) -> None:
+        """Hand a checked, numbered step to the engine (called under the pipeline's lock)."""
+        self._engine.submit(step)
+
+    def _sends_to(self) -> str:
+        """The backend the steps' units go to (what an operation must be sendable to)."""
+        return self._ctx.backend.name
 
     def run(
         self,
@@ -300,50 +280,6 @@ class Pipeline:
         given = normalize_inputs(op, inputs, self._step_numbers())
         return expand_composite(op, given, self.submit, prefix=prefix, intermediates=intermediates)
 
-    def _step_numbers(self) -> dict[int, PlannedStep]:
-        return dict(self._ctx.steps)
-
-    def output(self, name: str, role: str, *, step_number: int | None = None) -> OutputReference:
-        """A reference to ``role`` of the latest step called ``name`` (or of ``step_number``).
-
-        Raises:
-            ValueError: no such step or role; the message lists what there is.
-            StepFailedError: a step failed under ``fail_fast``: nothing more may read from it.
-        """
-        self._raise_if_halted()
-        candidates = [
-            s
-            for s in list(self._ctx.steps.values())
-            if s.name == name and step_number in (None, s.number)
-        ]
-        if not candidates:
-            known = sorted({s.name for s in list(self._ctx.steps.values())})
-            raise ValueError(
-                f"no step named {name!r} in run {self.run_id}; "
-                f"steps: {', '.join(known) or '(none)'}"
-            )
-        step = candidates[-1]
-        spec = step.operation.outputs.get(role)
-        if spec is None:
-            raise ValueError(
-                f"step {name!r} has no output role {role!r}; "
-                f"its roles: {', '.join(step.operation.outputs) or '(none)'}"
-            )
-        return OutputReference(step.number, role, spec.artifact_type)
-
-    def artifact_ids(self, reference: OutputReference) -> tuple[str, ...]:
-        """The artifact ids a step offers under a role, once that step has finished.
-
-        Raises:
-            ValueError: the reference names a step that is not in this pipeline.
-        """
-        step = self._ctx.steps.get(reference.source_step)
-        if step is None:
-            raise ValueError(f"step #{reference.source_step} is not in run {self.run_id}")
-        step.future.result()
-        source = step.outputs_from or ""
-        return self._ctx.store.step_outputs([source]).get(source, {}).get(reference.role, ())
-
     def cancel(self, level: int | str | CancelLevel = CancelLevel.GRACEFUL) -> None:
         """Cancel the run at ``level``: 1 graceful, 2 force, 3 hard (see :class:`CancelLevel`).
 
@@ -376,25 +312,3 @@ class Pipeline:
             print_cancel_summary(summary, self._ctx.cancel_level)
         self._raise_if_halted()
         return summary
-
-    def _raise_if_halted(self) -> None:
-        error = halted_error(self._ctx)
-        if error is not None:
-            raise error
-
-    # ------------------------------------------------------------------ sequence protocol
-
-    def __len__(self) -> int:
-        return len(self._ctx.steps)
-
-    def __iter__(self) -> Iterator[StepResult]:
-        return (step.future.result() for step in list(self._ctx.steps.values()))
-
-    def __getitem__(self, index: int) -> StepResult:
-        return self._ctx.steps[index].future.result()  # by step number
-
-    def __contains__(self, name: object) -> bool:
-        return any(step.name == name for step in list(self._ctx.steps.values()))
-
-    def __bool__(self) -> bool:
-        return bool(self._ctx.steps) and all(result.success for result in self)

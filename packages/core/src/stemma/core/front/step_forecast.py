@@ -22,7 +22,7 @@ from stemma.core.engine.step_dispatch import step_key
 from stemma.core.engine.unit_plan import LOOKUP_UNITS, plan_units
 from stemma.core.errors import BatchingError, PairingError
 from stemma.core.execution_records import StepEvent
-from stemma.core.explain import config_diff
+from stemma.core.explain import config_diff, key_components
 from stemma.core.operations.kinds import OperationKind
 from stemma.core.records import StepStatus
 
@@ -202,7 +202,7 @@ def _changes(
         )
         return f"same key as in {last.pipeline_run_id}, but {why}", ()
     previous = done[-1]
-    fields = config_diff(_components(previous), _step_components(ctx, step))
+    fields = config_diff(key_components(previous), _step_components(ctx, step))
     if waiting and any(line.startswith("upstream") for line in fields):
         names = ", ".join(f"{f.number} {f.name}" for f in waiting)
         fields = [line for line in fields if not line.startswith("upstream")]
@@ -211,18 +211,8 @@ def _changes(
     return f"changed since {previous.pipeline_run_id}: {lines[0]}", lines
 
 
-def _components(event: StepEvent) -> dict[str, Any]:
-    """What a step key covers, as recorded (``stemma explain``'s ``key_components``)."""
-    return {
-        "operation": event.operation,
-        "version": event.version,
-        "params": dict(event.params),
-        "upstream": sorted(event.dep_fingerprints),
-    }
-
-
 def _step_components(ctx: PipelineContext, step: PlannedStep) -> dict[str, Any]:
-    """The same components for a step not yet recorded (what its events would say)."""
+    """:func:`key_components` of a step not yet recorded (what its events would say)."""
     op = step.operation
     return {
         "operation": op.label(),

@@ -1,0 +1,115 @@
+"""Opening the run a :class:`~stemma.core.front.pipeline.Pipeline` drives: new or resumed.
+
+What ``Pipeline.create`` and ``Pipeline.resume`` do before there is a pipeline: check the
+policies, recover the store, open the backend and the run's context; for a resumed run, find it
+and restore its finished steps. Kept apart from the pipeline, which only submits and waits.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from stemma.core.engine.planned_step import CachePolicy, FailurePolicy, parse_policy
+from stemma.core.engine.run_context import PipelineContext
+from stemma.core.engine.run_setup import open_context
+from stemma.core.front.run_history import latest_run_id, restore_steps
+from stemma.core.store import open_pipeline_store
+
+
+@dataclass(frozen=True, kw_only=True)
+class OpenedRun:
+    """A run ready for its pipeline: what ``Pipeline.__init__`` takes."""
+
+    name: str
+    """The pipeline's name."""
+    context: PipelineContext
+    """The run's shared context (store recovered, backend open)."""
+    skip_cache: bool
+    """Whether its steps skip the cache unless told otherwise."""
+    failure_policy: FailurePolicy
+    """Its steps' failure policy unless told otherwise."""
+    first_step: int = 0
+    """The number its next step gets (after a resumed run's steps)."""
+
+
+def open_new_run(
+    name: str,
+    run_id: str,
+    root: str | os.PathLike[str] | None,
+    *,
+    backend: str | None,
+    cache_policy: CachePolicy,
+    failure_policy: FailurePolicy,
+    skip_cache: bool,
+    preserve_working: bool,
+    max_workers: int | None,
+) -> OpenedRun:
+    """A new run ``run_id`` on the store at ``root``, recovered first."""
+    store = open_pipeline_store(root)
+    store.recover()
+    context = open_context(
+        store,
+        run_id=run_id,
+        name=name,
+        backend=backend,
+        max_workers=max_workers,
+        cache_policy=cache_policy,
+        preserve_working=preserve_working,
+    )
+    return OpenedRun(
+        name=name, context=context, skip_cache=skip_cache, failure_policy=failure_policy
+    )
+
+
+def open_resumed_run(
+    root: str | os.PathLike[str] | None,
+    pipeline_run_id: str | None,
+    *,
+    name: str | None,
+    backend: str | None,
+    max_workers: int | None,
+    options: Mapping[str, Any],
+) -> OpenedRun:
+    """The run ``pipeline_run_id`` (or ``name``'s newest) reopened, its finished steps restored.
+
+    Raises:
+        ValueError: neither an id nor a name was given, no such run exists, or an unknown
+            policy.
+    """
+    store = open_pipeline_store(root)
+    store.recover()
+    if pipeline_run_id is None:
+        if name is None:
+            raise ValueError("resume needs pipeline_run_id or name")
+        pipeline_run_id = latest_run_id(store.step_events(), name)
+        if pipeline_run_id is None:
+            raise ValueError(f"no run of pipeline {name!r} under {store.layout.root}")
+    events = store.step_events(pipeline_run_id)
+    if not events:
+        raise ValueError(f"no run {pipeline_run_id!r} under {store.layout.root}")
+    restored, next_number = restore_steps(events)
+    name = pipeline_run_id.rsplit("_", 3)[0]
+    context = open_context(
+        store,
+        run_id=pipeline_run_id,
+        name=name,
+        backend=backend,
+        max_workers=max_workers,
+        cache_policy=parse_policy(
+            CachePolicy, options.get("cache_policy", "all_succeeded"), "cache_policy"
+        ),
+        preserve_working=bool(options.get("preserve_working", False)),
+        steps=restored,
+    )
+    return OpenedRun(
+        name=name,
+        context=context,
+        skip_cache=bool(options.get("skip_cache", False)),
+        failure_policy=parse_policy(
+            FailurePolicy, options.get("failure_policy", "continue"), "failure_policy"
+        ),
+        first_step=next_number,
+    )
