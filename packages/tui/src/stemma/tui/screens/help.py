@@ -1,4 +1,8 @@
-"""``?``: every key of every screen on one page, readable at 80x24."""
+"""``?``: every key of every screen on one page, readable at 80x24.
+
+A test reads each screen's bindings and checks the page names every key under that screen's
+label (or under Everywhere): a key added to a screen must be added here.
+"""
 
 from __future__ import annotations
 
@@ -21,11 +25,11 @@ HELP = """\
 [b]Everywhere[/b]  ? help · ctrl+p commands · q quit · Esc back
 [b]Runs[/b]        Enter open · c cancel · n new run · s sort
 [b]Run[/b]         Enter open a step · c cancel (again: harder)
-[b]Both[/b]        x failed · r running · a all · f cycle · / filter
+[b]Runs, Run[/b]   x failed · r running · a all · f cycle · / filter
 [b]Step[/b]        e executions · l log · p params · o outputs
             w why · x failed · r running · / filter · f follow
             Enter: an execution's log, or an output artifact
-[b]Artifact[/b]    u made from · d made into · v preview
+[b]Artifact[/b]    u made from · d made into · v preview · / filter
             Enter follows the lineage
 
 [b]Cancel[/b]: each press of c asks for one level more;
