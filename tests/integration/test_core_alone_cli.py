@@ -113,9 +113,10 @@ def test_core_alone_help_lists_what_each_package_would_add(
     done = _stemma(core_python, tmp_path, "--help")
     assert done.returncode == 0, done.stderr
     assert re.search(
-        r"artifacts\s+\(needs stemma-storage: pip install stemma-storage\)", done.stdout
+        r"artifacts\s+\(needs stemma-storage: pip install stemma-storage\s+\(or uv pip",
+        done.stdout,
     )
-    assert re.search(r"tui\s+\(needs stemma-tui: pip install stemma-tui\)", done.stdout)
+    assert re.search(r"tui\s+\(needs stemma-tui: pip install stemma-tui\s+\(or uv pip", done.stdout)
 
 
 def test_core_alone_run_with_slurm_backend_names_stemma_slurm(

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stemma.core.cli.exit_codes import CliError, ExitCode
+from stemma.core.cli.script_target import resolve_script
 from stemma.core.error_lines import TRACEBACK_HEADER, error_line
 from stemma.core.layout import ROOT_ENV
 from stemma.core.live import list_states
@@ -46,20 +47,19 @@ def run_script(script: str, argv: Sequence[str]) -> int:
 
 
 def _runner(script: str) -> Callable[[], object]:
-    target, _, function = script.partition(":")
-    path = Path(target)
-    if path.suffix == ".py" or path.is_file():
-        if not path.is_file():
-            raise CliError(f"no script {target!r} (from {Path.cwd()})", ExitCode.NOT_FOUND)
+    found = resolve_script(script)
+    if found.path is not None:
+        path = found.path
         sys.path.insert(0, str(path.resolve().parent))
-        if not function:
+        if not found.function:
             return lambda: runpy.run_path(str(path), run_name="__main__")
         namespace = runpy.run_path(str(path), run_name=path.stem)
-        return _callable(script, namespace.get(function))
-    if not function:
-        return lambda: runpy.run_module(target, run_name="__main__", alter_sys=True)
+        return _callable(script, namespace.get(found.function))
+    module = found.module or ""
+    if not found.function:
+        return lambda: runpy.run_module(module, run_name="__main__", alter_sys=True)
     try:
-        loaded: object = getattr(importlib.import_module(target), function)
+        loaded: object = getattr(importlib.import_module(module), found.function)
     except (ImportError, AttributeError) as err:
         raise CliError(f"cannot load {script!r}: {err}", ExitCode.NOT_FOUND) from None
     return _callable(script, loaded)
@@ -158,10 +158,10 @@ def detach(root: Path, script: str, argv: Sequence[str], backend: str | None) ->
     """Start ``stemma run SCRIPT`` in a new session and wait for the run it starts.
 
     Raises:
-        CliError: no such script file (nothing is started), or the launcher itself failed
+        CliError: no such script file or module (nothing is started), or the launcher itself failed
             (the message has its error output).
     """
-    _check_script(script)
+    resolve_script(script)  # a missing one is said now, not after a detached process died of it
     logs = root / "logs" / "detached"
     logs.mkdir(parents=True, exist_ok=True)
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d_%H%M%S")
@@ -190,13 +190,6 @@ def detach(root: Path, script: str, argv: Sequence[str], backend: str | None) ->
             return Detached(pid=pid, log=log, run_ids=started, ended=ended)
         time.sleep(0.2)  # the script is importing and planning: nothing to wait on but its file
     return Detached(pid=pid, log=log, run_ids=(), ended=False)
-
-
-def _check_script(script: str) -> None:
-    """A missing script file is said at once, not after a detached process died of it."""
-    target = Path(script.partition(":")[0])
-    if target.suffix == ".py" and not target.is_file():
-        raise CliError(f"no script {str(target)!r} (from {Path.cwd()})", ExitCode.NOT_FOUND)
 
 
 def _alive(pid: int) -> bool:

@@ -15,6 +15,7 @@ from stemma.core.cli.exit_codes import CliError, ExitCode
 from stemma.core.cli.missing_packages import (
     SIBLING_COMMANDS,
     check_requirements,
+    install_hint,
     missing_command,
 )
 from stemma.core.layout import ROOT_ENV
@@ -104,7 +105,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     if only not in offered:  # the full list: what is missing shows too, with what to install
         for name, package in SIBLING_COMMANDS.items():
             if name not in offered:
-                child = sub.add_parser(name, help=f"(needs {package}: pip install {package})")
+                child = sub.add_parser(name, help=f"(needs {package}: {install_hint(package)})")
                 child.set_defaults(handler=_missing_runner(name))
     return parser
 

@@ -5,12 +5,10 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib
-import importlib.util
 import os
 import runpy
 import sys
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 from stemma.core.cli.commands import Command
@@ -19,6 +17,7 @@ from stemma.core.cli.explaining import explain_step
 from stemma.core.cli.output import add_format_option, print_rows
 from stemma.core.cli.roots import existing_root
 from stemma.core.cli.run_lookup import history_events, resolve_run_id, root_argument
+from stemma.core.cli.script_target import resolve_script
 from stemma.core.layout import ROOT_ENV
 from stemma.core.step import ArtifactStep
 
@@ -34,18 +33,16 @@ def load_steps(script: str) -> list[ArtifactStep]:
     Raises:
         CliError: the script or its function is missing, or returns something else.
     """
-    target, _, function = script.partition(":")
-    path = Path(target)
-    if path.suffix == ".py" or path.is_file():
-        if not path.is_file():
-            raise CliError(f"no script {target!r}", ExitCode.NOT_FOUND)
-        sys.path.insert(0, str(path.resolve().parent))
-        namespace: dict[str, Any] = runpy.run_path(str(path), run_name="stemma_plan")
+    found = resolve_script(script)
+    function = found.function
+    if found.path is not None:
+        sys.path.insert(0, str(found.path.resolve().parent))
+        namespace: dict[str, Any] = runpy.run_path(str(found.path), run_name="stemma_plan")
     else:
         try:
-            namespace = vars(importlib.import_module(target))
+            namespace = vars(importlib.import_module(found.module or ""))
         except ImportError as err:
-            raise CliError(f"cannot import {target!r}: {err}", ExitCode.NOT_FOUND) from None
+            raise CliError(f"cannot import {found.module!r}: {err}", ExitCode.NOT_FOUND) from None
     factory: object = namespace.get(function or STEPS_FUNCTION)
     if not callable(factory):
         raise CliError(
@@ -62,19 +59,15 @@ def load_steps(script: str) -> list[ArtifactStep]:
 
 def _offers_steps(script: str) -> bool:
     """Whether ``script`` is planned by its lazy steps (a function to call), not by running it."""
-    target, _, function = script.partition(":")
-    if function:
+    found = resolve_script(script)
+    if found.function:
         return True
-    path = Path(target)
-    if path.suffix == ".py" or path.is_file():
-        if not path.is_file():
-            raise CliError(f"no script {target!r}", ExitCode.NOT_FOUND)
-        tree = ast.parse(path.read_text(), str(path))
-    else:
-        spec = importlib.util.find_spec(target)
-        if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
-            raise CliError(f"cannot import {target!r}", ExitCode.NOT_FOUND)
-        tree = ast.parse(Path(spec.origin).read_text(), spec.origin)
+    if found.source is None:
+        raise CliError(
+            f"cannot plan {script!r}: module {found.module!r} has no Python source to read",
+            ExitCode.NOT_FOUND,
+        )
+    tree = ast.parse(found.source.read_text(), str(found.source))
     # Read, not imported: a Pipeline script's top level is run once, by the dry run itself.
     return any(
         isinstance(node, ast.FunctionDef) and node.name == STEPS_FUNCTION for node in tree.body
