@@ -1,8 +1,9 @@
 """The history of a root stemma-core alone recorded, read as the Delta tables would hold it.
 
 A root built without stemma-storage keeps its history in ``{root}/core.sqlite``; the Delta store
-imports it the first time it is opened there (:mod:`stemma.storage.sqlite_import`). Until then,
-the read-only queries (``stemma artifacts``, ``stemma lineage``…) read ``core.sqlite`` itself,
+imports it the first time it is opened there (:mod:`stemma.storage.sqlite_import`). Until then
+(:func:`~stemma.core.history_source.history_kind`, the rule every reader follows), the read-only
+queries (``stemma artifacts``, ``stemma lineage``…) read ``core.sqlite`` itself,
 converted row by row as the import would convert it, so they answer the same on either store and
 never write to the root.
 """
@@ -16,8 +17,10 @@ from typing import Any, Protocol
 
 import polars as pl
 
+from stemma.core.history_source import history_kind
 from stemma.core.layout import RootLayout
 from stemma.core.sqlite_store import schema as core_schema
+from stemma.core.sqlite_store.connections import Connections
 from stemma.storage.schemas import (
     ARTIFACT_EDGES,
     EXECUTION_EDGES,
@@ -26,7 +29,7 @@ from stemma.storage.schemas import (
     STEPS,
     TableSpec,
 )
-from stemma.storage.sqlite_import import MARKER, as_delta_frames
+from stemma.storage.sqlite_import import as_delta_frames
 from stemma.storage.tables import read_table
 
 _SOURCES: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -53,19 +56,12 @@ class TableReader(Protocol):
         ...
 
 
-def reads_sqlite(layout: RootLayout) -> bool:
-    """Whether the root's history is in ``core.sqlite`` alone (not imported into Delta yet)."""
-    return (layout.root / core_schema.DATABASE_FILE).is_file() and not (
-        layout.delta / MARKER
-    ).is_file()
-
-
 def table_reader(layout: RootLayout) -> TableReader:
     """How to read the root's tables: from Delta, or from ``core.sqlite`` when only it is there.
 
     A reader from ``core.sqlite`` reads each SQLite table once, the first time it is asked for.
     """
-    if not reads_sqlite(layout):
+    if history_kind(layout.root) != "sqlite":
 
         def from_delta(
             spec: TableSpec, predicate: pl.Expr | None = None, columns: Sequence[str] | None = None
@@ -103,10 +99,19 @@ class _SqliteReader:
         self._frames.setdefault(spec.name, spec.empty())
 
     def _rows(self, table: str, columns: tuple[str, ...]) -> list[dict[str, Any]]:
-        # Read-only: a command that only reads must not create or change the database.
-        uri = f"{self._database.as_uri()}?mode=ro"
-        with contextlib.closing(sqlite3.connect(uri, uri=True)) as connection:
-            found = connection.execute(
-                f"SELECT {', '.join(columns)} FROM {table} ORDER BY rowid"
-            ).fetchall()
-        return [dict(zip(columns, row, strict=True)) for row in found]
+        sql = f"SELECT {', '.join(columns)} FROM {table} ORDER BY rowid"
+        if self._database.with_name(f"{self._database.name}-wal").is_file():
+            # A writer's log is there (running, or died before closing): read beside it,
+            # read-only, so nothing is checkpointed into the database by this read.
+            uri = f"{self._database.as_uri()}?mode=ro"
+            with contextlib.closing(sqlite3.connect(uri, uri=True)) as connection:
+                found = connection.execute(sql).fetchall()
+            return [dict(zip(columns, row, strict=True)) for row in found]
+        # At rest: through core's own connections, closed at once. The last connection to a
+        # WAL database removes the -wal and -shm files it opened with, so the root is left as
+        # it was (a read-only one creates them too, and cannot remove them).
+        connections = Connections(self._database)
+        try:
+            return connections.query(sql)
+        finally:
+            connections.close()

@@ -39,6 +39,7 @@ import polars as pl
 
 from stemma.core.errors import ArtifactTypeError
 from stemma.core.file_lock import FileLock
+from stemma.core.history_source import SQLITE_IMPORT_MARKER
 from stemma.core.identity import hash_plain
 from stemma.core.layout import RootLayout
 from stemma.core.record_rows import event_from_row, execution_from_row
@@ -64,8 +65,9 @@ from stemma.storage.wave_chunks import commit_chunk_rows
 
 log = logging.getLogger(__name__)
 
-MARKER = "core-sqlite-import.json"
-"""The file under ``{root}/delta`` recording that ``core.sqlite`` was imported."""
+MARKER = SQLITE_IMPORT_MARKER
+"""The file under ``{root}/delta`` recording that ``core.sqlite`` was imported (named in core:
+every reader decides from it which store a root's history is in)."""
 _TABLES = ("artifacts", "artifact_edges", "execution_roles", "step_outputs", "steps", "executions")
 """The SQLite tables imported, in the order their Delta tables are committed."""
 

@@ -5,6 +5,12 @@ a file there, which changes its modification time), and a catch-up at least ever
 :data:`MAX_AGE_SECONDS` in case a shared filesystem caches directory times. A catch-up reads
 only the files added since the last (:class:`~stemma.tui.client.steps_log.StepsLog`), and a
 run's events come from the rows in memory, never from another scan of the table.
+
+A root whose history is in ``core.sqlite`` (not imported into Delta:
+:func:`~stemma.core.history_source.history_kind`, the rule every command follows) is read from
+it whole, as the Delta steps table would hold it (:mod:`stemma.storage.sqlite_history`), when the
+database or its write-ahead log changed: SQLite reads a root's few thousand events in
+milliseconds. Nothing is imported or written.
 """
 
 from __future__ import annotations
@@ -16,12 +22,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from stemma.core.cli.run_rows import RunRow
-from stemma.core.errors import StoreUnavailableError
 from stemma.core.execution_records import StepEvent
-from stemma.core.store import PipelineStore, open_pipeline_store
+from stemma.core.history_source import HistoryKind, history_kind, open_history_store
+from stemma.core.sqlite_store.schema import DATABASE_FILE
+from stemma.core.store import PipelineStore
 from stemma.tui.client.eta import Paces
 
 STEPS_LOG = Path("delta") / "orchestration" / "steps" / "_delta_log"
+_SQLITE_FILES = (DATABASE_FILE, f"{DATABASE_FILE}-wal")
+"""What a SQLite commit changes: the database, or (in WAL mode) its write-ahead log."""
 MAX_AGE_SECONDS = 15.0
 _KEPT_RUNS = 16
 """Runs whose events are kept between refreshes (the ones being looked at)."""
@@ -41,7 +50,7 @@ class HistoryCache:
     def __init__(self, root: Path) -> None:
         self._root = root
         self._lock = threading.Lock()
-        self._stamp: int | None = None
+        self._stamp: tuple[HistoryKind | None, tuple[int | None, ...]] | None = None
         self._read_at = 0.0
         self._log: StepsLog | None = None
         self._frame: pl.DataFrame | None = None
@@ -50,17 +59,20 @@ class HistoryCache:
         self._paces: Paces | None = None
         """None until asked for since the last catch-up: the runs list never needs them."""
         self._events: dict[str, list[StepEvent]] = {}
-        self._store: PipelineStore | None = None
+        self._store: tuple[HistoryKind, PipelineStore | None] | None = None
 
     @property
     def store(self) -> PipelineStore | None:
-        """The root's store, once it has tables (None before, or without stemma-storage)."""
-        if self._store is None and (self._root / "delta").is_dir():
-            try:
-                self._store = open_pipeline_store(self._root)
-            except StoreUnavailableError:
-                return None
-        return self._store
+        """The store the root's history is in, to read (None before it has any).
+
+        Opened again when that changes (a run imported ``core.sqlite`` into Delta).
+        """
+        kind = history_kind(self._root)
+        if kind is None:
+            return None
+        if self._store is None or self._store[0] != kind:
+            self._store = (kind, open_history_store(self._root))
+        return self._store[1]
 
     @property
     def files_read(self) -> int:
@@ -94,12 +106,22 @@ class HistoryCache:
         return events
 
     def _refresh(self) -> None:
-        stamp = _stamp(self._root / STEPS_LOG)
+        kind = history_kind(self._root)
+        if kind == "sqlite":
+            stamp = (kind, tuple(_stamp(self._root / name) for name in _SQLITE_FILES))
+        else:
+            stamp = (kind, (_stamp(self._root / STEPS_LOG),))
         with self._lock:
             fresh = time.monotonic() - self._read_at < MAX_AGE_SECONDS
             if stamp == self._stamp and fresh:
                 return
-            if stamp is not None:
+            if kind == "sqlite":
+                self._log = None  # read whole each time: an import later starts Delta afresh
+                frame = _sqlite_steps(self._root)
+                self._by_run = _rows(frame, None, {})
+                self._rows = list(self._by_run.values())
+                self._frame, self._events, self._paces = frame, {}, None
+            elif stamp[1][0] is not None:
                 if self._log is None:
                     self._log = _steps_log(self._root)
                 before = self._log.files_read
@@ -117,6 +139,13 @@ def _steps_log(root: Path) -> StepsLog:
     from stemma.tui.client.steps_log import StepsLog
 
     return StepsLog(root)
+
+
+def _sqlite_steps(root: Path) -> pl.DataFrame:
+    # Imported here, as for the Delta log: polars loads on the first history read.
+    from stemma.storage.queries import steps
+
+    return steps(root)
 
 
 def _rows(

@@ -1,9 +1,10 @@
 """One step of a run as the step screen shows it: events, executions (live, then committed), why.
 
-A Delta root's history comes from :class:`~stemma.tui.client.history.HistoryCache`; a SQLite
-root's from ``core.sqlite`` (:mod:`sqlite_history`). While the step runs, its units come from
-the staged bundles and sandboxes (:mod:`live_executions`), watched for the few steps being
-looked at. Blocking I/O throughout: called from the app's thread workers only.
+The history comes from :class:`~stemma.tui.client.history.HistoryCache` and the storage queries,
+from whichever store holds it (Delta, or ``core.sqlite`` not imported yet). While the step
+runs, its units come from the staged bundles and sandboxes (:mod:`live_executions`), watched
+for the few steps being looked at. Blocking I/O throughout: called from the app's thread
+workers only.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ _NOT_FINISHED = "not finished yet: nothing to compare"
 
 if TYPE_CHECKING:
     from stemma.tui.client.live_executions import LiveExecutions
-    from stemma.tui.client.sqlite_history import SqliteHistory
 
 
 class StepReader:
@@ -36,7 +36,6 @@ class StepReader:
         self.root = root
         self._history = history
         self._live_units: dict[tuple[str, int], LiveExecutions] = {}
-        self._sqlite: SqliteHistory | None = None
 
     def step(self, run_id: str, number: int) -> StepView:
         """One step of a run: its newest event's params, its executions and its outputs.
@@ -48,9 +47,7 @@ class StepReader:
         Raises:
             LookupError: the step is neither in history nor running in the run's live state.
         """
-        sqlite = self._sqlite_history()
-        history = sqlite.run_events(run_id) if sqlite else self._history.run_events(run_id)
-        events = [e for e in history if e.step_number == number]
+        events = [e for e in self._history.run_events(run_id) if e.step_number == number]
         running = self._running_step(run_id, number)
         if not events and running is None:
             raise LookupError(f"step {number} of run {run_id} has nothing in history yet")
@@ -74,7 +71,7 @@ class StepReader:
         note = ""
         if source != event.step_run_id:
             note = f"a step-level cache hit: these are the executions of step run {source[:8]}"
-        rows, outputs, why = self._committed(sqlite, source, event.step_name, run_id)
+        rows, outputs, why = self._committed(source, event.step_name, run_id)
         committed = [self._execution(row) for row in rows]
         live: list[ExecutionRow] = []
         if event.status.value == "running" and running is not None:
@@ -97,27 +94,10 @@ class StepReader:
             running_units=running.running if running is not None else 0,
         )
 
-    def _sqlite_history(self) -> SqliteHistory | None:
-        """A SQLite root's history (None on a Delta root: :class:`HistoryCache` reads that)."""
-        if self._sqlite is None and not (self.root / "delta").is_dir():
-            from stemma.tui.client.sqlite_history import SqliteHistory
-
-            if SqliteHistory.present(self.root):
-                self._sqlite = SqliteHistory(self.root)
-        return self._sqlite
-
     def _committed(
-        self, sqlite: SqliteHistory | None, source: str, name: str, run_id: str
+        self, source: str, name: str, run_id: str
     ) -> tuple[list[dict[str, Any]], Mapping[str, tuple[str, ...]], list[str]]:
         """A step run's committed execution rows, its outputs, and why it ran."""
-        if sqlite is not None:
-            from stemma.core.cli.explaining import explain_step  # loads the operations
-
-            try:
-                why = explain_step(sqlite.named_events(name), name, run_id)
-            except LookupError:
-                why = [_NOT_FINISHED]
-            return sqlite.executions(source), sqlite.outputs(source), why
         from stemma.storage.queries import executions
 
         rows = list(executions(self.root, step_run_id=source).iter_rows(named=True))
