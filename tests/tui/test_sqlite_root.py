@@ -24,6 +24,7 @@ from stemma.tui.app import StemmaApp
 from stemma.tui.screens import ArtifactScreen, RunScreen, StepScreen
 
 from .conftest import FilledStore, drive, row_count, until
+from .test_open_where import SIZES
 
 SCRIPT = """
 import sys
@@ -79,8 +80,9 @@ def _contents(root: Path) -> dict[str, str]:
     }
 
 
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_dashboard_reads_a_sqlite_roots_runs_steps_executions_and_lineage(
-    sqlite_root: FilledStore,
+    sqlite_root: FilledStore, size: tuple[int, int]
 ) -> None:
     assert history_kind(sqlite_root.root) == "sqlite"
     before = _contents(sqlite_root.root)
@@ -101,6 +103,6 @@ def test_dashboard_reads_a_sqlite_roots_runs_steps_executions_and_lineage(
         await until(pilot, lambda: row_count(app, "#down") == 1, "read by metrics")
         await until(pilot, lambda: row_count(app, "#preview-table") > 0, "the preview")
 
-    drive(sqlite_root.root, scenario, size=(120, 40))
+    drive(sqlite_root.root, scenario, size=size)
     gc.collect()  # the app's SQLite connections close, as at the end of `stemma tui`
     assert _contents(sqlite_root.root) == before
