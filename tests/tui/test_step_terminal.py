@@ -69,7 +69,7 @@ def _open_chatty_step(terminal: Terminal) -> None:
     terminal.keys("Down")
     time.sleep(0.3)
     terminal.keys("Enter")
-    terminal.wait_for(lambda s: "tests.chatty_copy (tests.chatty_copy)" in s, "the step screen")
+    terminal.wait_for(lambda s: "tests.chatty_copy · running" in s, "the step screen")
 
 
 @pytest.mark.parametrize("size", [(80, 24), (200, 50)], ids=["80x24", "200x50"])

@@ -58,6 +58,8 @@ class StepView:
     executions: tuple[ExecutionRow, ...]
     outputs: dict[str, tuple[str, ...]]
     """Per output role, the artifact ids the step offers downstream."""
+    output_names: dict[str, str] = field(default_factory=dict[str, str])
+    """Per output artifact id, its original name (``data_3.csv``); none for a nameless type."""
     note: str = ""
     """Why something is missing (a step-level cache hit shows the executions it reused)."""
     why: tuple[str, ...] = ()

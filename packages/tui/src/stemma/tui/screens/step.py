@@ -18,6 +18,7 @@ from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 from textual.worker import Worker
 
 from stemma.tui.client import ExecutionRow, StepView, params_text
+from stemma.tui.client.output_names import with_output_names
 from stemma.tui.messages import LoadFailed, StepLoaded
 from stemma.tui.row_filter import RowFilter
 from stemma.tui.screens.showing import showing
@@ -28,6 +29,7 @@ from stemma.tui.widgets.execution_columns import (
     shown_executions,
 )
 from stemma.tui.widgets.filter_box import FilterBox
+from stemma.tui.widgets.output_rows import OUTPUT_WIDTH, output_rows
 from stemma.tui.widgets.step_log import StepLog
 from stemma.tui.widgets.tables import new_table, plain, table_at
 
@@ -100,7 +102,7 @@ class StepScreen(Screen[None]):
             executions.add_column(label, key=label, width=width)
         outputs = table_at(self, "#outputs-table")
         outputs.add_column("role", width=16)
-        outputs.add_column("artifact", width=34)
+        outputs.add_column("artifact", width=OUTPUT_WIDTH)
         executions.focus()
         self.refresh_step()
         self.set_interval(POLL_SECONDS, self.refresh_step)
@@ -115,7 +117,8 @@ class StepScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="step", exit_on_error=False)
     def _load_step(self) -> None:
         try:
-            view = self.stemma.client.step(self.run_id, self.number)
+            client = self.stemma.client
+            view = with_output_names(client.root, client.step(self.run_id, self.number))
         except Exception as err:
             self.post_message(LoadFailed(f"step {self.number}", str(err)))
             return
@@ -145,16 +148,15 @@ class StepScreen(Screen[None]):
         self._draw_outputs()
 
     def _draw_outputs(self) -> None:
-        """The step's output artifacts, by role, that pass the filter (as the executions)."""
+        """The step's output artifacts, by role, that pass the filter (ids or names match)."""
         if self.view is None:
             return
         outputs = table_at(self, "#outputs-table")
         outputs.clear()
-        pairs = [(role, i) for role, ids in sorted(self.view.outputs.items()) for i in ids]
-        kept = self.row_filter.select(pairs, " ".join)
-        for role, artifact_id in kept:
-            outputs.add_row(*plain(role, artifact_id), key=f"{role}/{artifact_id}")
-        self.output_ids = [artifact_id for _, artifact_id in kept]
+        kept = self.row_filter.select(output_rows(self.view), " ".join)
+        for role, artifact_id, shown in kept:
+            outputs.add_row(*plain(role, shown), key=f"{role}/{artifact_id}")
+        self.output_ids = [artifact_id for _, artifact_id, _ in kept]
 
     def _draw_executions(self) -> None:
         view = self.view

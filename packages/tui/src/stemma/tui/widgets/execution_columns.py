@@ -15,6 +15,7 @@ from stemma.core.error_lines import error_line
 from stemma.tui.client import ExecutionRow, StepView
 from stemma.tui.row_filter import RowFilter
 from stemma.tui.widgets.cells import duration_text, status_text
+from stemma.tui.wording import noun_for
 
 COLUMNS: tuple[tuple[str, int], ...] = (
     ("state", 7),
@@ -82,6 +83,8 @@ def executions_summary(
 ) -> str:
     """The facts line: ``name (op) · status · N executions (2 running, 3 staged), 1 failed``.
 
+    ``(op)`` only when the operation differs from the name; ``1 execution`` for one.
+
     With a filter or a status key on: ``N of M executions · failed only · filter: … · 1 failed``.
     """
     rows = view.executions
@@ -91,7 +94,7 @@ def executions_summary(
     staged = sum(1 for e in rows if e.stage == "staged")
     live = [f"{running} running"] if running else []
     live += [f"{staged} staged"] if staged else []  # finished; committed when the step ends
-    executions = f"executions ({', '.join(live)})" if live else "executions"
+    executions = noun_for(total, "execution") + (f" ({', '.join(live)})" if live else "")
     narrowed = [
         *(["failed only"] if failures_only else []),
         *(["running only"] if running_only else []),
@@ -101,4 +104,6 @@ def executions_summary(
         count = " · ".join([f"{shown} of {total} {executions}", *narrowed, f"{failed} failed"])
     else:
         count = f"{total} {executions}, {failed} failed"
-    return f"{view.name} ({view.operation}) · {view.status} · {count}"
+    # The operation only when it says more than the name (a step is named after it by default).
+    named = view.name if view.operation == view.name else f"{view.name} ({view.operation})"
+    return f"{named} · {view.status} · {count}"

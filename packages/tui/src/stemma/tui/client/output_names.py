@@ -1,0 +1,33 @@
+"""The original names of a step's outputs (``data_3.csv``), for the step screen's outputs tab.
+
+Read from the built-in content tables through stemma-storage's reader, from whichever store
+holds the history (Delta, or ``core.sqlite`` not imported yet). Blocking I/O: thread workers
+only. Without stemma-storage the outputs show by id alone.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from stemma.tui.client.views import StepView
+
+
+def with_output_names(root: Path, view: StepView) -> StepView:
+    """``view`` with :attr:`~StepView.output_names` filled for its outputs."""
+    ids = sorted({artifact_id for ids in view.outputs.values() for artifact_id in ids})
+    if not ids:
+        return view
+    try:  # polars and delta-rs: off the paint path, and optional
+        from stemma.core.layout import RootLayout
+        from stemma.storage.artifact_names import artifact_facts
+        from stemma.storage.sqlite_history import table_reader
+    except ImportError:
+        return view
+    facts = artifact_facts(table_reader(RootLayout(root.absolute())), ids)
+    names = {
+        str(row["artifact_id"]): str(row["original_name"])
+        for row in facts.iter_rows(named=True)
+        if row["original_name"]
+    }
+    return dataclasses.replace(view, output_names=names)
