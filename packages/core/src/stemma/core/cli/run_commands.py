@@ -76,7 +76,12 @@ def _progress(args: argparse.Namespace) -> AbstractContextManager[object]:
     if args.quiet:
         return nullcontext()
     bars = not args.plain and is_terminal(sys.stderr) and rich_available()
-    return AttachedProgress(sys.stderr, bars=bars, redirect_stdout=bars and is_terminal(sys.stdout))
+    return AttachedProgress(
+        sys.stderr,
+        bars=bars,
+        redirect_stdout=bars and is_terminal(sys.stdout),
+        redirect_stderr=bars,  # the bars are on stderr: what else is written there goes above
+    )
 
 
 def _runs_code(root: Path, since: str) -> ExitCode:

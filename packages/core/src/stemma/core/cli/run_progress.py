@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import threading
 import time
+from contextlib import ExitStack
 from types import TracebackType
 from typing import TYPE_CHECKING, TextIO
 
+from stemma.core.cli.control_echo import no_control_echo
 from stemma.core.cli.watch_lines import LineFeed, summary_line
 from stemma.core.cli.watching import POLL_SECONDS, StepBars, progress_bars, write_lines
 from stemma.core.engine.runs_here import StartedRun, runs_started_here
@@ -33,6 +35,10 @@ class AttachedProgress:
         bars: rich bars (``out`` is a terminal and rich is installed) rather than lines.
         redirect_stdout: with bars, print the script's stdout above them (stdout is the same
             terminal).
+        redirect_stderr: with bars, print what is written to ``sys.stderr`` above them (the
+            bars are on stderr): the engine's "Press Ctrl-C again" lines, the script's
+            warnings. Written straight to the terminal, they would land inside the bars and
+            leave them drawn twice.
         count_every: seconds between count-only lines of a step.
         poll: seconds between reads of the state files.
     """
@@ -43,6 +49,7 @@ class AttachedProgress:
         *,
         bars: bool,
         redirect_stdout: bool = False,
+        redirect_stderr: bool = False,
         count_every: float = COUNT_EVERY_SECONDS,
         poll: float = POLL_SECONDS,
     ) -> None:
@@ -56,12 +63,16 @@ class AttachedProgress:
         self._thread = threading.Thread(target=self._loop, name="stemma-run-progress", daemon=True)
         self._progress: Progress | None = None
         self._bars: StepBars | None = None
+        self._echo = ExitStack()
         if bars:
-            self._progress = progress_bars(out, redirect_stdout=redirect_stdout)
+            self._progress = progress_bars(
+                out, redirect_stdout=redirect_stdout, redirect_stderr=redirect_stderr
+            )
             self._bars = StepBars(self._progress)
 
     def __enter__(self) -> AttachedProgress:
         if self._progress is not None:
+            self._echo.enter_context(no_control_echo())
             self._progress.start()
         self._thread.start()
         return self
@@ -77,6 +88,7 @@ class AttachedProgress:
         self._show_all()  # the ends the last poll missed
         if self._progress is not None:
             self._progress.stop()
+        self._echo.close()
 
     def _loop(self) -> None:
         while not self._stop.wait(self._poll_seconds):

@@ -56,13 +56,17 @@ def follow_lines(
         sleep(POLL_SECONDS)
 
 
-def progress_bars(out: TextIO, *, redirect_stdout: bool = False) -> Progress:
+def progress_bars(
+    out: TextIO, *, redirect_stdout: bool = False, redirect_stderr: bool = False
+) -> Progress:
     """A rich ``Progress`` (not started) with the columns :class:`StepBars` fills (needs rich).
 
     Args:
         out: where the bars are drawn.
         redirect_stdout: print ``sys.stdout``'s text above the bars instead of through them
             (only when stdout is the same terminal: a redirected stdout stays a clean file).
+        redirect_stderr: the same for ``sys.stderr`` (when the bars are drawn on it, as the
+            engine's Ctrl-C lines and the script's warnings go there).
     """
     from rich.console import Console
     from rich.progress import (
@@ -85,7 +89,7 @@ def progress_bars(out: TextIO, *, redirect_stdout: bool = False) -> Progress:
         console=Console(file=out),
         transient=False,
         redirect_stdout=redirect_stdout,
-        redirect_stderr=False,
+        redirect_stderr=redirect_stderr,
     )
 
 
