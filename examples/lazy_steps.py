@@ -3,8 +3,10 @@
 Run it with ``python3 scripts/dev.py demo`` (or ``uv run python examples/lazy_steps.py``).
 Results go under ``.stemma/`` in the current directory, or ``$STEMMA_ROOT``. Run it twice: the
 second time nothing executes. Change ``SCALE`` below and run it again: the plan says which
-field changed, and only the steps downstream of it rerun. Each step runs in a worker process,
-which imports this file to find its function: hence the ``if __name__ == "__main__":`` below.
+field changed, and only the steps downstream of it rerun; ``stemma plan examples/lazy_steps.py``
+says the same without running anything (it plans what ``steps()`` returns). Each step runs in a
+worker process, which imports this file to find its function: hence the ``if __name__ ==
+"__main__":`` below.
 """
 
 from __future__ import annotations
@@ -68,6 +70,11 @@ def build_graph() -> ArtifactStep:
         for i, shard in enumerate(raw)
     ]
     return apply(name="demo/report", fn=report, version="v1", shards=normalized, out_path=OUT)
+
+
+def steps() -> ArtifactStep:
+    """What ``stemma plan examples/lazy_steps.py`` plans: the graph (its main block is not run)."""
+    return build_graph()
 
 
 def main() -> None:

@@ -60,3 +60,35 @@ def test_plan_of_a_script_that_raises_says_its_exception_in_one_line(tmp_path: P
     assert done.returncode == ExitCode.RUN_FAILED
     assert "Traceback" not in done.stderr
     assert "examples/query_lineage.py raised while planned: polars.exceptions." in done.stderr
+
+
+def test_plan_lazy_example_plans_its_steps_with_whole_fingerprints(tmp_path: Path) -> None:
+    done = _stemma(tmp_path / "root", "plan", "--format", "json", "examples/lazy_steps.py")
+    assert done.returncode == ExitCode.OK, done.stderr
+    planned = json.loads(done.stdout)
+    assert [step["step"] for step in planned][-1] == "demo/report"
+    assert {step["action"] for step in planned} == {"run"}
+    assert {len(step["fingerprint"]) for step in planned} == {32}  # as a Pipeline plan's
+    assert not (tmp_path / "root").exists()
+
+
+LAZY_WITH_ARGS = """
+import sys
+from stemma.core import OUT, apply
+
+def write(size: int, out_path: str) -> None:
+    open(out_path, "w").write("x" * size)
+
+def steps():
+    return apply(name="sized", fn=write, version="v1", size=int(sys.argv[1]), out_path=OUT)
+"""
+
+
+def test_plan_lazy_script_gets_its_arguments_in_sys_argv(tmp_path: Path) -> None:
+    script = tmp_path / "sized.py"
+    script.write_text(LAZY_WITH_ARGS)
+    argv = ("plan", "--format", "json", str(script))
+    one, two = (_stemma(tmp_path / "root", *argv, size) for size in ("1", "2"))
+    assert one.returncode == ExitCode.OK, one.stderr
+    assert two.returncode == ExitCode.OK, two.stderr
+    assert json.loads(one.stdout)[0]["fingerprint"] != json.loads(two.stdout)[0]["fingerprint"]

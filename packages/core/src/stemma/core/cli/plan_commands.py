@@ -8,13 +8,13 @@ import importlib
 import os
 import runpy
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from stemma.core.cli.commands import Command
 from stemma.core.cli.exit_codes import CliError, ExitCode
 from stemma.core.cli.explaining import explain_step
-from stemma.core.cli.output import add_format_option, print_rows
+from stemma.core.cli.output import OutputFormat, add_format_option, print_rows
 from stemma.core.cli.roots import existing_root
 from stemma.core.cli.run_lookup import history_events, resolve_run_id, root_argument
 from stemma.core.cli.script_target import resolve_script
@@ -25,14 +25,25 @@ STEPS_FUNCTION = "steps"
 PLAN_COLUMNS = ("step", "action", "fingerprint", "reason")
 
 
-def load_steps(script: str) -> list[ArtifactStep]:
+def load_steps(script: str, argv: Sequence[str] = ()) -> list[ArtifactStep]:
     """The lazy steps a script offers: ``steps()`` in a file or module, or ``module:function``.
 
-    The script's ``__main__`` block does not run: only its definitions are loaded.
+    The script's ``__main__`` block does not run: only its definitions are loaded, and its
+    function is called with ``sys.argv`` set to ``[script, *argv]`` (as a Pipeline script
+    would see its arguments).
 
     Raises:
         CliError: the script or its function is missing, or returns something else.
     """
+    saved = sys.argv
+    sys.argv = [script, *argv]
+    try:
+        return _load_steps(script)
+    finally:
+        sys.argv = saved
+
+
+def _load_steps(script: str) -> list[ArtifactStep]:
     found = resolve_script(script)
     function = found.function
     if found.path is not None:
@@ -89,7 +100,7 @@ def _configure_plan(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "args",
         nargs="*",
-        help="passed to a Pipeline script (after `--` if one starts with a dash)",
+        help="the script's arguments, in sys.argv (after `--` if one starts with a dash)",
     )
     add_format_option(parser)
 
@@ -105,13 +116,16 @@ def _plan(args: argparse.Namespace) -> int:
             os.environ[ROOT_ENV] = str(root)  # as `stemma run` does: the script's default root
         print_forecasts(plan_pipeline_script(args.script, args.args), args.format)
         return ExitCode.OK
-    handles = load_steps(args.script)
+    handles = load_steps(args.script, args.args)
     planned = plan(*handles, root=root)
+    # a table stays narrow; JSON and CSV are for programs, which get the whole key (as the
+    # Pipeline plan's JSON does)
+    short = OutputFormat(args.format) is OutputFormat.TABLE
     rows = [
         {
             "step": item.spec.name,
             "action": item.action,
-            "fingerprint": item.spec.fingerprint[:12],
+            "fingerprint": item.spec.fingerprint[:12] if short else item.spec.fingerprint,
             "reason": item.reason,
         }
         for item in planned
