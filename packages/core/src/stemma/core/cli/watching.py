@@ -94,27 +94,45 @@ def progress_bars(
 
 
 class StepBars:
-    """One bar per step of the runs it is shown: done/total, failed, cancelled, ETA."""
+    """One bar per step of the runs it is shown: done/total, failed, cancelled, ETA.
+
+    Shown one run, a bar is labelled by its step; shown several (a script that starts more
+    than one run), every bar also names its run by the short id, or the groups look alike.
+    """
 
     def __init__(self, progress: Progress) -> None:
         """Bars drawn by ``progress`` (from :func:`progress_bars`, started by the caller)."""
         self._progress = progress
         self._tasks: dict[tuple[str, int], TaskID] = {}
+        self._steps: dict[tuple[str, int], StepState] = {}
+        self._runs: list[str] = []
 
     def show(self, state: RunState) -> None:
         """Bring the bars of ``state``'s steps up to date (adding those not seen yet)."""
+        if state.run_id not in self._runs:
+            self._runs.append(state.run_id)
+            if len(self._runs) == 2:  # the first run's bars were labelled alone: name it now
+                for key, task in self._tasks.items():
+                    self._progress.update(task, description=self._label(key[0], self._steps[key]))
         for step in state.steps:
-            label = f"{step.number:>2} {step.name[:24]:<24}"
             stopped = [f"{n} {what}" for n, what in _stopped(step) if n]
             detail = " · ".join([step.status, *stopped])
             if step.cache == "step":
                 detail += " (cache hit)"
             key = (state.run_id, step.number)
+            self._steps[key] = step
+            label = self._label(state.run_id, step)
             if key not in self._tasks:
                 self._tasks[key] = self._progress.add_task(label, total=None, detail=detail)
             self._progress.update(
                 self._tasks[key], total=step.total or None, completed=step.done, detail=detail
             )
+
+    def _label(self, run_id: str, step: StepState) -> str:
+        if len(self._runs) < 2:
+            return f"{step.number:>2} {step.name[:24]:<24}"
+        short = run_id.rsplit("_", 1)[-1]  # the random tail, as RunRow.short_id
+        return f"{short} {step.number:>2} {step.name[:20]:<20}"
 
 
 def follow_progress(root: Path, run_id: str, out: TextIO, *, sleep: Sleep = time.sleep) -> ExitCode:

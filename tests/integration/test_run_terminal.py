@@ -1,7 +1,8 @@
-"""Ctrl-C in an attached `stemma run` on a real terminal (tmux): the bars stay whole.
+"""An attached `stemma run`'s bars on a real terminal (tmux), at several sizes.
 
-The engine's cancel lines go to stderr, where the bars are drawn; they must print above the
-bars, whole, and the bars must not be drawn a second time below them.
+Ctrl-C: the engine's cancel lines go to stderr, where the bars are drawn; they must print above
+the bars, whole, and the bars must not be drawn a second time below them. A script that starts
+several runs: each run's bars name it.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from pathlib import Path
 import pytest
 
 STEMMA = Path(sys.executable).parent / "stemma"
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "watch_and_cancel.py"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLE = EXAMPLES / "watch_and_cancel.py"
 DEADLINE_SECONDS = 90.0
 PRESS_AGAIN = "Press Ctrl-C again for force: queued units dropped; running workers terminated."
 
@@ -119,3 +121,28 @@ def test_ctrl_c_in_an_attached_run_prints_the_cancel_lines_whole_above_the_bars(
     first_bar = next(i for i, line in enumerate(lines) if "━" in line)
     assert all(len(line) <= columns for line in lines)
     assert cancel < first_bar or "example.slow_scale" not in lines[first_bar], screen
+
+
+@pytest.mark.parametrize(("columns", "rows"), [(100, 30), (200, 50)])
+def test_run_of_a_script_with_two_runs_labels_each_bar_with_its_run(
+    tmp_path: Path, panes: list[Pane], columns: int, rows: int
+) -> None:
+    root = tmp_path / "root"
+    command = [
+        "env",
+        f"STEMMA_ROOT={root}",
+        str(STEMMA),
+        "run",
+        str(EXAMPLES / "first_pipeline.py"),
+    ]
+    pane = Pane(command, columns, rows, tmp_path)
+    panes.append(pane)
+    pane.wait_for(pane.ended, "the script's end")
+    screen = pane.screen()
+    ends = re.findall(r"run (first_\w+) completed: 3 steps", screen)
+    assert len(ends) == 2, screen
+    for run_id in ends:
+        short = run_id.rsplit("_", 1)[-1]
+        bars = [line for line in screen.splitlines() if "━" in line and short in line]
+        assert len(bars) == 3, f"{short}:\n{screen}"  # its three steps, each once
+    assert all(len(line) <= columns for line in screen.splitlines())
