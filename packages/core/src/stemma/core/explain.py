@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
 from stemma.core.execution_records import StepEvent
@@ -76,17 +76,33 @@ def _show(value: Any) -> str:
     return text if len(text) <= _WIDTH else text[: _WIDTH - 1] + "…"
 
 
-def key_components(event: StepEvent) -> dict[str, Any]:
+def step_labels(events: Iterable[StepEvent]) -> dict[str, str]:
+    """Each recorded step key's step, said as ``step 0 ingest_data`` (to name an upstream)."""
+    return {e.step_spec_id: f"step {e.step_number} {e.step_name}" for e in events}
+
+
+def upstream_components(fingerprints: Iterable[str], labels: Mapping[str, str]) -> dict[str, str]:
+    """The upstream keys by the step they are of (its short key when it is not recorded)."""
+    return {labels.get(fp, f"step {fp[:8]}"): fp[:8] for fp in fingerprints}
+
+
+def key_components(event: StepEvent, labels: Mapping[str, str] | None = None) -> dict[str, Any]:
     """What a Pipeline step's recorded key covers, as :func:`config_diff` compares it.
 
     ``stemma explain`` and ``stemma plan`` both diff these, so a change reads the same in both.
+    Upstream keys are named by their step, from ``labels`` (see :func:`step_labels`).
     """
     return {
         "operation": event.operation,
         "version": event.version,
         "params": dict(event.params),
-        "upstream": sorted(event.dep_fingerprints),
+        "upstream": upstream_components(event.dep_fingerprints, labels or {}),
     }
+
+
+def said_upstream(line: str) -> str:
+    """A diff line of an upstream key as a person reads it: ``upstream step 0 ingest_data: …``."""
+    return "upstream " + line.removeprefix("upstream.") if line.startswith("upstream.") else line
 
 
 def miss_reason(

@@ -71,7 +71,8 @@ def detail_text(row: dict[str, object], width: int = 60) -> str:
         text = str(row["content"])
     elif row.get("row_count") is not None:
         shown = _columns_text(row.get("data_columns"))
-        text = f"{name}: {row['row_count']:,} rows {shown}, {bytes_text}"
+        rows = f"{row['row_count']:,} row{'' if row['row_count'] == 1 else 's'}"
+        text = f"{name}: {rows} {shown}, {bytes_text}"
     else:
         text = ", ".join(part for part in (name, bytes_text) if part)
     return text if len(text) <= width else text[: width - 1] + "…"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from stemma.core.execution_records import StepEvent
-from stemma.core.explain import config_diff, key_components
+from stemma.core.explain import config_diff, key_components, said_upstream, step_labels
 from stemma.core.records import StepStatus
 
 
@@ -52,7 +52,11 @@ def explain_step(events: Sequence[StepEvent], name: str, run_id: str | None = No
         )
         return [head, f"ran with the same key as {last.pipeline_run_id}: {why}"]
     previous = earlier[-1]
-    changes = config_diff(key_components(previous), key_components(this))
+    labels = step_labels(events)
+    changes = [
+        said_upstream(line)
+        for line in config_diff(key_components(previous, labels), key_components(this, labels))
+    ]
     when = f"{previous.timestamp:%Y-%m-%d %H:%M:%S}"
     return [
         head,

@@ -22,7 +22,13 @@ from stemma.core.engine.step_dispatch import step_key
 from stemma.core.engine.unit_plan import LOOKUP_UNITS, plan_units
 from stemma.core.errors import BatchingError, PairingError
 from stemma.core.execution_records import StepEvent
-from stemma.core.explain import config_diff, key_components
+from stemma.core.explain import (
+    config_diff,
+    key_components,
+    said_upstream,
+    step_labels,
+    upstream_components,
+)
 from stemma.core.operations.kinds import OperationKind
 from stemma.core.records import StepStatus
 
@@ -202,7 +208,11 @@ def _changes(
         )
         return f"same key as in {last.pipeline_run_id}, but {why}", ()
     previous = done[-1]
-    fields = config_diff(key_components(previous), _step_components(ctx, step))
+    labels = step_labels(history)
+    fields = [
+        said_upstream(line)
+        for line in config_diff(key_components(previous, labels), _step_components(ctx, step))
+    ]
     if waiting and any(line.startswith("upstream") for line in fields):
         names = ", ".join(f"{f.number} {f.name}" for f in waiting)
         fields = [line for line in fields if not line.startswith("upstream")]
@@ -218,5 +228,8 @@ def _step_components(ctx: PipelineContext, step: PlannedStep) -> dict[str, Any]:
         "operation": op.label(),
         "version": op.version_label(),
         "params": dict(op.event_params()),
-        "upstream": sorted(ctx.steps[n].fingerprint or "" for n in step.upstream_steps()),
+        "upstream": upstream_components(
+            (ctx.steps[n].fingerprint or "" for n in step.upstream_steps()),
+            {ctx.steps[n].fingerprint or "": f"step {n} {ctx.steps[n].name}" for n in ctx.steps},
+        ),
     }
