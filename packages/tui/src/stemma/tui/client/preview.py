@@ -7,6 +7,8 @@ import io
 import json
 from pathlib import Path
 
+from stemma.tui.wording import counted, noun_for
+
 PREVIEW_ROWS = 50
 PREVIEW_BYTES = 64 * 1024
 
@@ -34,8 +36,9 @@ def preview_bytes(content: bytes, extension: str) -> tuple[str, str, tuple[tuple
         except ValueError:
             pass
     if "\x00" in text:
-        return "none", f"{len(content)} bytes of binary content", ()
-    more = f"\n… {len(content) - len(head)} more bytes" if len(content) > len(head) else ""
+        return "none", f"{counted(len(content), 'byte')} of binary content", ()
+    rest = len(content) - len(head)
+    more = f"\n… {rest} more {noun_for(rest, 'byte')}" if rest > 0 else ""
     return "text", text + more, ()
 
 

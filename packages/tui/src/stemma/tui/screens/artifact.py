@@ -24,6 +24,7 @@ from stemma.tui.row_filter import RowFilter
 from stemma.tui.widgets.filter_box import FilterBox
 from stemma.tui.widgets.lineage_columns import edge_cells, lineage_columns
 from stemma.tui.widgets.tables import new_table, plain, table_at
+from stemma.tui.wording import counted
 
 if TYPE_CHECKING:
     from stemma.tui.app import StemmaApp
@@ -98,7 +99,7 @@ class ArtifactScreen(Screen[None]):
             table.display = True
             text.display = False
         else:
-            text.update(view.preview_text or f"{view.size} bytes")
+            text.update(view.preview_text or counted(view.size, "byte"))
         self._fill_lineage(view, self.size.width)
         self.query_one("#up" if view.up else "#down", DataTable).focus()
 
