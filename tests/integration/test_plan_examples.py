@@ -92,3 +92,13 @@ def test_plan_lazy_script_gets_its_arguments_in_sys_argv(tmp_path: Path) -> None
     assert one.returncode == ExitCode.OK, one.stderr
     assert two.returncode == ExitCode.OK, two.stderr
     assert json.loads(one.stdout)[0]["fingerprint"] != json.loads(two.stdout)[0]["fingerprint"]
+
+
+def test_plan_table_tells_apart_two_runs_of_one_name(tmp_path: Path) -> None:
+    done = _stemma(tmp_path / "root", "plan", "examples/first_pipeline.py")
+    assert done.returncode == ExitCode.OK, done.stderr
+    steps = [line.split()[0] for line in done.stdout.splitlines()[1:]]
+    runs = {step.rsplit(":", 1)[0] for step in steps}
+    assert len(steps) == 6, done.stdout
+    assert len(runs) == 2, done.stdout  # first#<short id>, one a run
+    assert all(run.startswith("first#") for run in runs), done.stdout

@@ -79,17 +79,26 @@ def print_forecasts(planned: Sequence[StepForecast], fmt: str, out: TextIO | Non
     if OutputFormat(fmt) is OutputFormat.JSON:
         stream.write(json.dumps([_as_json(f) for f in planned], indent=1) + "\n")
         return
-    runs = {f.run_name for f in planned}
-    rows = [_row(f, named=len(runs) > 1) for f in planned]
+    names = {f.run_name for f in planned}
+    runs = {f.run_id for f in planned}
+    rows = [_row(f, named=len(runs) > 1, by_id=len(names) < len(runs)) for f in planned]
     print_rows(rows, PIPELINE_PLAN_COLUMNS, fmt, stream=stream)
 
 
-def _row(forecast: StepForecast, *, named: bool) -> dict[str, object]:
+def _row(forecast: StepForecast, *, named: bool, by_id: bool) -> dict[str, object]:
+    """One step's row.
+
+    ``named``: the script starts several runs, so each step says its run, by its pipeline's
+    name, or (``by_id``, two runs of one name) by ``name#short id``.
+    """
+    run = forecast.run_name
+    if by_id:
+        run = f"{run}#{forecast.run_id.rsplit('_', 1)[-1]}"
     reason = "; ".join(
         [forecast.reason, *(c for c in forecast.changes if c not in forecast.reason)]
     )
     return {
-        "step": f"{forecast.run_name}:{forecast.number}" if named else forecast.number,
+        "step": f"{run}:{forecast.number}" if named else forecast.number,
         "name": forecast.name,
         "action": forecast.action,
         "units": "?" if forecast.units is None else forecast.units,

@@ -60,6 +60,8 @@ class StepForecast:
     """The changed fields of a miss (``params.seconds: 0.5 → 0.2``), one per line."""
     outputs_from: str | None = None
     """The step run whose outputs it would offer (a hit's source), else None."""
+    run_id: str = ""
+    """The dry run's id (never recorded): tells apart two runs of one name in one script."""
 
 
 def forecast_step(
@@ -85,6 +87,7 @@ def forecast_step(
     made = partial(
         StepForecast,
         run_name=run_name,
+        run_id=ctx.run_id,
         number=step.number,
         name=step.name,
         fingerprint=step.fingerprint,
