@@ -118,3 +118,30 @@ def test_a_deleted_commit_is_named_with_its_file(filled: FilledStore, tmp_path: 
     assert client.damage is not None
     assert f"_delta_log/{commits[1].name} is missing" in client.damage
     assert "back from a backup" in client.damage
+
+
+def test_a_step_and_an_artifact_of_a_damaged_root_name_the_file_not_polars_words(
+    filled: FilledStore, tmp_path: Path
+) -> None:
+    root = _copy(filled, tmp_path)
+    artifact_id = sorted(DashboardClient(root).step(filled.run_id, 0).outputs["datasets"])[0]
+    executions = sorted((root / "delta" / "orchestration" / "executions").glob("*.parquet"))
+    for damaged in executions:
+        damaged.write_bytes(b"not parquet at all")
+
+    async def scenario(app: StemmaApp, pilot: Pilot[None]) -> None:
+        app.open_step(filled.run_id, 0)
+        await until(pilot, lambda: "damaged table" in screen_text(app), "the step's damage said")
+        text = screen_text(app)
+        assert "delta/orchestration/executions" in text
+        assert "magic bytes" not in text
+        said = [s for s in app.errors_said if s.startswith("step 0")]
+        assert len(said) == 1
+        assert any(d.name in said[0] for d in executions)
+        assert "state file" not in said[0]  # that tail is the runs list's, not the step's
+        app.open_artifact(artifact_id)
+        await until(pilot, lambda: len(app.errors_said) >= 2, "the artifact's damage said")
+        said = [s for s in app.errors_said if s.startswith("artifact")]
+        assert "damaged table delta/orchestration/executions" in said[0]
+
+    drive(root, scenario)

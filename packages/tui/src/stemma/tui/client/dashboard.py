@@ -30,7 +30,7 @@ from stemma.tui.client.live_states import LiveStates
 from stemma.tui.client.log_follow import LogFollower
 from stemma.tui.client.step_reader import StepReader
 from stemma.tui.client.step_tree import upstream_from_events, with_upstream
-from stemma.tui.client.table_damage import DamageWatch
+from stemma.tui.client.table_damage import DamageWatch, find_damage
 from stemma.tui.client.views import ArtifactView, RunView, StepView
 
 LOG_TAIL_BYTES = 256 * 1024
@@ -64,6 +64,18 @@ class DashboardClient:
         While it is set, :meth:`runs` and :meth:`run` answer from the state files alone.
         """
         return self._damage.message()
+
+    def explain_failure(self, error: BaseException) -> str:
+        """What a failed read of a run, step or artifact says, in one paragraph.
+
+        The damaged table, its file and the fix when a table is damaged (not polars' bare
+        "expected parquet magic bytes"), else the error itself.
+        """
+        try:
+            damage = find_damage(self.root, error)
+        except Exception:  # looking for the damage must never hide the error itself
+            damage = None
+        return damage.message(self.root, still_shown="") if damage is not None else str(error)
 
     def runs(self) -> list[RunRow]:
         """Every run, newest first: live ones from their state files, the rest from history.

@@ -21,6 +21,8 @@ from urllib.parse import unquote
 DAMAGE_RETRY_SECONDS = 10.0
 """How often a damaged history is read again, to notice that it was fixed."""
 _MAGIC = b"PAR1"
+STILL_SHOWN = "Runs with a state file are still shown."
+"""What the runs list goes on showing while the history is damaged."""
 _GAP = re.compile(
     r'found gap: .*?path: "(?P<log>[^"]+)/_delta_log/(?P<before>\d+)\.json".*?'
     r'-> ParsedLogPath.*?filename: "(?P<after>\d+)\.json"',
@@ -42,17 +44,17 @@ class TableDamage:
     fix: str
     """What a user can do now."""
 
-    def message(self, root: Path) -> str:
+    def message(
+        self, root: Path, still_shown: str = "Runs with a state file are still shown."
+    ) -> str:
         """One paragraph: the table, the file, the problem, the fix, then what is still shown.
 
         The most useful words first: a narrow screen's summary line cuts the end.
         """
         table = _relative(self.table, root)
         lost = " (its rows are lost)" if self.file.endswith(".parquet") else ""
-        return (
-            f"damaged table {table}: {self.file} {self.problem}. Fix: {self.fix}{lost}. "
-            "Runs with a state file are still shown."
-        )
+        tail = f" {still_shown}" if still_shown else ""
+        return f"damaged table {table}: {self.file} {self.problem}. Fix: {self.fix}{lost}.{tail}"
 
 
 class DamageWatch:
@@ -83,14 +85,24 @@ class DamageWatch:
             return False
         try:
             catch_up()
-        except Exception as err:  # polars, delta-rs and OSError all say "damaged" their own way
-            damage = find_damage(self._root, err)
+        except BaseException as err:  # polars, delta-rs and OSError all say "damaged" their own way
+            damage = find_damage(self._root, err) if read_failed(err) else None
             if damage is None:
                 raise
             self.damage, self._retry_at = damage, time.monotonic() + self._retry_seconds
             return False
         self.damage = None
         return True
+
+
+def read_failed(error: BaseException) -> bool:
+    """Whether ``error`` is a read's failure, to be said, rather than an interrupt to let through.
+
+    A Rust panic inside polars or delta-rs (a truncated Parquet file) arrives as pyo3's
+    ``PanicException``, which derives from ``BaseException``: ``except Exception`` let it through,
+    and the reading thread died without a word, leaving its screen at "loading…".
+    """
+    return isinstance(error, Exception) or type(error).__name__ == "PanicException"
 
 
 def find_damage(root: Path, error: BaseException) -> TableDamage | None:

@@ -18,6 +18,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from stemma.tui.client import ArtifactView
+from stemma.tui.client.table_damage import read_failed
 from stemma.tui.client.views import LineageEdge
 from stemma.tui.messages import ArtifactLoaded, LoadFailed
 from stemma.tui.row_filter import RowFilter
@@ -77,8 +78,12 @@ class ArtifactScreen(Screen[None]):
     def _load(self) -> None:
         try:
             view = self.stemma.client.artifact(self.artifact_id)
-        except Exception as err:
-            self.post_message(LoadFailed(f"artifact {self.artifact_id}", str(err)))
+        except BaseException as err:  # a Rust panic too: see read_failed
+            if not read_failed(err):
+                raise
+            self.post_message(
+                LoadFailed(f"artifact {self.artifact_id}", self.stemma.client.explain_failure(err))
+            )
             return
         self.post_message(ArtifactLoaded(view))
 

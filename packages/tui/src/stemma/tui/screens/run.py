@@ -18,6 +18,7 @@ from textual.widgets import DataTable, Footer, Static
 from textual.worker import Worker
 
 from stemma.tui.client.step_tree import TreeRow, step_tree, tree_label
+from stemma.tui.client.table_damage import read_failed
 from stemma.tui.client.views import RunView
 from stemma.tui.messages import LoadFailed, RunLoaded
 from stemma.tui.row_filter import RowFilter
@@ -111,8 +112,12 @@ class RunScreen(Screen[None]):
     def _load_run(self) -> None:
         try:
             view = self.stemma.client.run(self.run_id)
-        except Exception as err:
-            self.post_message(LoadFailed(f"run {self.run_id}", str(err)))
+        except BaseException as err:  # a Rust panic too: see read_failed
+            if not read_failed(err):
+                raise
+            self.post_message(
+                LoadFailed(f"run {self.run_id}", self.stemma.client.explain_failure(err))
+            )
             return
         self.post_message(RunLoaded(view))
 

@@ -19,6 +19,7 @@ from textual.worker import Worker
 
 from stemma.tui.client import ExecutionRow, StepView, params_text
 from stemma.tui.client.output_names import with_output_names
+from stemma.tui.client.table_damage import read_failed
 from stemma.tui.messages import LoadFailed, StepLoaded
 from stemma.tui.row_filter import RowFilter
 from stemma.tui.screens.showing import showing
@@ -116,11 +117,13 @@ class StepScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="step", exit_on_error=False)
     def _load_step(self) -> None:
+        client = self.stemma.client
         try:
-            client = self.stemma.client
             view = with_output_names(client.root, client.step(self.run_id, self.number))
-        except Exception as err:
-            self.post_message(LoadFailed(f"step {self.number}", str(err)))
+        except BaseException as err:  # a Rust panic too: see read_failed
+            if not read_failed(err):
+                raise
+            self.post_message(LoadFailed(f"step {self.number}", client.explain_failure(err)))
             return
         self.post_message(StepLoaded(view))
 
