@@ -151,7 +151,11 @@ class EngineRun:
 
     def _settle(self, step: PlannedStep, outcome: StepResult | BaseException) -> None:
         if isinstance(outcome, BaseException):
-            self.ctx.monitor.step_finished(step.number, "failed")
+            # After a hard cancel the interpreter is shutting down under the step (a commit's
+            # thread pool refuses work): that is the cancel, not a failure; what was staged
+            # stays staged for the next start.
+            hard = self.ctx.cancel_level >= CancelLevel.HARD
+            self.ctx.monitor.step_finished(step.number, "cancelled" if hard else "failed")
             step.future.set_exception(outcome)
         else:
             step.future.set_result(outcome)
