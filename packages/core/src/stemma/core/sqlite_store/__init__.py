@@ -3,15 +3,25 @@
 With it, stemma-core alone runs the Pipeline engine; stemma-storage adds Delta Lake and imports
 what this store recorded. Open it by name with ``stemma.core.store.open_store(kind="sqlite")``
 (the default when stemma-storage is not installed) or directly as :class:`SqliteStore`.
+
+The names below load on first use (PEP 562): the dashboard imports
+``stemma.core.sqlite_store.schema`` for the database's file name, and the store with its
+readers and row codecs cost its first frame ~70 ms it has no use for.
 """
 
-from stemma.core.sqlite_store.store import SqliteStore
-from stemma.core.staging_problems import (
-    ProblemKind,
-    StagedBundleError,
-    StagingProblem,
-    WaveReport,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from stemma.core.sqlite_store.store import SqliteStore
+    from stemma.core.staging_problems import (
+        ProblemKind,
+        StagedBundleError,
+        StagingProblem,
+        WaveReport,
+    )
 
 __all__ = [
     "ProblemKind",
@@ -20,3 +30,20 @@ __all__ = [
     "StagingProblem",
     "WaveReport",
 ]
+
+_MODULES = {
+    "SqliteStore": "stemma.core.sqlite_store.store",
+    "ProblemKind": "stemma.core.staging_problems",
+    "StagedBundleError": "stemma.core.staging_problems",
+    "StagingProblem": "stemma.core.staging_problems",
+    "WaveReport": "stemma.core.staging_problems",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULES.get(name)
+    if module is None:  # a submodule (``from stemma.core.sqlite_store import schema``) is found
+        raise AttributeError(f"module 'stemma.core.sqlite_store' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # the next lookup is a plain attribute
+    return value
