@@ -7,6 +7,7 @@ names the requester and the next ``stemma cancel`` command instead.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pathlib
 import signal
@@ -14,6 +15,7 @@ import time
 
 from stemma.core.cli.launching import detach
 from stemma.core.live import RunStatus, read_state, request_cancel
+from stemma.core.provenance import current_user
 from tests.integration.run_waits import wait_for_run
 
 SCRIPT = pathlib.Path(__file__).with_name("cancellable_pipeline.py")
@@ -43,11 +45,9 @@ def test_detached_run_cancelled_through_control_files_names_the_cli_not_ctrl_c(
         wait_for_run(root, lambda s: s.status is RunStatus.CANCELLED, what="the cancelled run")
         log = _log_has(started.log, "force: queued units dropped")
     finally:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(started.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    user = os.environ.get("USER", "unknown")
+    user = current_user()  # as the request records it ($USER is unset under tmux or ssh -T)
     assert "Press Ctrl-C" not in log
     assert f"Asked by {user}@" in graceful
     assert f"For force: `stemma cancel {run_id} --level 2`, or c again in the dashboard" in (

@@ -132,6 +132,8 @@ def test_slash_on_the_outputs_tab_filters_the_outputs_and_enter_opens_the_kept_o
         assert _rows(app) == 0  # the same filter narrows the executions
         await pilot.press("enter", "enter")
         await until(pilot, lambda: isinstance(app.screen, ArtifactScreen), "the artifact")
-        assert app.screen.artifact_id == wanted  # pyright: ignore[reportAttributeAccessIssue]
+        screen = app.screen
+        assert isinstance(screen, ArtifactScreen)
+        assert screen.artifact_id == wanted
 
     drive(filled.root, scenario)

@@ -5,12 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from textual.pilot import Pilot
-from textual.widgets import DataTable, Log, Static
+from textual.widgets import Log, Static
 
 from stemma.tui.app import StemmaApp
 from stemma.tui.screens import ArtifactScreen, RunsScreen, StepScreen
 from stemma.tui.widgets.filter_box import FilterBox
 from stemma.tui.widgets.step_log import WAITING
+from stemma.tui.widgets.tables import table_at
 
 from .conftest import FilledStore, drive, live_state, until
 
@@ -20,7 +21,7 @@ def _facts(app: StemmaApp) -> str:
 
 
 def _outputs(app: StemmaApp) -> list[str]:
-    table = app.screen.query_one("#outputs-table", DataTable)
+    table = table_at(app.screen, "#outputs-table")
     return [str(table.get_row_at(index)[1]) for index in range(table.row_count)]
 
 
