@@ -17,6 +17,7 @@ import pathlib
 import socket
 import time
 import uuid
+from dataclasses import MISSING
 from typing import Any
 
 from harness import load
@@ -37,12 +38,38 @@ T0 = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
 """When the first finished run started; each next one started an hour later."""
 
 
+def write_state_file(root: pathlib.Path, state: Any) -> None:
+    """Write ``state`` (a ``RunState``) as ``runs/{id}/state.json``, without its default fields.
+
+    A field left at its default reads back the same in this checkout, and a ``--baseline``
+    checkout from before that field existed can read the file too (its ``RunState`` refuses
+    unknown keys): otherwise the baseline would skip every state file and paint from history.
+    """
+    from dataclasses import fields
+
+    data = json.loads(state.to_json())
+    for field in fields(state):
+        default = field.default
+        if default is not MISSING and data.get(field.name) == _json_value(default):
+            del data[field.name]
+    directory = root / "runs" / state.run_id
+    directory.mkdir(parents=True, exist_ok=True)
+    partial = directory / f".state.json.{uuid.uuid4().hex}.tmp"
+    partial.write_text(json.dumps(data, indent=1, sort_keys=True))
+    partial.replace(directory / "state.json")
+
+
+def _json_value(value: Any) -> Any:
+    """``value`` as it reads back from JSON (tuples become lists)."""
+    return json.loads(json.dumps(value))
+
+
 def build_store(root: pathlib.Path, runs: int, executions: int) -> float:
     """Write the store's tables and state files; returns the seconds it took."""
     import polars as pl
     from deltalake import write_deltalake
 
-    from stemma.core.live import RunState, RunStatus, StepState, write_state
+    from stemma.core.live import RunState, RunStatus, StepState
     from stemma.storage.schemas import EXECUTIONS
     from stemma.storage.schemas import STEPS as STEPS_TABLE
 
@@ -118,7 +145,7 @@ def build_store(root: pathlib.Path, runs: int, executions: int) -> float:
                 EXECUTIONS.path(delta), EXECUTIONS.to_arrow(pl.concat(pending)), mode="append"
             )
             pending = []
-        write_state(
+        write_state_file(
             root,
             RunState(
                 run_id=run_id,
@@ -168,7 +195,7 @@ def _executions(pl: Any, step: dict[str, Any], count: int, at: dt.datetime) -> A
 
 def write_live_run(root: pathlib.Path) -> None:
     """The run being watched: running, owned by this (living) process, heartbeat now."""
-    from stemma.core.live import RunState, RunStatus, StepState, write_state
+    from stemma.core.live import RunState, RunStatus, StepState
 
     now = dt.datetime.now(dt.UTC)
     steps = tuple(
@@ -186,7 +213,7 @@ def write_live_run(root: pathlib.Path) -> None:
         )
         for number, (name, upstream) in enumerate(STEPS)
     )
-    write_state(
+    write_state_file(
         root,
         RunState(
             run_id=LIVE_RUN,
@@ -225,3 +252,41 @@ def commit_step_event(root: pathlib.Path) -> None:
     }
     frame = pl.DataFrame([row], schema=STEPS_TABLE.polars_schema, orient="row")
     write_deltalake(STEPS_TABLE.path(root / "delta"), STEPS_TABLE.to_arrow(frame), mode="append")
+
+
+FILTERED_NAME = "zeta"
+"""The name of the filter benchmark's oldest tenth of runs: the only ones with a ``z`` in
+their text (ids, names, hosts and times have none), so typing ``z`` keeps exactly them."""
+
+
+def build_state_runs(root: pathlib.Path, runs: int) -> float:
+    """A root of ``runs`` finished runs with state files only (the filter benchmark's list).
+
+    The oldest tenth are named :data:`FILTERED_NAME`, the rest ``demo``; they are written
+    oldest first, so the newest state files (the first screen's) are ``demo`` runs. No Delta
+    table: the runs list shows every run from its state file, which is what is timed here.
+    Returns the seconds it took.
+    """
+    from stemma.core.live import RunState, RunStatus
+
+    started = time.perf_counter()
+    for index in range(runs):
+        name = FILTERED_NAME if index < runs // 10 else "demo"
+        begin = T0 + dt.timedelta(minutes=10 * index)
+        ended = (begin + dt.timedelta(seconds=300)).isoformat()
+        write_state_file(
+            root,
+            RunState(
+                run_id=f"{name}_{begin:%Y%m%d_%H%M%S}_{index:08x}",
+                name=name,
+                status=RunStatus.COMPLETED if index % 7 else RunStatus.FAILED,
+                pid=1,
+                host=HOST,
+                root=str(root),
+                backend="local",
+                started_at=begin.isoformat(),
+                heartbeat=ended,
+                ended_at=ended,
+            ),
+        )
+    return time.perf_counter() - started
