@@ -235,7 +235,21 @@ def _resolve_inputs(
     sources = {
         n: ctx.steps[n].outputs_from or upstream[n].step_run_id for n in step.upstream_steps()
     }
-    offered = ctx.store.step_outputs([s for s in sources.values()])
+    return resolve_inputs(ctx, step, sources)
+
+
+def resolve_inputs(
+    ctx: PipelineContext, step: PlannedStep, sources: Mapping[int, str]
+) -> dict[str, tuple[str, ...]]:
+    """A step's inputs as artifact ids, role by role, sorted and without repeats.
+
+    Args:
+        ctx: the run.
+        step: the step.
+        sources: for each upstream step number, the step run whose outputs it offers (a run
+            answers from its own attempt; ``stemma plan`` from the cached attempt of a hit).
+    """
+    offered = ctx.store.step_outputs(list(sources.values())) if sources else {}
     resolved: dict[str, tuple[str, ...]] = {}
     for role, given in step.inputs.items():
         if isinstance(given, OutputReference):

@@ -14,11 +14,10 @@ from functools import partial
 from typing import Any, Literal
 
 from stemma.core.engine.associations import reads_associations
-from stemma.core.engine.planned_step import FileInputs, PlannedStep
-from stemma.core.engine.references import OutputReference
+from stemma.core.engine.planned_step import PlannedStep
 from stemma.core.engine.run_context import PipelineContext
 from stemma.core.engine.step_cache import step_cache_hit
-from stemma.core.engine.step_dispatch import step_key
+from stemma.core.engine.step_dispatch import resolve_inputs, step_key
 from stemma.core.engine.unit_plan import LOOKUP_UNITS, plan_units
 from stemma.core.errors import BatchingError, PairingError
 from stemma.core.execution_records import StepEvent
@@ -170,17 +169,7 @@ def _units(ctx: PipelineContext, step: PlannedStep) -> tuple[int | None, int | N
 def _inputs(ctx: PipelineContext, step: PlannedStep) -> dict[str, tuple[str, ...]]:
     """Its inputs' artifact ids: the upstream hits' outputs, files, or ids given literally."""
     sources = {n: ctx.steps[n].outputs_from or "" for n in step.upstream_steps()}
-    offered = ctx.store.step_outputs(list(sources.values())) if sources else {}
-    resolved: dict[str, tuple[str, ...]] = {}
-    for role, given in step.inputs.items():
-        if isinstance(given, OutputReference):
-            ids = offered.get(sources[given.source_step], {}).get(given.role, ())
-            resolved[role] = tuple(sorted(set(ids)))
-        elif isinstance(given, FileInputs):
-            resolved[role] = given.ids()
-        else:
-            resolved[role] = tuple(sorted(set(given)))
-    return resolved
+    return resolve_inputs(ctx, step, sources)
 
 
 def _changes(

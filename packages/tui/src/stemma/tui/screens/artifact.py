@@ -35,7 +35,7 @@ class ArtifactScreen(Screen[None]):
     """Enter on a lineage row opens that artifact; ``u``/``d`` jump to the up/down lists."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,backspace", "app.pop_screen", "Back"),
+        Binding("escape,backspace", "back", "Back"),
         Binding("u", "focus_lineage('up')", "From"),
         Binding("d", "focus_lineage('down')", "Into"),
         Binding("v", "focus_preview", "Preview"),
@@ -132,6 +132,10 @@ class ArtifactScreen(Screen[None]):
             )
             if kept:
                 lineage.move_cursor(row=min(cursor, len(kept) - 1))
+
+    def action_back(self) -> None:
+        """Escape: clear the filter if one is typed, else back to where the artifact opened."""
+        self.query_one(FilterBox).close_or(self.stemma.pop_screen)
 
     def action_filter(self) -> None:
         """Type a filter for both lineage lists (substring or regex, ``!`` inverts)."""

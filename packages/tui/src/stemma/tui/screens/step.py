@@ -205,11 +205,7 @@ class StepScreen(Screen[None]):
 
     def action_back(self) -> None:
         """Escape: clear the filter if one is typed, else back to the run."""
-        box = self.query_one(FilterBox)
-        if box.row_filter.active or box.display:
-            box.action_close()
-        else:
-            self.stemma.pop_screen()
+        self.query_one(FilterBox).close_or(self.stemma.pop_screen)
 
     @on(FilterBox.Filtered)
     def _filtered(self, message: FilterBox.Filtered) -> None:

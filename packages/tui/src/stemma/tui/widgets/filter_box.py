@@ -8,6 +8,7 @@ What a row is matched on is the screen's business; the rule is :class:`~..row_fi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar
 
 from textual import on
@@ -58,6 +59,16 @@ class FilterBox(Input):
         self.display = True
         self.can_focus = True
         self.focus()
+
+    def close_or(self, otherwise: Callable[[], object]) -> None:
+        """Escape on a screen: clear the filter if one is typed or shown, else ``otherwise()``.
+
+        One press undoes the filter before the next one leaves the screen, on every screen.
+        """
+        if self.row_filter.active or self.display:
+            self.action_close()
+        else:
+            otherwise()
 
     def action_close(self) -> None:
         """Clear the filter, hide the box, hand the focus back."""
