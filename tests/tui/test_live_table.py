@@ -199,3 +199,70 @@ def test_replace_rows_refuses_a_key_given_twice() -> None:
                 app.query_one(LiveTable).replace_rows([("a", plain("a", "1")), ("a", plain("b"))])
 
     asyncio.run(play())
+
+
+def _segments(table: DataTable[object]) -> list[list[object]]:
+    """Each drawn line's text and styles, click metadata (the row's index) included."""
+    lines = [table.render_line(y) for y in range(table.size.height)]
+    return [[(segment.text, segment.style) for segment in line] for line in lines]
+
+
+def test_replace_rows_draws_rows_moved_or_changed_as_datatable_does() -> None:
+    async def play() -> None:
+        app = TwoTables()
+        async with app.run_test(size=(60, 30)) as pilot:
+            live = app.query_one("#live", LiveTable)
+            plain_table = app.plain_table
+            # Neither focused, for good: a change of focus restyles (and draws) every cell.
+            live.can_focus = plain_table.can_focus = False
+            app.set_focus(None)
+            changed = [plain("run0002", "late"), *MANY[3:40]]  # key run0002, new cells
+            for shown in (MANY[:40], MANY[4:44], MANY[:40], MANY[2:3] + MANY[3:40], changed):
+                live.replace_rows([(str(cells[0]), cells) for cells in shown])
+                plain_table.clear()
+                for cells in shown:
+                    plain_table.add_row(*cells, key=str(cells[0]))
+                await pilot.pause()
+                assert _segments(live) == _segments(plain_table)
+            assert "late" in live.render_line(1).text
+            live.update_cell("run0010", "time", "edited")
+            plain_table.update_cell("run0010", "time", "edited")
+            live.move_cursor(row=4)
+            plain_table.move_cursor(row=4)
+            await pilot.pause()
+            assert _segments(live) == _segments(plain_table)
+            assert "edited" in live.render_line(9).text
+
+    asyncio.run(play())
+
+
+def test_replace_rows_with_the_rows_shown_renders_no_cell_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async def play() -> None:
+        app = OneTable()
+        async with app.run_test(size=(40, 30)) as pilot:
+            table = app.query_one(LiveTable)
+            shown = [(str(cells[0]), cells) for cells in MANY[:40]]
+            table.replace_rows(shown)
+            await pilot.pause()
+            first = [table.render_line(y).text for y in range(table.size.height)]
+            rendered: list[object] = []
+            render_lines = app.console.render_lines
+
+            def counted(*args: object, **kwargs: object) -> object:
+                rendered.append(args[0])
+                return render_lines(*args, **kwargs)  # pyright: ignore[reportArgumentType]
+
+            monkeypatch.setattr(app.console, "render_lines", counted)
+            table.replace_rows(shown[20:])  # a filter typed: other rows, cells rendered
+            await pilot.pause()
+            assert rendered
+            rendered.clear()
+            table.replace_rows(shown)  # and deleted: the first frame's cells come back
+            await pilot.pause()
+            again = [table.render_line(y).text for y in range(table.size.height)]
+            assert again == first
+            assert rendered == []
+
+    asyncio.run(play())
