@@ -38,6 +38,13 @@ if __name__ == "__main__":
 """
 
 
+LIST_RUNS = """
+import sys
+from stemma.core.front.pipeline import Pipeline
+print(*sorted(Pipeline.list_runs(sys.argv[1])["pipeline_run_id"]))
+"""
+
+
 def _env(store: str | None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("STEMMA_STORE", "STEMMA_ROOT")}
     return env | ({"STEMMA_STORE": store} if store else {})
@@ -113,6 +120,15 @@ def test_read_only_commands_read_the_roots_history_and_leave_it_unchanged(
     assert len(metrics) == 4, metrics  # two datasets, two scales
     lineage = _stemma(root, "lineage", metrics[0]["artifact_id"])
     assert "example.transform" in lineage, lineage
+    listed_in_python = subprocess.run(
+        [sys.executable, "-c", LIST_RUNS, str(root)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=_env(None),
+    )
+    assert listed_in_python.stdout.split() == sorted(runs), listed_in_python.stderr
 
     assert _contents(root) == before
     assert not (root / "delta" / SQLITE_IMPORT_MARKER).exists()

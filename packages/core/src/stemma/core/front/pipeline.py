@@ -37,9 +37,11 @@ from stemma.core.front.pipeline_opening import open_new_run, open_resumed_run
 from stemma.core.front.run_history import runs_frame, summarize
 from stemma.core.front.run_steps import RunSteps
 from stemma.core.front.sendable import refuse_unsendable_operation
+from stemma.core.history_source import open_history_store
+from stemma.core.layout import resolve_root
 from stemma.core.operations.definition import OperationDefinition
 from stemma.core.run_ids import new_run_id
-from stemma.core.store import PipelineStore, open_pipeline_store
+from stemma.core.store import PipelineStore
 
 
 class Pipeline(RunSteps):
@@ -167,8 +169,13 @@ class Pipeline(RunSteps):
 
     @staticmethod
     def list_runs(root: str | os.PathLike[str] | None = None) -> pl.DataFrame:
-        """Every run on the root: id, step count, last status, started, ended; newest first."""
-        return runs_frame(open_pipeline_store(root).step_events())
+        """Every run on the root: id, step count, last status, started, ended; newest first.
+
+        Read where the root's history is (:mod:`stemma.core.history_source`), whatever
+        ``$STEMMA_STORE`` says, and without creating anything on a root with no history yet.
+        """
+        store = open_history_store(resolve_root(root))
+        return runs_frame(store.step_events() if store is not None else [])
 
     @property
     def store(self) -> PipelineStore:
