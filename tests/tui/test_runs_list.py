@@ -14,6 +14,7 @@ from textual.coordinate import Coordinate
 from textual.pilot import Pilot
 from textual.widgets import Footer, Input, Static
 
+from stemma.core.cli.run_rows import RunRow
 from stemma.core.examples import DataGenerator
 from stemma.core.front.pipeline import Pipeline
 from stemma.core.live import RunStatus, write_state
@@ -142,6 +143,36 @@ def test_a_running_run_s_ticking_time_repaints_its_row_and_no_other(
         assert painted, "the changed row was never drawn again"
         assert set(painted) == {line}, f"lines drawn again: {sorted(set(painted))}"
         assert str(table.get_cell_at(cell)) in type(table).render_line(table, line).text  # as now
+
+    drive(tmp_path, scenario)
+
+
+def test_a_poll_where_only_the_running_run_changed_filters_and_sorts_nothing_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _store(tmp_path)
+    running = RUN_IDS[2]
+    calls: list[str] = []
+    counted = RunsScreen.visible_rows
+
+    def counting(screen: RunsScreen) -> list[RunRow]:
+        calls.append("visible_rows")
+        return counted(screen)
+
+    async def scenario(app: StemmaApp, pilot: Pilot[None]) -> None:
+        summary = app.screen.query_one("#summary", Static)
+        await until(pilot, lambda: "3 of 3 runs" in str(summary.render()), "the full read")
+        monkeypatch.setattr(RunsScreen, "visible_rows", counting)
+        cell = Coordinate(_shown(app).index(running), _keys(app).index("time"))
+        table = table_at(app.screen, "#runs")
+        for _ in range(2):  # two polls: the running run's time ticks, in its row
+            before = str(table.get_cell_at(cell))
+            await until(pilot, lambda b=before: str(table.get_cell_at(cell)) != b, "a new time")
+        assert calls == []
+        live_state(tmp_path, running, status=RunStatus.COMPLETED)  # it ended: a new row
+        status = Coordinate(cell.row, _keys(app).index("status"))
+        await until(pilot, lambda: "completed" in str(table.get_cell_at(status)), "its end")
+        assert calls != []
 
     drive(tmp_path, scenario)
 

@@ -6,6 +6,7 @@ No Textual and no I/O: the runs screen hands in its rows and settings and draws 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 
 from stemma.core.cli.run_rows import RunRow
 from stemma.core.live import RunStatus
@@ -16,11 +17,19 @@ from stemma.tui.wording import counted_of
 
 
 def visible_runs(
-    rows: list[RunRow], status_filter: str, row_filter: RowFilter, *, sort_by: str
+    rows: list[RunRow],
+    status_filter: str,
+    row_filter: RowFilter,
+    *,
+    sort_by: str,
+    text_of: Callable[[RunRow], str] = searchable,
 ) -> list[RunRow]:
-    """The rows that pass the status and text filters, newest first or by ``sort_by``."""
-    kept = [row for row in rows if status_filter in ("all", row.status.value)]
-    kept = row_filter.select(kept, searchable)
+    """The rows that pass the status and text filters, newest first or by ``sort_by``.
+
+    ``text_of`` is what ``/`` matches a row on (:meth:`RunCells.text`: kept between keystrokes).
+    """
+    kept = rows if status_filter == "all" else [r for r in rows if r.status.value == status_filter]
+    kept = row_filter.select(kept, text_of)
     ordered = sorted(kept, key=lambda r: r.started, reverse=True)
     if sort_by != "started":  # stable: newest first within equal keys
         ordered = sorted(ordered, key=sort_key(sort_by, dt.datetime.now(dt.UTC)))
@@ -46,14 +55,26 @@ def runs_summary(
 
 
 class RunCells:
-    """Each run's cells, a finished run's built once (they never change) and kept."""
+    """Each run's cells, a finished run's built once (they never change) and kept.
+
+    And each run's search text: joining five strings per row per keystroke was ~20 ms of a
+    filter keystroke on 10,000 runs.
+    """
 
     def __init__(self) -> None:
         self._finished: dict[str, tuple[RunRow, tuple[object, ...]]] = {}
+        self._texts: dict[str, tuple[RunRow, str]] = {}
 
     def clear(self) -> None:
-        """Forget every kept row (the columns changed)."""
+        """Forget every kept row's cells (the columns changed); the search texts stay."""
         self._finished.clear()
+
+    def text(self, row: RunRow) -> str:
+        """What ``/`` matches ``row`` on (:func:`searchable`), made once per state of the row."""
+        kept = self._texts.get(row.run_id)
+        if kept is None or (kept[0] is not row and kept[0] != row):
+            kept = self._texts[row.run_id] = (row, searchable(row))
+        return kept[1]
 
     def of(
         self, row: RunRow, now: dt.datetime, columns: tuple[FittedColumn, ...]
