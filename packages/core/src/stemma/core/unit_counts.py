@@ -21,9 +21,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from stemma.core.execution_records import StepEvent
+if TYPE_CHECKING:
+    # An annotation only: reading a state file (the dashboard's first frame) needs no
+    # execution records (~7 ms of imports).
+    from stemma.core.execution_records import StepEvent
 
 CANCELLED_KEY = "cancelled_units"
 """The step event's metadata key for ``cancelled`` (the event log has no column for it)."""

@@ -11,6 +11,7 @@ import sys
 from typing import TYPE_CHECKING, TextIO
 
 from stemma.core.cli import CliError, Command, ExitCode
+from stemma.tui import first_frame_gc
 
 if TYPE_CHECKING:
     from stemma.tui.opening import Opening
@@ -68,6 +69,7 @@ def _run(args: argparse.Namespace) -> int:
     size = _size(getattr(args, "size", None), once=once)
     if not once:
         _require_terminal()
+        first_frame_gc.pause()  # until the first frame: see stemma.tui.first_frame_gc
     opening = resolve_opening(
         args.root, args.path, getattr(args, "run", None), getattr(args, "step", None)
     )
@@ -76,7 +78,10 @@ def _run(args: argparse.Namespace) -> int:
         return _print_once(opening, size, readonly=readonly)
     from stemma.tui.app import run_dashboard  # Textual loads only when the dashboard starts
 
-    run_dashboard(opening.root, run_id=opening.run_id, step=opening.step, readonly=readonly)
+    try:
+        run_dashboard(opening.root, run_id=opening.run_id, step=opening.step, readonly=readonly)
+    finally:
+        first_frame_gc.resume()  # the dashboard failed or quit before its first frame
     return ExitCode.OK
 
 

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.message import Message
 
-from stemma.core.cli.launching import Detached
-from stemma.core.cli.run_rows import RunRow
-from stemma.tui.client.log_follow import LogChunk
-from stemma.tui.client.views import ArtifactView, RunView, StepView
+if TYPE_CHECKING:
+    # Annotations only: stemma.core.cli.launching is for ``n`` (launch), not the first frame.
+    from stemma.core.cli.launching import Detached
+    from stemma.core.cli.run_rows import RunRow
+    from stemma.tui.client.log_follow import LogChunk
+    from stemma.tui.client.views import ArtifactView, RunView, StepView
 
 
 class RunsLoaded(Message):

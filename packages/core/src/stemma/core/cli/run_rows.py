@@ -13,13 +13,16 @@ import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
-from stemma.core.execution_records import StepEvent
 from stemma.core.live import RunState, RunStatus, StepState
 from stemma.core.live.state import FINAL_STEP_STATUSES, STALE_STEP
 from stemma.core.records import StepStatus
 from stemma.core.unit_counts import UnitCounts
+
+if TYPE_CHECKING:
+    # Annotations only: execution_records (~6 ms) is not needed to paint from state files.
+    from stemma.core.execution_records import StepEvent
 
 LONG_ARGUMENT = 24
 """A path argument longer than this is shown by its last part in a run's description."""

@@ -13,10 +13,9 @@ from __future__ import annotations
 import datetime as dt
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stemma.core.cancel_levels import CancelLevel
-from stemma.core.cli.launching import Detached, detach, split_script_line
 from stemma.core.cli.run_rows import (
     RunRow,
     row_from_state,
@@ -32,6 +31,9 @@ from stemma.tui.client.step_reader import StepReader
 from stemma.tui.client.step_tree import upstream_from_events, with_upstream
 from stemma.tui.client.table_damage import DamageWatch, find_damage
 from stemma.tui.client.views import ArtifactView, RunView, StepView
+
+if TYPE_CHECKING:
+    from stemma.core.cli.launching import Detached
 
 LOG_TAIL_BYTES = 256 * 1024
 
@@ -158,6 +160,9 @@ class DashboardClient:
         Raises:
             CliError: the line cannot be split, names no script file, or the launcher failed.
         """
+        # Here, not at module level: launching is for ``n`` alone, not the first frame.
+        from stemma.core.cli.launching import detach, split_script_line
+
         script, argv = split_script_line(line)
         return detach(self.root, script, argv, None)
 

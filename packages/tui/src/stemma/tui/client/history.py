@@ -21,11 +21,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from stemma.core.cli.run_rows import RunRow
-from stemma.core.execution_records import StepEvent
-from stemma.core.history_source import HistoryKind, history_kind, open_history_store
 from stemma.core.sqlite_store.schema import DATABASE_FILE
-from stemma.core.store import PipelineStore
 from stemma.tui.client.eta import Paces
 
 STEPS_LOG = Path("delta") / "orchestration" / "steps" / "_delta_log"
@@ -38,6 +34,10 @@ _KEPT_RUNS = 16
 if TYPE_CHECKING:
     import polars as pl
 
+    from stemma.core.cli.run_rows import RunRow
+    from stemma.core.execution_records import StepEvent
+    from stemma.core.history_source import HistoryKind
+    from stemma.core.store import PipelineStore
     from stemma.tui.client.steps_log import StepsLog
 
 
@@ -67,6 +67,10 @@ class HistoryCache:
 
         Opened again when that changes (a run imported ``core.sqlite`` into Delta).
         """
+        # Here, not at module level: stemma.core.store loads the entry points' metadata
+        # (~15 ms), which the first frame (painted from state files) does not need.
+        from stemma.core.history_source import history_kind, open_history_store
+
         kind = history_kind(self._root)
         if kind is None:
             return None
@@ -106,6 +110,8 @@ class HistoryCache:
         return events
 
     def _refresh(self) -> None:
+        from stemma.core.history_source import history_kind  # off the paint path: see store
+
         kind = history_kind(self._root)
         if kind == "sqlite":
             stamp = (kind, tuple(_stamp(self._root / name) for name in _SQLITE_FILES))

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from stemma.core.execution_records import StepEvent
 from stemma.core.live import StepState
+
+if TYPE_CHECKING:
+    # An annotation only: the runs list's first frame needs no execution records.
+    from stemma.core.execution_records import StepEvent
 
 
 @dataclass(frozen=True, kw_only=True)
