@@ -108,7 +108,14 @@ def test_stemma_tui_in_tmux_opens_the_named_step_and_goes_back_to_the_runs(
         terminal.keys("Escape")
         terminal.wait_for(lambda s: "example.metrics" in s and "--step" not in s, "the run")
         terminal.keys("Escape")
-        shown = terminal.wait_for(lambda s: "runs" in s and filled.run_id[-8:] in s, "the runs")
+        # The runs list: the header reopens it (no run named), and the run shows by short id.
+        shown = terminal.wait_for(
+            lambda s: (
+                s.splitlines()[0].rstrip().endswith(f"--root {filled.root}")
+                and filled.run_id[-8:] in s
+            ),
+            "the runs",
+        )
         assert shown.splitlines()[0].rstrip().endswith(f"stemma tui --root {filled.root}")
         terminal.keys("q")
     finally:
