@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from stemma.tui.client import LineageEdge
+from stemma.tui.client.step_tree import short_name
 from stemma.tui.client.views import SHORT_ID
 
 CELL_PADDING = 2
@@ -103,7 +104,7 @@ def edge_cells(edge: LineageEdge, columns: tuple[LineageColumn, ...]) -> tuple[s
         "type": edge.artifact_type,
     }
     return tuple(
-        _step_fit(values["step"], column.width)
+        short_name(values["step"], column.width)
         if column.key == "step"
         else _artifact_fit(edge, column.width)
         if column.key == "id" and not edge.itself
@@ -123,20 +124,3 @@ def _artifact_fit(edge: LineageEdge, width: int) -> str:
         return edge.artifact_id[: max(width, digits)]
     text = f"{edge.artifact_id[:digits]} {edge.name}"
     return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def _step_fit(name: str, width: int) -> str:
-    """``name`` in ``width`` columns: its last dotted parts first, as they tell steps apart.
-
-    ``example.slow_copy`` in 10 columns is ``…slow_copy``; a last part that alone is too long
-    is cut at its end too (``…slow_co…``).
-    """
-    if len(name) <= width:
-        return name
-    parts = name.split(".")
-    while len(parts) > 1:
-        parts = parts[1:]
-        tail = "…" + ".".join(parts)
-        if len(tail) <= width:
-            return tail
-    return (name if name == parts[0] else "…" + parts[0])[: width - 1] + "…"
