@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
-import subprocess
-import uuid
 from pathlib import Path
 
 import pytest
@@ -29,6 +26,9 @@ SIZES = [(80, 24), (160, 48)]
 
 def _header(app: StemmaApp) -> str:
     return screen_text(app).splitlines()[0].strip()
+
+
+TERMINAL_ENV = {"TERM": "xterm-256color", "PATH": os.environ["PATH"]}
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
@@ -67,36 +67,12 @@ def test_reopen_command_shortens_a_long_root_from_the_left_to_fit_80_columns() -
     assert reopen_command(Path("my store"), run_id) == f"stemma tui --root 'my store' {run_id}"
 
 
-class SizedTerminal(Terminal):
-    """A tmux session of ``size`` (the shared helper's are 80x24)."""
-
-    def __init__(self, command: str, size: tuple[int, int]) -> None:
-        tmux = shutil.which("tmux")
-        assert tmux is not None, "tmux is not installed: apt-get install tmux"
-        self.tmux = tmux
-        self.name = f"stemma-test-{uuid.uuid4().hex[:8]}"
-        env = f"env TERM=xterm-256color PATH={os.environ['PATH']}"
-        width, height = (str(n) for n in size)
-        subprocess.run(
-            [tmux, "new-session", "-d", "-s", self.name, "-x", width, "-y", height],
-            check=True,
-            timeout=30,
-        )
-        # A session starts at the client's default size; the window is then made the size asked.
-        subprocess.run(
-            [tmux, "resize-window", "-t", self.name, "-x", width, "-y", height],
-            check=True,
-            timeout=30,
-        )
-        self.keys(f"{env} {command}", "Enter")
-
-
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_stemma_tui_in_tmux_opens_the_named_step_and_goes_back_to_the_runs(
     filled: FilledStore, size: tuple[int, int]
 ) -> None:
     command = f"{STEMMA} tui --root {filled.root} {filled.run_id[:14]} --step transform"
-    terminal = SizedTerminal(command, size)
+    terminal = Terminal(command, TERMINAL_ENV, size)
     try:
         shown = terminal.wait_for(
             lambda s: "3 executions" in s and "example.transform" in s, "the step screen"

@@ -18,9 +18,9 @@ from stemma.tui.app import StemmaApp
 from stemma.tui.screens import HelpScreen, LaunchScreen, RunScreen, RunsScreen
 
 from .conftest import live_state, row_count, until
-from .test_open_where import SIZES, SizedTerminal
+from .test_open_where import SIZES, TERMINAL_ENV
 from .test_snapshots import screen_text
-from .test_terminal import STEMMA
+from .test_terminal import STEMMA, Terminal
 
 RUN = "live_20261129_120000_0000abcd"
 
@@ -94,7 +94,7 @@ def test_readonly_hides_and_disables_launch_and_cancel_on_every_screen(
 def test_stemma_tui_readonly_in_tmux_sends_no_cancel(tmp_path: Path) -> None:
     root = tmp_path / "store"
     live_state(root, RUN)
-    terminal = SizedTerminal(f"{STEMMA} tui --readonly --root {root} {RUN}", (80, 24))
+    terminal = Terminal(f"{STEMMA} tui --readonly --root {root} {RUN}", TERMINAL_ENV)
     try:
         shown = terminal.wait_for(lambda s: "transform" in s and "palette" in s, "the run")
         assert "Cancel" not in shown.splitlines()[-1]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import time
 from pathlib import Path
 
@@ -23,19 +22,6 @@ TICK = re.compile(r"tick \d+")
 DEADLINE_SECONDS = 90.0
 RUN_SCREEN = re.compile(r"#\s+step\s+status")
 SCROLLBAR = "▁▂▃▄▅▆▇█▔"
-
-
-class SizedTerminal(Terminal):
-    """A tmux session of ``width`` x ``height``."""
-
-    def __init__(self, command: str, env: dict[str, str], size: tuple[int, int]) -> None:
-        super().__init__(command, env)
-        width, height = size
-        subprocess.run(
-            [self.tmux, "resize-window", "-t", self.name, "-x", str(width), "-y", str(height)],
-            check=True,
-            timeout=30,
-        )
 
 
 def _lines(screen: str) -> list[str]:
@@ -80,7 +66,7 @@ def test_follow_shows_every_line_on_its_own_line_under_a_header_that_fits(
     width, _ = size
     with script_running(SCRIPT, root) as process:
         _root_started(root)
-        terminal = SizedTerminal(
+        terminal = Terminal(
             f"{STEMMA} tui {root}", {"TERM": "xterm-256color", "PATH": os.environ["PATH"]}, size
         )
         try:

@@ -28,9 +28,9 @@ DEADLINE_SECONDS = 90.0
 
 
 class Terminal:
-    """One detached tmux session of 80x24 running a command."""
+    """One detached tmux session running a command: 80x24, or ``size`` (width, height)."""
 
-    def __init__(self, command: str, env: dict[str, str]) -> None:
+    def __init__(self, command: str, env: dict[str, str], size: tuple[int, int] = (80, 24)) -> None:
         tmux = shutil.which("tmux")
         assert tmux is not None, "tmux is not installed: apt-get install tmux"
         self.tmux = tmux
@@ -52,6 +52,13 @@ class Terminal:
             check=True,
             timeout=30,
         )
+        if size != (80, 24):  # a session starts at 80x24; its window is then made the size asked
+            width, height = (str(n) for n in size)
+            subprocess.run(
+                [tmux, "resize-window", "-t", self.name, "-x", width, "-y", height],
+                check=True,
+                timeout=30,
+            )
 
     def screen(self) -> str:
         """What the terminal shows now."""
