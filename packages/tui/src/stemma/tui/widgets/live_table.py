@@ -1,78 +1,79 @@
-"""A data table whose rows can change one at a time without drawing the others again.
+"""A data table whose rows change one at a time, and which shows another set of rows fast.
 
 Textual's ``DataTable.update_cell`` bumps one table-wide counter that is part of every cache
 key (the row renderables, each cell's and row's lines, each screen line), then refreshes the
 whole widget: one changed cell renders every visible cell again. On the runs list, a running
 run's duration changes each second, and that re-render of 44 rows of 6 cells was 12-14% of a
-core with nothing else happening (issue 6's idle budget is 2%).
+core with nothing else happening (issue 6's idle budget is 2%). :meth:`LiveTable.update_row_at`
+writes the row's cells, drops only the cache entries of that row, and repaints only its lines.
+The cache layout is Textual's private business (8.x); ``tests/tui/test_live_table.py`` fails if
+an upgrade leaves a stale row or repaints the others, rather than the dashboard showing old text.
 
-:meth:`LiveTable.update_row_at` writes the row's cells, drops only the cache entries of that
-row, and repaints only its lines. The cache layout is Textual's private business (8.x); the
-tests in ``tests/tui/test_live_table.py`` fail if an upgrade leaves a stale row or repaints
-the others, rather than the dashboard silently showing old text.
-
-Filling a table is the other cost: a filter keystroke on the runs list of 10,000 runs clears
-the table and adds the rows that pass. ``DataTable.add_row`` sets the cursor reactive and
-lists the columns again for each row, and its idle pass then measures every new cell with
-rich (~60,000 measures, ~2 s at load 3) to widen auto-width columns. The dashboard's columns
-have fixed widths, so :meth:`LiveTable.add_rows` adds the rows in one pass and the idle pass
-measures nothing when no column is auto-width (same rows, cursor, messages and size as
-``DataTable``'s; ``tests/tui/test_live_table.py`` compares the two). And a filter shows the
-same rows again and again (typing ``z``, then deleting it): :meth:`LiveTable.replace_rows` takes
-each row with a key, and a row shown before with the same cells object is put back as it was
-made rather than made again.
-
-Each filter keystroke then draws the rows on screen: Textual's cell cache key holds the
-table-wide update counter, which ``replace_rows`` must bump (row positions, offsets and lines
-all changed), so every visible cell was rendered anew (~45-60 ms for 44 rows at load 2).
-:meth:`LiveTable._render_cell` keeps a second cache of rendered cells without the counter,
-keyed by what a cell's render depends on (its row key *and* position, since the render carries
-the row index for mouse clicks; column, width, styles, cursor and hover) and checked against
-the cell's value object (``is``), so a row whose cells changed by any path is rendered again.
+Filling a table is the other cost: a filter keystroke on the runs list of 10,000 runs showed
+another set of rows. ``DataTable.add_row`` sets the cursor reactive and lists the columns for
+each row, and its idle pass then measures every new cell with rich to widen auto-width columns
+(~2 s at load 3); :meth:`LiveTable.add_rows` adds rows in one pass and measures nothing when no
+column is auto-width. Then even one pass over 10,000 rows (a row object, the cells by column,
+three dicts keyed by ``RowKey`` hashed in Python) was most of a keystroke, though only the ~45
+rows on screen are drawn: :meth:`LiveTable.show_rows` takes the keys in order and a function
+that makes a row's cells, and makes a row only when something reads it (``shown_rows.py``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from itertools import zip_longest
-from typing import TYPE_CHECKING, Any, Self
+from typing import Any, Self, cast
 
 from textual._two_way_dict import TwoWayDict
 from textual.cache import LRUCache
 from textual.coordinate import Coordinate
-from textual.geometry import Size
-from textual.widgets import DataTable
+from textual.geometry import Region, Size
 from textual.widgets.data_table import ColumnKey, DuplicateKey, Row, RowKey
 
-if TYPE_CHECKING:
-    from rich.segment import Segment
-    from rich.style import Style
+from stemma.tui.widgets.kept_cells import KeptCellsTable
+from stemma.tui.widgets.shown_rows import (
+    CellsOf,
+    LocationsView,
+    Made,
+    OrderedView,
+    RowsView,
+    ShownRows,
+)
 
-_Made = tuple[Sequence[object], Row, dict[ColumnKey, object]]
-"""A row as :meth:`LiveTable.replace_rows` made it: the cells it was given, Textual's row and
-the row's cells by column, ready to be put back while the caller hands the same cells."""
+MADE_KEPT = 10_000
+"""Rows kept made for when their cells come back (a filter deleted), beyond those shown."""
 
 
-class LiveTable(DataTable[object]):
+class LiveTable(KeptCellsTable):
     """A ``DataTable`` for rows that change while others do not, and tables filtered often.
 
-    :meth:`update_row_at` repaints one row; :meth:`replace_rows` shows another set of rows.
+    :meth:`update_row_at` repaints one row; :meth:`show_rows` and :meth:`replace_rows` show
+    another set of rows, making only those read.
     """
 
     def __init__(self, **kwargs: Any) -> None:
-        self._cells_drawn: LRUCache[tuple[object, ...], tuple[object, list[list[Segment]]]] = (
-            LRUCache(10_000)
-        )
-        """Rendered body cells across updates of the table: the value each was drawn from and
-        its lines (see the module's docstring). Made first: Textual's
-        ``__init__`` already notifies a style update."""
-        self._clearing_rows = False
+        self._made: dict[str, Made] = {}
+        """Rows made from their cells, by key (see ``shown_rows.Made``)."""
+        self._shown: ShownRows | None = None
+        """The rows of :meth:`show_rows`, while Textual's dicts are views of them. Both made
+        first: Textual's ``__init__`` already reads the rows."""
         super().__init__(**kwargs)
-        self._made: dict[str, _Made] = {}
-        """The rows :meth:`replace_rows` made, by key."""
-        self._most_shown = 0
-        """The most rows :meth:`replace_rows` showed at once: the made rows kept are at most
-        twice that (a filter that hides most rows keeps them for when it is deleted)."""
+
+    @property
+    def rows_read(self) -> dict[str, Sequence[object]]:
+        """The cells of each row made since :meth:`show_rows`, by key (drawn, or read).
+
+        Rows not in it are made from the caller's cells when read; to change a row in it, use
+        :meth:`update_row_at`. Every row, when the rows were added another way.
+        """
+        if self._shown is None:
+            data = self._data  # pyright: ignore[reportPrivateUsage]
+            columns = [column.key for column in self.ordered_columns]
+            return {
+                str(key.value): tuple(cells.get(c) for c in columns) for key, cells in data.items()
+            }
+        return {key: made[0] for key, made in self._shown.read.items()}
 
     def update_row_at(self, row_index: int, cells: Sequence[object]) -> None:
         """Replace the cells of the row at ``row_index`` and repaint that row alone.
@@ -94,6 +95,9 @@ class LiveTable(DataTable[object]):
         for column, value in zip(columns, cells, strict=True):
             data[column.key] = value
         self._made.pop(row_key.value or "", None)  # its cells are not the ones it was made with
+        if self._shown is not None and row_key.value in self._shown.read:
+            made = self._shown.read[row_key.value]
+            self._shown.read[row_key.value] = (cells, made[1], made[2])
         self._forget_row(row_index, row_key)
         self.refresh_row(row_index)
 
@@ -109,6 +113,7 @@ class LiveTable(DataTable[object]):
         Raises:
             ValueError: When a row has more cells than the table has columns.
         """
+        self._materialize()
         columns = self.ordered_columns
         keys = [column.key for column in columns]
         # Textual's own bookkeeping of rows (8.x): what add_row writes, row by row.
@@ -132,53 +137,95 @@ class LiveTable(DataTable[object]):
         return added
 
     def replace_rows(self, rows: Sequence[tuple[str, Sequence[object]]]) -> None:
-        """Show ``rows`` instead of the table's rows: as ``clear()`` then ``add_row`` each.
-
-        Each row is ``(key, cells)``, added as ``add_row(*cells, key=key)`` would (one line, no
-        label); the cursor goes back to the top, as after ``clear()``. A row this method made
-        before for the same key and the same ``cells`` object (``is``, not ``==``: a caller
-        that keeps a finished row's cells hands the same tuple) is put back, not made again.
-
-        Args:
-            rows: ``(key, cells)`` per row, in the order shown; keys are unique.
+        """Show ``rows`` instead of the table's rows: :meth:`show_rows` with the cells given.
 
         Raises:
             ValueError: When a row has more cells than the table has columns.
             DuplicateKey: When two rows have the same key.
         """
+        columns = len(self.columns)
+        if any(len(cells) > columns for _, cells in rows):
+            wide = max(len(cells) for _, cells in rows)
+            raise ValueError(f"replace_rows: {wide} cells for {columns} columns")
+        given = dict(rows)
+        if len(given) != len(rows):
+            raise DuplicateKey(f"replace_rows: {len(rows) - len(given)} keys given twice")
+        self.show_rows(list(given), given.__getitem__)
+
+    def show_rows(self, keys: Sequence[str], cells_of: CellsOf) -> None:
+        """Show the rows ``keys``, in order, instead of the table's rows.
+
+        As ``clear()`` then ``add_row(*cells_of(key), key=key)`` for each key (one line, no
+        label; the cursor back at the top), but a row is made only when read (drawn, under the
+        cursor, ``get_row_at``...), from ``cells_of(key)`` then. A row made before for the same
+        key and the same cells object (``is``, not ``==``: a caller that keeps a finished row's
+        cells hands the same tuple) is put back, not made again.
+
+        Args:
+            keys: The rows' keys, in the order shown; unique.
+            cells_of: The cells of the row with a key, in column order (missing cells are
+                None); asked once per row read until the next call.
+
+        Raises:
+            DuplicateKey: When a key is given twice.
+        """
         self.clear()
         columns = [column.key for column in self.ordered_columns]
-        made = self._made
-        shown: list[_Made] = []
-        for key, cells in rows:
-            entry = made.get(key)
-            if entry is None or entry[0] is not cells:
-                if len(cells) > len(columns):
-                    raise ValueError(f"replace_rows: {len(cells)} cells for {len(columns)} columns")
-                entry = (cells, Row(RowKey(key), 1), dict(zip_longest(columns, cells)))
-                made[key] = entry
-            shown.append(entry)
-        keys = [entry[1].key for entry in shown]
-        locations = dict(zip(keys, range(len(keys)), strict=True))
-        if len(locations) != len(keys):
-            raise DuplicateKey(f"replace_rows: {len(keys) - len(locations)} keys given twice")
-        # Textual's bookkeeping of rows (8.x), as add_row leaves it, in one pass.
-        self._row_locations = TwoWayDict(locations)  # pyright: ignore[reportPrivateUsage]
-        self.rows.update(zip(keys, (entry[1] for entry in shown), strict=True))
-        data: dict[RowKey, dict[ColumnKey, object]] = self._data  # pyright: ignore[reportPrivateUsage]
-        data.update(zip(keys, (entry[2] for entry in shown), strict=True))
+        shown = ShownRows(keys, cells_of, columns, self._made)
+        if len(shown.index) != len(keys):
+            raise DuplicateKey(f"show_rows: {len(keys) - len(shown.index)} keys given twice")
+        if len(self._made) > MADE_KEPT:  # keys gone for good, most likely
+            self._made.clear()
+        self._shown = shown
+        self.rows = cast("dict[RowKey, Row]", RowsView(shown, 1))
+        self._data = cast("Any", RowsView(shown, 2))
+        self._row_locations = cast("Any", LocationsView(shown))
         if any(column.auto_width for column in self.columns.values()):
-            self._new_rows.update(keys)  # pyright: ignore[reportPrivateUsage]
-        self._most_shown = max(self._most_shown, len(shown))
-        if len(made) > 2 * max(self._most_shown, 1000):  # keys gone for good: keep the shown
-            self._made = {entry[1].key.value or "": entry for entry in shown}
+            self._materialize()  # each cell measured to widen its column: every row made
+            self._new_rows.update(self.rows)  # pyright: ignore[reportPrivateUsage]
         self._rows_added(was_empty=True)
-        # What Textual would list again from its dicts (10,000 rows: ~4 ms each, hashing
-        # every RowKey in Python), known here: the rows in order, one line each.
-        count: int = self._update_count  # pyright: ignore[reportPrivateUsage]
-        ordered = [entry[1] for entry in shown]
-        self._ordered_row_cache[(len(ordered), count)] = ordered  # pyright: ignore[reportPrivateUsage]
-        self._offset_cache[count] = [(row.key, 0) for row in ordered]  # pyright: ignore[reportPrivateUsage]
+
+    def _materialize(self) -> None:
+        """Make every row shown and fill Textual's own dicts: before anything else changes rows."""
+        shown, self._shown = self._shown, None
+        if shown is None:
+            return
+        made = [shown.row(key) for key in shown.keys]
+        self.rows = {entry[1].key: entry[1] for entry in made}
+        self._data = {entry[1].key: entry[2] for entry in made}
+        self._row_locations = TwoWayDict({entry[1].key: i for i, entry in enumerate(made)})
+
+    def clear(self, columns: bool = False) -> Self:
+        """``DataTable.clear``; rows made are kept for when the same cells come back."""
+        self._shown = None
+        self.rows = {}
+        self._data = {}
+        return super().clear(columns)
+
+    def add_row(self, *cells: object, **kwargs: Any) -> RowKey:
+        """``DataTable.add_row``, after the rows shown are made."""
+        self._materialize()
+        return super().add_row(*cells, **kwargs)
+
+    def add_column(self, *args: Any, **kwargs: Any) -> ColumnKey:
+        """``DataTable.add_column``, after the rows shown are made (each gets its cell)."""
+        self._materialize()
+        return super().add_column(*args, **kwargs)
+
+    def remove_row(self, row_key: RowKey | str) -> None:
+        """``DataTable.remove_row``, after the rows shown are made."""
+        self._materialize()
+        super().remove_row(row_key)
+
+    def remove_column(self, column_key: ColumnKey | str) -> None:
+        """``DataTable.remove_column``, after the rows shown are made."""
+        self._materialize()
+        super().remove_column(column_key)
+
+    def sort(self, *columns: ColumnKey | str, **kwargs: Any) -> Self:
+        """``DataTable.sort``, after the rows shown are made."""
+        self._materialize()
+        return super().sort(*columns, **kwargs)
 
     def update_cell(
         self,
@@ -188,93 +235,45 @@ class LiveTable(DataTable[object]):
         *,
         update_width: bool = False,
     ) -> None:
-        """``DataTable.update_cell``; the row is no longer the one :meth:`replace_rows` made."""
+        """``DataTable.update_cell``; the row is no longer the one made from its cells."""
         self._made.pop(row_key.value or "" if isinstance(row_key, RowKey) else row_key, None)
         super().update_cell(row_key, column_key, value, update_width=update_width)
 
-    def _render_cell(
-        self,
-        row_index: int,
-        column_index: int,
-        base_style: Style,
-        width: int,
-        cursor: bool = False,
-        hover: bool = False,
-    ) -> list[list[Segment]]:
-        """``DataTable._render_cell``, kept across updates while the cell's value is the same.
+    @property
+    def ordered_rows(self) -> list[Row]:
+        """``DataTable.ordered_rows``: a view while :meth:`show_rows`'s rows are shown."""
+        if self._shown is None:
+            return super().ordered_rows
+        return cast("list[Row]", OrderedView(self._shown, range(len(self._shown.keys))))
 
-        Textual's own key (8.x) is the row and column keys, base style, cursor, hover and
-        pseudo-classes, with the update counter; this one drops the counter and adds what the
-        counter stood for: the row's position (in the render's click metadata and in
-        ``fixed_rows``), the width, the padding and the row's height. Styles, zebra stripes,
-        fixed rows or columns and the cursor's visibility clear it (:meth:`_clear_caches`).
-        """
-        render = super()._render_cell  # pyright: ignore[reportPrivateUsage]
-        if column_index < 0:  # row labels: the dashboard has none, Textual's way
-            return render(row_index, column_index, base_style, width, cursor, hover)
-        column_key = self._column_locations.get_key(column_index)  # pyright: ignore[reportPrivateUsage]
-        if column_key is None:
-            return render(row_index, column_index, base_style, width, cursor, hover)
-        if row_index < 0:  # the header: drawn again after every update too
-            row_key: RowKey | None = self._header_row_key  # pyright: ignore[reportPrivateUsage]
-            height = self.header_height
-            value = self.columns[column_key].label
-        else:
-            row_key = self._row_locations.get_key(row_index)  # pyright: ignore[reportPrivateUsage]
-            row = None if row_key is None else self.rows.get(row_key)
-            if (
-                row_key is None or row is None or (row.auto_height and row.height == 0)
-            ):  # not measured yet
-                return render(row_index, column_index, base_style, width, cursor, hover)
-            height = row.height
-            data: dict[RowKey, dict[ColumnKey, object]] = self._data  # pyright: ignore[reportPrivateUsage]
-            value = data[row_key].get(column_key)
-        key = (
-            row_key,
-            row_index,
-            column_key,
-            width,
-            height,
-            base_style,
-            cursor,
-            hover,
-            self._show_hover_cursor,  # pyright: ignore[reportPrivateUsage]
-            self._pseudo_class_state,  # pyright: ignore[reportPrivateUsage]
-            self.cell_padding,
-        )
-        kept = self._cells_drawn.get(key)
-        if kept is not None and kept[0] is value:
-            return kept[1]
-        lines = render(row_index, column_index, base_style, width, cursor, hover)
-        self._cells_drawn[key] = (value, lines)
-        return lines
+    @property
+    def _y_offsets(self) -> list[tuple[RowKey, int]]:
+        """``DataTable._y_offsets`` (each line's row and line in it): a view likewise."""
+        if self._shown is None:
+            return super()._y_offsets  # pyright: ignore[reportPrivateUsage]
+        positions = range(len(self._shown.keys))
+        return cast("list[tuple[RowKey, int]]", OrderedView(self._shown, positions, offsets=True))
 
-    def clear(self, columns: bool = False) -> Self:
-        """``DataTable.clear``; rendered cells are kept unless the columns go too.
+    def _get_row_region(self, row_index: int) -> Region:
+        """``DataTable._get_row_region``; shown rows are one line each: no sum over those above."""
+        if self._shown is None or not self.is_valid_row_index(row_index):
+            return super()._get_row_region(row_index)  # pyright: ignore[reportPrivateUsage]
+        columns = sum(column.get_render_width(self) for column in self.columns.values())
+        width = columns + self._row_label_column_width  # pyright: ignore[reportPrivateUsage]
+        return Region(0, self._row_y(row_index), max(self.size.width, width), 1)
 
-        A kept cell is only used for the same value object at the same key and position, so
-        rows shown again after a clear (a filter deleted) need not be rendered again.
-        """
-        self._clearing_rows = not columns
-        try:
-            return super().clear(columns)
-        finally:
-            self._clearing_rows = False
+    def _get_cell_region(self, coordinate: Coordinate) -> Region:
+        """``DataTable._get_cell_region``; likewise."""
+        if self._shown is None or not self.is_valid_coordinate(coordinate):
+            return super()._get_cell_region(coordinate)  # pyright: ignore[reportPrivateUsage]
+        row_index, column_index = coordinate
+        columns = self.ordered_columns
+        x = sum(column.get_render_width(self) for column in columns[:column_index])
+        x += self._row_label_column_width  # pyright: ignore[reportPrivateUsage]
+        return Region(x, self._row_y(row_index), columns[column_index].get_render_width(self), 1)
 
-    def _clear_caches(self) -> None:
-        """``DataTable._clear_caches``, and the cells kept across updates but by :meth:`clear`.
-
-        Textual clears its caches when something a cell's render depends on but its cache key
-        does not changes (the cursor shown or not, fixed rows or columns): so does this one.
-        """
-        super()._clear_caches()  # pyright: ignore[reportPrivateUsage]
-        if not self._clearing_rows:
-            self._cells_drawn.clear()
-
-    def notify_style_update(self) -> None:
-        """A change of styles (a theme, a pseudo-class): every kept cell is stale."""
-        self._cells_drawn.clear()
-        super().notify_style_update()
+    def _row_y(self, row_index: int) -> int:
+        return row_index + (self.header_height if self.show_header else 0)
 
     def _rows_added(self, *, was_empty: bool) -> None:
         """What ``add_row`` does after adding a row, once for all the rows just added."""
@@ -314,7 +313,7 @@ class LiveTable(DataTable[object]):
         """
         count: int = self._update_count  # pyright: ignore[reportPrivateUsage]
         self._row_renderable_cache.discard((count, row_index))  # pyright: ignore[reportPrivateUsage]
-        region = self._get_row_region(row_index)  # pyright: ignore[reportPrivateUsage]
+        region = self._get_row_region(row_index)
         lines = range(region.y, region.bottom)
         _discard(self._cell_render_cache, lambda key: key[0] == row_key)  # pyright: ignore[reportPrivateUsage]
         _discard(self._row_render_cache, lambda key: key[0] == row_key)  # pyright: ignore[reportPrivateUsage]

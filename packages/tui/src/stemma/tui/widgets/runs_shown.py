@@ -43,9 +43,15 @@ def runs_summary(
     row_filter: RowFilter,
     sort_by: str,
     partial: bool,
+    *,
+    running: int | None = None,
 ) -> str:
-    """The line under the table: ``3 of 10 runs · 1 running · sort: … · status: …``."""
-    running = sum(1 for row in rows if row.status is RunStatus.RUNNING)
+    """The line under the table: ``3 of 10 runs · 1 running · sort: … · status: …``.
+
+    ``running`` is how many ``rows`` are running, when the caller counted them already.
+    """
+    if running is None:
+        running = sum(1 for row in rows if row.status is RunStatus.RUNNING)
     return (
         f"{counted_of(shown, len(rows), 'run', more=partial)} · "
         f"{running} running · sort: {sort_by} · status: {status_filter}"
