@@ -47,6 +47,8 @@ class DashboardClient:
         self._live = LiveStates(root)
         self._damage = DamageWatch(root)
         self._steps = StepReader(root, self._history)
+        self._merged: tuple[list[RunRow], int, list[RunRow]] | None = None
+        """The last :meth:`runs`: the history rows and live version it was made from, and it."""
 
     def live_runs(self, newest: int | None = None) -> list[RunRow]:
         """The runs that have a state file, newest first: no Delta read, no heavy import.
@@ -85,9 +87,17 @@ class DashboardClient:
         A damaged table leaves the runs that have a state file (:attr:`damage` says why).
         """
         history = self._history.rows() if self._damage.readable(self._history.rows) else []
+        live = self._live.rows()
+        version, last = self._live.version, self._merged
+        if last is not None and last[0] is history and last[1] == version:
+            # Nothing changed since the last call (the usual idle second): merging and sorting
+            # 1,000 rows again was a third of an idle runs list's CPU.
+            return list(last[2])
         rows = {row.run_id: row for row in history}
-        rows.update({row.run_id: row for row in self._live.rows()})
-        return sorted(rows.values(), key=lambda row: row.started, reverse=True)
+        rows.update({row.run_id: row for row in live})
+        merged = sorted(rows.values(), key=lambda row: row.started, reverse=True)
+        self._merged = (history, version, merged)
+        return list(merged)
 
     def run(self, run_id: str) -> RunView:
         """One run's steps, live when it has a state file (from it alone when history is damaged).
