@@ -44,6 +44,8 @@ class RunsScreen(RunsKeys):
         self._summary = ""
         self._loading: Worker[None] | None = None
         self._first_frame_shown = False
+        self._gc_threshold: tuple[int, ...] | None = None
+        """The collector's thresholds before this screen raised the first (see _show_runs)."""
         self._frozen = False
         """Whether the objects alive after the first full read were taken out of the garbage
         collector's passes (see :meth:`_show_runs`)."""
@@ -163,12 +165,24 @@ class RunsScreen(RunsKeys):
             self.redraw()
         if not message.partial and not self._frozen:
             self._frozen = True
-            # The full list (10,000 runs: ~435,000 objects with the table's rows) lives as long
-            # as the dashboard; each full collection walked them all (~220 ms, on one keystroke
-            # in eight). Frozen objects are still freed by reference counting when dropped (a
-            # run's row is replaced by a new one); only reference cycles among them would stay,
-            # and the rows, cells and table rows hold none. Once: later objects are collected.
+            # The full list (10,000 runs) lives as long as the dashboard; each full collection
+            # walked it all (~220 ms, on one keystroke in eight). Frozen objects are still freed
+            # by reference counting when dropped (a run's row is replaced by a new one); only
+            # reference cycles among them would stay, and the rows and cells hold none. Once:
+            # later objects are collected.
             gc.freeze()
+            # Drawing a frame allocates thousands of short-lived objects (Textual makes each
+            # line's Strip with seven caches): at the default threshold (700) a keystroke ran
+            # ~20 young collections and one of the middle generation, 15-30 ms of a filter
+            # keystroke. Most die by reference counting before a collection at 10,000 would
+            # look at them; cyclic garbage waits a little longer.
+            self._gc_threshold = gc.get_threshold()
+            gc.set_threshold(10_000, *self._gc_threshold[1:])
+
+    def on_unmount(self) -> None:
+        """The dashboard is closing: the process's collector as it was (a test runs many)."""
+        if self._gc_threshold is not None:
+            gc.set_threshold(*self._gc_threshold)
 
     def _take(self, rows: list[RunRow], *, keep_orders: bool = False) -> bool:
         """Hold ``rows``; whether they are the rows held but for running runs that stay so."""
@@ -212,7 +226,8 @@ class RunsScreen(RunsKeys):
         The same rows as shown: only rows drawn whose cells changed are repainted.
         """
         table = table_at(self, "#runs")
-        keys = [row.run_id for row in self.visible_rows()]
+        self.visible_rows()
+        keys = self._order.shown_ids  # (the same list while the filters are: see show_rows)
         if keys != self.shown:
             highlighted = self.highlighted_run()
             table.show_rows(keys, self._cells_of)  # rows found by position

@@ -42,6 +42,7 @@ class ShownRows:
         cells_of: CellsOf,
         columns: Sequence[ColumnKey],
         made: dict[str, Made],
+        index: dict[object, int] | None = None,
     ) -> None:
         self.keys = keys
         """The rows' keys, in the order shown."""
@@ -51,13 +52,14 @@ class ShownRows:
         """Rows made before, by key (shared across shows: see :data:`Made`)."""
         self.read: dict[str, Made] = {}
         """The rows read since these rows were shown: drawn, under the cursor or asked for."""
-        self._index: dict[object, int] | None = None
+        self._index = index
 
     @property
     def index(self) -> dict[object, int]:
         """Each key's position (made on first use: a dict of 10,000 strings is ~0.5 ms)."""
         if self._index is None:
-            self._index = dict(zip(self.keys, range(len(self.keys)), strict=True))
+            index: dict[object, int] = dict(zip(self.keys, range(len(self.keys)), strict=True))
+            self._index = index
         return self._index
 
     def row(self, key: str) -> Made:
