@@ -23,17 +23,19 @@ from stemma.core.cli.run_rows import (
     steps_from_history,
 )
 from stemma.core.live import RunState, read_state, request_cancel
-from stemma.tui.client.eta import Paces, history_eta
 from stemma.tui.client.history import HistoryCache
 from stemma.tui.client.live_states import LiveStates
-from stemma.tui.client.log_follow import LogFollower
-from stemma.tui.client.step_reader import StepReader
-from stemma.tui.client.step_tree import upstream_from_events, with_upstream
 from stemma.tui.client.table_damage import DamageWatch, find_damage
-from stemma.tui.client.views import ArtifactView, RunView, StepView
 
 if TYPE_CHECKING:
     from stemma.core.cli.launching import Detached
+    from stemma.tui.client.log_follow import LogFollower
+    from stemma.tui.client.step_reader import StepReader
+    from stemma.tui.client.views import ArtifactView, RunView, StepView
+
+# What only the run, step and artifact screens ask for (views, step trees, ETAs, log following:
+# a dozen frozen dataclasses, ~10 ms of imports) is imported by the methods that answer them:
+# the first frame needs the runs' state files alone.
 
 LOG_TAIL_BYTES = 256 * 1024
 
@@ -46,7 +48,7 @@ class DashboardClient:
         self._history = HistoryCache(root)
         self._live = LiveStates(root)
         self._damage = DamageWatch(root)
-        self._steps = StepReader(root, self._history)
+        self._steps: StepReader | None = None
         self._merged: tuple[list[RunRow], int, list[RunRow]] | None = None
         """The last :meth:`runs`: the history rows and live version it was made from, and it."""
 
@@ -105,6 +107,10 @@ class DashboardClient:
         Raises:
             LookupError: no such run under the root.
         """
+        from stemma.tui.client.eta import Paces, history_eta
+        from stemma.tui.client.step_tree import upstream_from_events, with_upstream
+        from stemma.tui.client.views import RunView
+
         readable = self._damage.readable(self._history.rows)
         events = self._history.run_events(run_id) if readable else []
         latest = {event.step_number: event.step_run_id for event in events}
@@ -138,6 +144,10 @@ class DashboardClient:
         Raises:
             LookupError: the step is neither in history nor running in the run's live state.
         """
+        if self._steps is None:
+            from stemma.tui.client.step_reader import StepReader
+
+            self._steps = StepReader(self.root, self._history)
         return self._steps.step(run_id, number)
 
     def artifact(self, artifact_id: str) -> ArtifactView:
@@ -182,6 +192,8 @@ class DashboardClient:
         Raises:
             LookupError: the run has no live state, or the step is not running.
         """
+        from stemma.tui.client.log_follow import LogFollower
+
         try:
             state = read_state(self.root, run_id)
         except (FileNotFoundError, ValueError) as err:

@@ -21,12 +21,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from stemma.core.sqlite_store.schema import DATABASE_FILE
-from stemma.tui.client.eta import Paces
-
 STEPS_LOG = Path("delta") / "orchestration" / "steps" / "_delta_log"
-_SQLITE_FILES = (DATABASE_FILE, f"{DATABASE_FILE}-wal")
-"""What a SQLite commit changes: the database, or (in WAL mode) its write-ahead log."""
 MAX_AGE_SECONDS = 15.0
 _KEPT_RUNS = 16
 """Runs whose events are kept between refreshes (the ones being looked at)."""
@@ -38,6 +33,7 @@ if TYPE_CHECKING:
     from stemma.core.execution_records import StepEvent
     from stemma.core.history_source import HistoryKind
     from stemma.core.store import PipelineStore
+    from stemma.tui.client.eta import Paces
     from stemma.tui.client.steps_log import StepsLog
 
 
@@ -114,7 +110,7 @@ class HistoryCache:
 
         kind = history_kind(self._root)
         if kind == "sqlite":
-            stamp = (kind, tuple(_stamp(self._root / name) for name in _SQLITE_FILES))
+            stamp = (kind, tuple(_stamp(self._root / name) for name in _sqlite_files()))
         else:
             stamp = (kind, (_stamp(self._root / STEPS_LOG),))
         with self._lock:
@@ -138,6 +134,14 @@ class HistoryCache:
                     self._frame, self._events, self._paces = frame, {}, None
             self._stamp = stamp
             self._read_at = time.monotonic()
+
+
+def _sqlite_files() -> tuple[str, str]:
+    """What a SQLite commit changes: the database, or (in WAL mode) its write-ahead log."""
+    # Imported here: the schema module loads sqlite3 (~2 ms), which the first frame does not use.
+    from stemma.core.sqlite_store.schema import DATABASE_FILE
+
+    return DATABASE_FILE, f"{DATABASE_FILE}-wal"
 
 
 def _steps_log(root: Path) -> StepsLog:
@@ -170,6 +174,7 @@ def _rows(
 
 
 def _paces(frame: pl.DataFrame | None) -> Paces:
+    from stemma.tui.client.eta import Paces
     from stemma.tui.client.history_rows import paces_from_steps_table
 
     return paces_from_steps_table(frame) if frame is not None else Paces()
