@@ -7,12 +7,13 @@ fail if a Textual upgrade moves them, instead of the dashboard showing a stale r
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import cast
 
 import pytest
 from textual.app import App, ComposeResult
 from textual.widgets import DataTable
-from textual.widgets.data_table import DuplicateKey
+from textual.widgets.data_table import DuplicateKey, RowKey
 
 from stemma.tui.widgets.live_table import LiveTable
 from stemma.tui.widgets.tables import new_table, plain
@@ -264,5 +265,174 @@ def test_replace_rows_with_the_rows_shown_renders_no_cell_again(
             again = [table.render_line(y).text for y in range(table.size.height)]
             assert again == first
             assert rendered == []
+
+    asyncio.run(play())
+
+
+def _cells_of(
+    shown: list[tuple[object, ...]], asked: list[str]
+) -> Callable[[str], tuple[object, ...]]:
+    """A ``cells_of`` for ``show_rows`` over ``shown`` (keyed by the first cell), recording."""
+    by_key = {str(cells[0]): cells for cells in shown}
+
+    def cells_of(key: str) -> tuple[object, ...]:
+        asked.append(key)
+        return by_key[key]
+
+    return cells_of
+
+
+def test_show_rows_makes_only_the_rows_drawn_and_draws_as_datatable_does() -> None:
+    async def play() -> None:
+        app = TwoTables()
+        async with app.run_test(size=(60, 30)) as pilot:
+            live = app.query_one("#live", LiveTable)
+            plain_table = app.plain_table
+            live.can_focus = plain_table.can_focus = False  # (focus restyles every cell)
+            app.set_focus(None)
+            for shown in (MANY, MANY[10:20], MANY[::-1], []):
+                asked: list[str] = []
+                live.show_rows([str(cells[0]) for cells in shown], _cells_of(shown, asked))
+                plain_table.clear()
+                for cells in shown:
+                    plain_table.add_row(*cells, key=str(cells[0]))
+                await pilot.pause()
+                assert live.row_count == plain_table.row_count == len(shown)
+                assert live.virtual_size == plain_table.virtual_size
+                assert _segments(live) == _segments(plain_table)
+                assert len(set(asked)) == len(asked) <= live.size.height  # once, rows drawn
+                assert set(live.rows_read) == set(asked)
+                if shown:
+                    last = len(shown) - 1
+                    assert live.get_row_at(last) == plain_table.get_row_at(last)
+                    assert asked[-1] == str(shown[last][0])  # read: made then
+            assert app.highlighted["live"] == app.highlighted["plain"] != []
+
+    asyncio.run(play())
+
+
+@pytest.mark.parametrize("keys", [["down"] * 3, ["pagedown", "pagedown"], ["end", "pageup"]])
+def test_show_rows_moves_the_cursor_and_scrolls_as_datatable_does(keys: list[str]) -> None:
+    async def play() -> None:
+        app = TwoTables()
+        async with app.run_test(size=(60, 30)) as pilot:
+            live = app.query_one("#live", LiveTable)
+            plain_table = app.plain_table
+            asked: list[str] = []
+            live.show_rows([str(cells[0]) for cells in MANY], _cells_of(MANY, asked))
+            plain_table.add_rows(MANY)
+            for table in (live, plain_table):
+                table.focus()
+                await pilot.press(*keys)
+            app.set_focus(None)  # both drawn unfocused (focus restyles every cell)
+            await pilot.pause()
+            assert live.cursor_row == plain_table.cursor_row
+            assert live.scroll_offset == plain_table.scroll_offset
+            assert _segments(live) == _segments(plain_table)
+            assert len(asked) < len(MANY) // 2  # the rows passed over were never made
+            live.move_cursor(row=250)
+            plain_table.move_cursor(row=250)
+            await pilot.pause()
+            assert live.scroll_offset == plain_table.scroll_offset
+            assert _segments(live) == _segments(plain_table)
+
+    asyncio.run(play())
+
+
+def test_show_rows_then_a_click_selects_the_row_clicked() -> None:
+    selected: list[tuple[str | None, int, str | None]] = []
+
+    class Clicked(TwoTables):
+        def on_data_table_row_selected(self, message: DataTable.RowSelected) -> None:
+            table = cast("DataTable[object]", message.data_table)
+            selected.append((table.id, message.cursor_row, message.row_key.value))
+
+    async def play() -> None:
+        app = Clicked()
+        async with app.run_test(size=(60, 30)) as pilot:
+            live = app.query_one("#live", LiveTable)
+            live.show_rows([str(cells[0]) for cells in MANY[100:]], _cells_of(MANY, []))
+            await pilot.pause()
+            await pilot.click(live, offset=(2, 3))  # the header, then rows 0 and 1: row 2
+            await pilot.click(live, offset=(2, 3))  # on the highlighted row: selected
+            await pilot.pause()
+            assert selected == [("live", 2, "run0102")]
+
+    asyncio.run(play())
+
+
+def test_show_rows_then_add_row_sort_and_a_new_column_leave_what_datatable_would() -> None:
+    async def play() -> None:
+        app = TwoTables()
+        async with app.run_test(size=(60, 30)) as pilot:
+            live = app.query_one("#live", LiveTable)
+            plain_table = app.plain_table
+            live.can_focus = plain_table.can_focus = False  # (focus restyles every cell)
+            app.set_focus(None)
+            shown = MANY[:50]
+            live.show_rows([str(cells[0]) for cells in shown], _cells_of(shown, []))
+            for cells in shown:
+                plain_table.add_row(*cells, key=str(cells[0]))
+            for table in (live, plain_table):
+                table.add_row(*plain("zz-new", "0s"), key="zz-new")
+                table.sort("name", key=str, reverse=True)
+                table.remove_row("run0003")
+                table.add_column("more", key="more", width=4, default="-")
+            await pilot.pause()
+            assert live.row_count == plain_table.row_count == 50
+            assert [live.get_row_at(i) for i in range(50)] == [
+                plain_table.get_row_at(i) for i in range(50)
+            ]
+            assert _segments(live) == _segments(plain_table)
+
+    asyncio.run(play())
+
+
+def test_show_rows_refuses_a_key_given_twice() -> None:
+    async def play() -> None:
+        app = OneTable()
+        async with app.run_test(size=(40, 8)):
+            with pytest.raises(DuplicateKey, match="1 keys given twice"):
+                app.query_one(LiveTable).show_rows(["a", "b", "a"], lambda key: plain(key, "1"))
+
+    asyncio.run(play())
+
+
+def test_lines_shown_again_are_not_drawn_again_and_a_changed_row_is(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async def play() -> None:
+        app = OneTable()
+        async with app.run_test(size=(40, 30)) as pilot:
+            table = app.query_one(LiveTable)
+            keys = [str(cells[0]) for cells in MANY[:40]]
+            cells_of = _cells_of(MANY, [])
+            table.show_rows(keys, cells_of)
+            await pilot.pause()
+            first = [table.render_line(y).text for y in range(table.size.height)]
+            drawn: list[str] = []
+            draw_row = table._render_line_in_row  # pyright: ignore[reportPrivateUsage]
+
+            def counted(row_key: RowKey, *args: object, **kwargs: object) -> object:
+                if row_key.value is not None:  # the header is drawn as Textual draws it
+                    drawn.append(row_key.value)
+                return draw_row(row_key, *args, **kwargs)  # pyright: ignore[reportArgumentType]
+
+            monkeypatch.setattr(table, "_render_line_in_row", counted)
+            table.show_rows(keys[20:], cells_of)  # a filter typed
+            await pilot.pause()
+            table.show_rows(keys, cells_of)  # and deleted: the same lines come back
+            drawn.clear()
+            await pilot.pause()
+            assert [table.render_line(y).text for y in range(table.size.height)] == first
+            assert drawn == []
+            table.move_cursor(row=2)  # the cursor leaves row 0 for row 2: those two lines
+            await pilot.pause()
+            assert sorted(drawn) == ["run0000", "run0002"]
+            drawn.clear()
+            table.update_row_at(5, plain("run0005", "late"))
+            await pilot.pause()
+            assert drawn == ["run0005"]
+            assert "late" in table.render_line(6).text
 
     asyncio.run(play())
