@@ -65,3 +65,27 @@ def test_a_filter_on_many_runs_makes_the_rows_drawn_and_keeps_the_cursor_on_its_
 
     drive(tmp_path, scenario)
     assert gc.get_threshold() == before
+
+
+def test_the_summary_grows_to_two_lines_for_a_long_filter_and_back_at_80_columns(
+    tmp_path: Path,
+) -> None:
+    for index in range(3):
+        live_state(tmp_path, _run_id(index), status=RunStatus.COMPLETED)
+
+    async def scenario(app: StemmaApp, pilot: Pilot[None]) -> None:
+        summary = app.screen.query_one("#summary", Static)
+        await until(pilot, lambda: "3 runs" in str(summary.render()), "the full read")
+        table = table_at(app.screen, "#runs")
+        assert summary.size.height == 1
+        rows_high = table.size.height
+        await pilot.press("slash", *"d")
+        await until(pilot, lambda: "filter: d" in str(summary.render()), "the filter")
+        assert summary.size.height == 1  # still one line: laid out as before
+        await pilot.press(*"emo|" * 8)  # a long expression: the summary wraps
+        await until(pilot, lambda: summary.size.height == 2, "a two-line summary")
+        await pilot.press("escape")
+        await until(pilot, lambda: summary.size.height == 1, "one line again")
+        await until(pilot, lambda: table.size.height == rows_high, "the table as tall")
+
+    drive(tmp_path, scenario, size=(80, 24))

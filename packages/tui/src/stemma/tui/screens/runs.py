@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import gc
 
+from rich.cells import cell_len
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Container
@@ -252,5 +253,10 @@ class RunsScreen(RunsKeys):
         narrowing = (self.status_filter, self.row_filter, self.sort_by, self._partial)
         summary = runs_summary(shown, self.rows, *narrowing, running=len(self._order.running))
         if summary != self._summary:  # an update lays the screen out again, even unchanged
+            line = self.query_one("#summary", Static)
+            # One line before and after: its height stays, so the screen's layout does (each
+            # filter keystroke changes the summary; laying the screen out was ~2-4 ms of it).
+            width = line.content_size.width
+            same_height = cell_len(summary) <= width and cell_len(self._summary) <= width
             self._summary = summary
-            self.query_one("#summary", Static).update(summary)
+            line.update(summary, layout=not same_height)
