@@ -77,6 +77,15 @@ BASEDPYRIGHT = Stage(name="basedpyright (strict)", argv=run_tool("basedpyright")
 IMPORT_LINTER = Stage(name="import-linter", argv=run_tool("lint-imports"))
 PYTEST = Stage(name="pytest (whole suite)", argv=run_tool("pytest"), tests_dir="tests")
 
+# Most tests wait on other processes (workers, a run's orchestrator, tmux, the SLURM cluster), so
+# three pytest-xdist workers keep a 2-core machine busy where one left it half idle; worksteal
+# evens out suites whose slow tests sit together. Every test is written to run beside others:
+# its own temporary root, tmux session and run ids.
+PARALLEL = ("--numprocesses", "3", "--dist", "worksteal")
+# The SLURM tests share one 2-CPU node: run side by side, they would wait for each other's
+# allocations and their time-limit tests would measure the queue. They run one at a time.
+SLURM_PACKAGE = "slurm"
+
 
 def across_packages() -> Stage:
     """The tests that span packages (integration, docs): every tests/ folder not a package's.
@@ -89,7 +98,9 @@ def across_packages() -> Stage:
         for path in (ROOT / "tests").iterdir()
         if path.is_dir() and path.name not in PACKAGES and not path.name.startswith((".", "_"))
     )
-    return Stage(name="pytest (tests across packages)", argv=run_tool("pytest", *folders))
+    return Stage(
+        name="pytest (tests across packages)", argv=run_tool("pytest", *PARALLEL, *folders)
+    )
 
 
 def package_alone(package: str) -> Stage:
@@ -108,6 +119,7 @@ def package_alone(package: str) -> Stage:
             "--package",
             f"stemma-{package}",
             "pytest",
+            *(() if package == SLURM_PACKAGE else PARALLEL),
             f"tests/{package}",
         ),
         env={"UV_PROJECT_ENVIRONMENT": f".venvs/{package}", **odd},
@@ -134,7 +146,7 @@ ODD_ROOT_TESTS = (
 )
 ODD_ROOT = Stage(
     name="pytest (Delta reads again, under an odd root path)",
-    argv=run_tool("pytest", *ODD_ROOT_TESTS),
+    argv=run_tool("pytest", *PARALLEL, *ODD_ROOT_TESTS),
     env=ODD_ROOT_ENV,
 )
 # The slurm tests run against a real single-node cluster on this machine; starting it is idempotent.

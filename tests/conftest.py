@@ -55,8 +55,8 @@ def _left_in_checkout() -> set[str] | None:
 @pytest.hookimpl(tryfirst=True)  # before pytest's tmpdir plugin reads --basetemp
 def pytest_configure(config: pytest.Config) -> None:
     name = os.environ.get(ROOT_NAME_ENV)
-    if not name:
-        return
+    if not name or _is_xdist_worker(config):
+        return  # a worker's --basetemp is already below the controller's odd-named directory
     if name in (".", "..") or "/" in name or os.sep in name:
         raise pytest.UsageError(
             f"{ROOT_NAME_ENV} must be one directory name, such as 'root with space é'; got {name!r}"
@@ -66,6 +66,11 @@ def pytest_configure(config: pytest.Config) -> None:
     parent = Path(tempfile.mkdtemp(prefix="stemma-tests-"))
     config.stash[_ODD_PARENT] = parent
     config.option.basetemp = str(parent / name)
+
+
+def _is_xdist_worker(config: pytest.Config) -> bool:
+    """A pytest-xdist worker: the controller chose the directories and checks the checkout."""
+    return hasattr(config, "workerinput")
 
 
 def _remove_odd_parent(config: pytest.Config, *, passed: bool) -> None:
@@ -82,7 +87,8 @@ def _remove_odd_parent(config: pytest.Config, *, passed: bool) -> None:
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    session.config.stash[_BEFORE] = _left_in_checkout()
+    if not _is_xdist_worker(session.config):
+        session.config.stash[_BEFORE] = _left_in_checkout()
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -20,7 +20,6 @@ from .test_terminal import STEMMA, Terminal
 SCRIPT = Path(__file__).with_name("chatty_pipeline.py")
 TICK = re.compile(r"tick \d+")
 DEADLINE_SECONDS = 90.0
-RUN_SCREEN = re.compile(r"#\s+step\s+status")
 SCROLLBAR = "▁▂▃▄▅▆▇█▔"
 
 
@@ -44,11 +43,7 @@ def _root_started(root: Path) -> None:
 def _open_chatty_step(terminal: Terminal) -> None:
     """From the runs list to the step screen of the chatty step, while it runs."""
     terminal.wait_for(lambda s: "chatty" in s and "running" in s, "the running pipeline")
-    for _ in range(20):  # (a key sent while the first frame settles can be missed)
-        if RUN_SCREEN.search(terminal.screen()):
-            break  # the run screen's steps table (even before its rows are read)
-        terminal.keys("Enter")
-        time.sleep(0.5)
+    terminal.open_run()
     terminal.wait_for(
         lambda s: re.search(r"tests\.chatty_copy +running", s) is not None, "the chatty step"
     )

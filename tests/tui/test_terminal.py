@@ -7,6 +7,7 @@ really happened. Needs tmux on PATH (scripts/dev.py installs it with the other s
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -25,6 +26,8 @@ STEMMA = Path(sys.executable).parent / "stemma"
 SCRIPT = Path(__file__).with_name("slow_pipeline.py")
 LAZY_SCRIPT = Path(__file__).with_name("slow_lazy.py")
 DEADLINE_SECONDS = 90.0
+RUN_SCREEN = re.compile(r"#\s+step\s+status")
+"""The run screen's steps table header: shown as soon as the screen is, before its rows."""
 
 
 class Terminal:
@@ -84,6 +87,23 @@ class Terminal:
                 return shown
             assert time.monotonic() < deadline, f"never saw {what}; the screen:\n{shown}"
             time.sleep(0.2)  # another process draws the screen: polling is all there is
+
+    def open_run(self) -> None:
+        """Enter on the runs list until the run screen shows (its steps table, before its rows).
+
+        A key sent while the first frame settles can be missed, so Enter is sent again, but
+        only after the run screen had seconds to show: on a loaded machine it can take that
+        long to draw, and a second Enter on it would open a step.
+        """
+        deadline = time.monotonic() + DEADLINE_SECONDS
+        while True:
+            self.keys("Enter")
+            patience = time.monotonic() + 5.0
+            while time.monotonic() < patience:
+                if RUN_SCREEN.search(self.screen()):
+                    return
+                time.sleep(0.2)
+            assert time.monotonic() < deadline, f"never left the runs list:\n{self.screen()}"
 
     def close(self) -> None:
         """End the session (and the dashboard in it)."""
@@ -150,13 +170,7 @@ def test_stemma_tui_in_tmux_shows_a_lazy_run_step_by_step_and_cancels_it(tmp_pat
         )
         try:
             terminal.wait_for(lambda s: "lazy" in s and "running" in s, "the running lazy run")
-            shown = terminal.screen()
-            for _ in range(20):  # (a key sent while the first frame settles can be missed)
-                terminal.keys("Enter")
-                time.sleep(0.5)
-                shown = terminal.screen()
-                if "wait/0" in shown:
-                    break
+            terminal.open_run()
             shown = terminal.wait_for(
                 lambda s: "wait/0" in s and "total" in s and "running" in s, "its step tree"
             )
