@@ -16,7 +16,7 @@ import pytest
 from stemma.core.cli.run_rows import RunRow
 from stemma.core.live import RunStatus
 from stemma.tui.row_filter import RowFilter
-from stemma.tui.widgets.run_columns import searchable
+from stemma.tui.widgets.run_columns import run_columns, searchable
 from stemma.tui.widgets.runs_order import RunsOrder
 from stemma.tui.widgets.runs_shown import RunCells, visible_runs
 
@@ -110,3 +110,25 @@ def test_the_rows_returned_can_be_changed_without_changing_the_kept_order() -> N
     assert order.visible("all", RowFilter(), "name") == visible_runs(
         ROWS, "all", RowFilter(), sort_by="name"
     )
+
+
+def test_a_running_run_s_cells_that_read_as_before_are_the_objects_shown_before() -> None:
+    """An idle second redraws a running run's time cell alone (the table renders a cell again
+    only when its object changed); a cell whose text changed is a new object."""
+    cells = RunCells()
+    columns = run_columns(200)
+    keys = [column.key for column in columns]
+    row = _row(4, RunStatus.RUNNING)
+    first = cells.of(row, STARTED + dt.timedelta(hours=1), columns)
+    second = cells.of(row, STARTED + dt.timedelta(hours=1, seconds=1), columns)
+    changed = [key for key, a, b in zip(keys, first, second, strict=True) if a is not b]
+    assert changed == ["time"]
+    assert str(second[keys.index("time")]) != str(first[keys.index("time")])
+    # the next state of the run: its steps column changes too, and a finished run's cells
+    # are no longer the running ones
+    later = dataclasses.replace(row, steps_done=2)
+    third = cells.of(later, STARTED + dt.timedelta(hours=1, seconds=1), columns)
+    assert [key for key, a, b in zip(keys, second, third, strict=True) if a is not b] == ["steps"]
+    ended = dataclasses.replace(later, status=RunStatus.COMPLETED, ended=STARTED)
+    done = cells.of(ended, STARTED + dt.timedelta(hours=2), columns)
+    assert str(done[keys.index("status")]) == "completed"

@@ -8,6 +8,8 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable
 
+from rich.text import Text
+
 from stemma.core.cli.run_rows import RunRow
 from stemma.core.live import RunStatus
 from stemma.tui.row_filter import RowFilter
@@ -69,11 +71,13 @@ class RunCells:
 
     def __init__(self) -> None:
         self._finished: dict[str, tuple[RunRow, tuple[object, ...]]] = {}
+        self._running: dict[str, tuple[object, ...]] = {}
         self._texts: dict[str, tuple[RunRow, str]] = {}
 
     def clear(self) -> None:
         """Forget every kept row's cells (the columns changed); the search texts stay."""
         self._finished.clear()
+        self._running.clear()
 
     def text(self, row: RunRow) -> str:
         """What ``/`` matches ``row`` on (:func:`searchable`), made once per state of the row."""
@@ -85,11 +89,32 @@ class RunCells:
     def of(
         self, row: RunRow, now: dt.datetime, columns: tuple[FittedColumn, ...]
     ) -> tuple[object, ...]:
-        """The cells of ``row`` in ``columns``; a running run's are built anew (its time ticks)."""
+        """The cells of ``row`` in ``columns``; a running run's are built anew (its time ticks).
+
+        A running run's cells that read as before are the objects shown before: the table
+        renders a cell again only when its object changed, so an idle second redraws the time
+        cell alone, not all of the row's (most of the runs list's idle cost).
+        """
         if row.status is RunStatus.RUNNING:
-            return run_cells(row, now, columns)
+            fresh = run_cells(row, now, columns)
+            last = self._running.get(row.run_id)
+            if last is not None and len(last) == len(fresh):
+                fresh = tuple(
+                    old if _same_cell(old, new) else new
+                    for old, new in zip(last, fresh, strict=True)
+                )
+            self._running[row.run_id] = fresh
+            return fresh
+        self._running.pop(row.run_id, None)
         kept = self._finished.get(row.run_id)
         # The client hands back the same row object for a run whose state did not change.
         if kept is None or (kept[0] is not row and kept[0] != row):
             kept = self._finished[row.run_id] = (row, run_cells(row, now, columns))
         return kept[1]
+
+
+def _same_cell(old: object, new: object) -> bool:
+    """Whether two cells draw the same: text, base style and styled spans (or equal values)."""
+    if isinstance(old, Text) and isinstance(new, Text):
+        return old.plain == new.plain and old.style == new.style and old.spans == new.spans
+    return type(old) is type(new) and old == new
