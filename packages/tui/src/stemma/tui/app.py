@@ -19,7 +19,7 @@ from stemma.core.cancel_levels import CancelLevel
 from stemma.core.cli.exit_codes import CliError
 from stemma.core.cli.run_rows import RunRow
 from stemma.core.live import RunStatus
-from stemma.tui import first_frame_gc
+from stemma.tui import collector
 from stemma.tui.client import DashboardClient
 from stemma.tui.client.first_runs import read_first_runs
 from stemma.tui.messages import CancelSent, Launched, LaunchFailed, LoadFailed
@@ -121,7 +121,7 @@ class StemmaApp(App[None]):
         after the first frame" waits for this, whether the runs screen mounted before or after.
         """
         self.ready = True
-        self.call_after_refresh(first_frame_gc.resume)
+        self.call_after_refresh(collector.resume)
         for screen in self.screen_stack:
             if isinstance(screen, RunsScreen):
                 screen.call_after_refresh(screen.after_first_frame)

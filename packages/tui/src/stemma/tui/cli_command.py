@@ -11,7 +11,7 @@ import sys
 from typing import TYPE_CHECKING, TextIO
 
 from stemma.core.cli import CliError, Command, ExitCode
-from stemma.tui import first_frame_gc
+from stemma.tui import collector
 
 if TYPE_CHECKING:
     from stemma.tui.opening import Opening
@@ -69,7 +69,7 @@ def _run(args: argparse.Namespace) -> int:
     size = _size(getattr(args, "size", None), once=once)
     if not once:
         _require_terminal()
-        first_frame_gc.pause()  # until the first frame: see stemma.tui.first_frame_gc
+        collector.pause()  # until the first frame: see stemma.tui.collector
     opening = resolve_opening(
         args.root, args.path, getattr(args, "run", None), getattr(args, "step", None)
     )
@@ -81,7 +81,7 @@ def _run(args: argparse.Namespace) -> int:
     try:
         run_dashboard(opening.root, run_id=opening.run_id, step=opening.step, readonly=readonly)
     finally:
-        first_frame_gc.resume()  # the dashboard failed or quit before its first frame
+        collector.resume()  # the dashboard failed or quit before its first frame
     return ExitCode.OK
 
 

@@ -6,7 +6,6 @@ This module reads the runs and shows them; what each key does is :mod:`.runs_key
 from __future__ import annotations
 
 import datetime as dt
-import gc
 
 from rich.cells import cell_len
 from textual import on, work
@@ -17,6 +16,7 @@ from textual.widgets import Footer, Static
 from textual.worker import Worker
 
 from stemma.core.cli.run_rows import RunRow
+from stemma.tui import collector
 from stemma.tui.client.first_runs import first_screen_runs
 from stemma.tui.messages import LoadFailed, RunsLoaded
 from stemma.tui.screens.runs_keys import FILTERS, SORTS, STATUS_KEYS, RunsKeys
@@ -45,11 +45,6 @@ class RunsScreen(RunsKeys):
         self._summary = ""
         self._loading: Worker[None] | None = None
         self._first_frame_shown = False
-        self._gc_threshold: tuple[int, ...] | None = None
-        """The collector's thresholds before this screen raised the first (see _show_runs)."""
-        self._frozen = False
-        """Whether the objects alive after the first full read were taken out of the garbage
-        collector's passes (see :meth:`_show_runs`)."""
         self.columns: tuple[FittedColumn, ...] = ()
         """The columns on screen, fitted to the terminal's width."""
 
@@ -164,26 +159,12 @@ class RunsScreen(RunsKeys):
             self._repaint_running()
         else:
             self.redraw()
-        if not message.partial and not self._frozen:
-            self._frozen = True
-            # The full list (10,000 runs) lives as long as the dashboard; each full collection
-            # walked it all (~220 ms, on one keystroke in eight). Frozen objects are still freed
-            # by reference counting when dropped (a run's row is replaced by a new one); only
-            # reference cycles among them would stay, and the rows and cells hold none. Once:
-            # later objects are collected.
-            gc.freeze()
-            # Drawing a frame allocates thousands of short-lived objects (Textual makes each
-            # line's Strip with seven caches): at the default threshold (700) a keystroke ran
-            # ~20 young collections and one of the middle generation, 15-30 ms of a filter
-            # keystroke. Most die by reference counting before a collection at 10,000 would
-            # look at them; cyclic garbage waits a little longer.
-            self._gc_threshold = gc.get_threshold()
-            gc.set_threshold(10_000, *self._gc_threshold[1:])
+        if not message.partial:
+            collector.settle_long_lived()  # the full list is held: see stemma.tui.collector
 
     def on_unmount(self) -> None:
         """The dashboard is closing: the process's collector as it was (a test runs many)."""
-        if self._gc_threshold is not None:
-            gc.set_threshold(*self._gc_threshold)
+        collector.restore()
 
     def _take(self, rows: list[RunRow], *, keep_orders: bool = False) -> bool:
         """Hold ``rows``; whether they are the rows held but for running runs that stay so."""
