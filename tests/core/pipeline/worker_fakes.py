@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import subprocess
 from collections.abc import Collection, Mapping, Sequence
@@ -77,8 +78,13 @@ class FakeStore:
         (only,) = self.staged
         return only
 
-    def load_artifacts(self, artifact_ids: Collection[str]) -> dict[str, FinalizedArtifact]:
-        return {i: self.artifacts[i] for i in artifact_ids if i in self.artifacts}
+    def load_artifacts(
+        self, artifact_ids: Collection[str], *, content: bool = True
+    ) -> dict[str, FinalizedArtifact]:
+        found = {i: self.artifacts[i] for i in artifact_ids if i in self.artifacts}
+        if content:
+            return found
+        return {i: dataclasses.replace(a, content=None) for i, a in found.items()}
 
     def stage_execution(self, record: ExecutionRecord) -> Path:
         if record.success and self.fail_successes:

@@ -162,9 +162,11 @@ class ReadOnlyRootStore:
         """The newest successful execution of each execution key that has one (no content)."""
         return self._store.executions_by_key(keys)
 
-    def load_artifacts(self, artifact_ids: Collection[str]) -> dict[str, FinalizedArtifact]:
-        """Artifacts with their content."""
-        return self._store.load_artifacts(artifact_ids)
+    def load_artifacts(
+        self, artifact_ids: Collection[str], *, content: bool = True
+    ) -> dict[str, FinalizedArtifact]:
+        """Artifacts with their content (ids and metadata only with ``content=False``)."""
+        return self._store.load_artifacts(artifact_ids, content=content)
 
     def ancestry(self, artifact_ids: Collection[str]) -> dict[str, frozenset[str]]:
         """Each artifact's ancestors (itself included), walking lineage up."""

@@ -241,8 +241,14 @@ class PipelineStore(Store, Protocol):
         """The newest successful execution of each execution key that has one (no content)."""
         ...
 
-    def load_artifacts(self, artifact_ids: Collection[str]) -> dict[str, FinalizedArtifact]:
-        """Artifacts with their content, for materializing inputs and building curator frames."""
+    def load_artifacts(
+        self, artifact_ids: Collection[str], *, content: bool = True
+    ) -> dict[str, FinalizedArtifact]:
+        """Artifacts with their content, for materializing inputs and building curator frames.
+
+        With ``content=False``, ids and metadata only (``content`` is None, ``size`` as
+        recorded): the content is not read at all, for inputs a role does not hydrate.
+        """
         ...
 
     def ancestry(self, artifact_ids: Collection[str]) -> dict[str, frozenset[str]]:

@@ -179,9 +179,11 @@ class DeltaStore:
         """The newest successful execution of each execution key that has one (no content)."""
         return pipeline_queries.executions_by_key(self._layout, keys)
 
-    def load_artifacts(self, artifact_ids: Collection[str]) -> dict[str, FinalizedArtifact]:
-        """Artifacts with their content, read from each type's content table."""
-        return pipeline_queries.load_artifacts(self._layout, artifact_ids)
+    def load_artifacts(
+        self, artifact_ids: Collection[str], *, content: bool = True
+    ) -> dict[str, FinalizedArtifact]:
+        """Artifacts from each type's table (content column unread if not ``content``)."""
+        return pipeline_queries.load_artifacts(self._layout, artifact_ids, content=content)
 
     def ancestry(self, artifact_ids: Collection[str]) -> dict[str, frozenset[str]]:
         """Each artifact's ancestors (itself included), walking lineage up."""

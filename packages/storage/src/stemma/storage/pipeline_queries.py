@@ -7,6 +7,7 @@ out are skipped. A table not created yet costs one ``stat`` and answers empty.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Collection, Iterable
 
 import polars as pl
@@ -25,6 +26,7 @@ from stemma.storage.schemas import (
     EXECUTIONS,
     STEP_OUTPUTS,
     STEPS,
+    TableSpec,
 )
 from stemma.storage.tables import read_table
 
@@ -100,9 +102,13 @@ def executions_by_key(layout: RootLayout, keys: Collection[str]) -> dict[str, Ex
 
 
 def load_artifacts(
-    layout: RootLayout, artifact_ids: Collection[str]
+    layout: RootLayout, artifact_ids: Collection[str], *, content: bool = True
 ) -> dict[str, FinalizedArtifact]:
-    """The artifacts found among ``artifact_ids``, content included, one scan per type's table.
+    """The artifacts found among ``artifact_ids``, one scan per type's table.
+
+    With ``content=False`` the content column is projected away (Parquet never reads it): the
+    artifacts come with ``content=None`` and their recorded size. Rows written without a size
+    (older function steps) are read again with their content, for its length.
 
     Raises:
         ArtifactTypeError: an artifact's user type is not registered in this process.
@@ -120,10 +126,33 @@ def load_artifacts(
         kind = str(artifact_type)
         spec = table_for_type(kind)
         ids = group.get_column("artifact_id").to_list()
-        rows = read_table(layout, spec, pl.col("artifact_id").is_in(ids)).unique("artifact_id")
-        for row in rows.iter_rows(named=True):
-            found[row["artifact_id"]] = artifact_from_row(spec, kind, row)
+        found.update(_read_type(layout, spec, kind, ids, content=content))
     return found
+
+
+def _read_type(
+    layout: RootLayout, spec: TableSpec, kind: str, ids: list[str], *, content: bool
+) -> dict[str, FinalizedArtifact]:
+    columns = None if content else [c for c in spec.columns if c != "content"]
+    rows = read_table(layout, spec, pl.col("artifact_id").is_in(ids), columns=columns)
+    rows = rows.unique("artifact_id")
+    if not content and "content" in spec.columns:
+        unsized = rows.filter(pl.col("size").is_null())
+        if not unsized.is_empty():  # the length of a content not recorded: read it, then drop it
+            again = unsized.get_column("artifact_id").to_list()
+            sized = _read_type(layout, spec, kind, again, content=True)
+            rows = rows.filter(pl.col("size").is_not_null())
+            return {
+                **_artifacts(spec, kind, rows),
+                **{i: dataclasses.replace(a, content=None) for i, a in sized.items()},
+            }
+    return _artifacts(spec, kind, rows)
+
+
+def _artifacts(spec: TableSpec, kind: str, rows: pl.DataFrame) -> dict[str, FinalizedArtifact]:
+    return {
+        row["artifact_id"]: artifact_from_row(spec, kind, row) for row in rows.iter_rows(named=True)
+    }
 
 
 def ancestry(layout: RootLayout, artifact_ids: Collection[str]) -> dict[str, frozenset[str]]:

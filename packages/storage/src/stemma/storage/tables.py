@@ -42,18 +42,16 @@ def read_table(
 ) -> pl.DataFrame:
     """Rows of one table matching ``predicate``; an empty frame of the schema if none exist.
 
-    The predicate is pushed into the Delta scan, so files whose statistics rule it out are
-    skipped.
+    The predicate and the column selection are pushed into the Delta scan, so files whose
+    statistics rule it out are skipped and the other columns are not read.
     """
     path = spec.path(layout.delta)
-    if not table_exists(path):
-        frame = spec.empty()
-    else:
-        scan = scan_table(open_table(path))
-        if predicate is not None:
-            scan = scan.filter(predicate)
-        frame = scan.collect()
-    return frame.select(columns) if columns is not None else frame
+    scan = scan_table(open_table(path)) if table_exists(path) else spec.empty().lazy()
+    if predicate is not None:
+        scan = scan.filter(predicate)
+    if columns is not None:  # before collecting: the Parquet reads skip the other columns
+        scan = scan.select(columns)
+    return scan.collect()
 
 
 def append_rows(

@@ -198,9 +198,11 @@ class SqliteStore:
         """The newest successful execution of each execution key that has one (no content)."""
         return execution_reads.executions_by_key(self._connections, keys)
 
-    def load_artifacts(self, artifact_ids: Collection[str]) -> dict[str, FinalizedArtifact]:
-        """Artifacts with their content."""
-        return execution_reads.load_artifacts(self._connections, artifact_ids)
+    def load_artifacts(
+        self, artifact_ids: Collection[str], *, content: bool = True
+    ) -> dict[str, FinalizedArtifact]:
+        """Artifacts with their content (ids and metadata only with ``content=False``)."""
+        return execution_reads.load_artifacts(self._connections, artifact_ids, content=content)
 
     def ancestry(self, artifact_ids: Collection[str]) -> dict[str, frozenset[str]]:
         """Each artifact's ancestors (itself included), walking lineage up."""

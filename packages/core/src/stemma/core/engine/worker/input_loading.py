@@ -1,8 +1,8 @@
 """What a worker loads for a unit's inputs, as each role's ``InputSpec`` asks.
 
-* ``hydrate=False``: ids and metadata only; the content is dropped before the operation sees it,
-  so nothing is materialized and curator frames carry no values. (The store still reads the
-  rows: the saving is the operation's, not yet the read's.)
+* ``hydrate=False``: ids and metadata only; nothing is materialized and curator frames carry no
+  values. When no role of a unit hydrates, the content is not even read
+  (``load_artifacts(..., content=False)``); otherwise it is read and dropped for these roles.
 * ``with_associated=(types…)``: for every input artifact, the artifacts of those types found by
   walking lineage forward from it (a dataset's metrics, say), loaded with their content and
   handed over beside the inputs: ``PreprocessInput.associated`` for creators, an
@@ -11,7 +11,8 @@
 A worker's pack loads its units' inputs in windows (:func:`load_pack`): one store call for the
 inputs of many consecutive units instead of one per unit (each call is a scan of the artifact
 index and of each type's table, whatever the number of ids). A window grows while the content it
-reads stays small, so a pack of large artifacts still holds about one unit's inputs at a time.
+reads stays small, so a pack of large artifacts still holds about one unit's inputs at a time;
+a pack whose units read no content is read in one window (up to ``MAX_WINDOW`` units).
 """
 
 from __future__ import annotations
@@ -59,8 +60,8 @@ def load_inputs(
     specs = type(unit.operation).inputs
     wanted = {artifact_id for ids in roles.values() for artifact_id in ids}
     if loaded is None:
-        loaded = store.load_artifacts(wanted) if wanted else {}
-    if missing := sorted(wanted - set(loaded)):
+        loaded = store.load_artifacts(wanted, content=_hydrates(unit)) if wanted else {}
+    if missing := sorted(i for i in wanted if i not in loaded):  # (not a set of a whole window)
         shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if missing[10:] else "")
         raise LookupError(f"{len(missing)} input artifacts are not in the store: {shown}")
     inputs: Inputs = {}
@@ -80,7 +81,9 @@ def load_pack(
     (see the module docstring); a window whose read fails is read again unit by unit, so each
     unit gets its own error, exactly as when it is loaded alone.
     """
-    start, size = 0, FIRST_WINDOW
+    # Without content, a window's read costs about the same for 1 unit as for MAX_WINDOW.
+    start = 0
+    size = FIRST_WINDOW if any(_hydrates(unit) for unit in units) else MAX_WINDOW
     while start < len(units):
         window = units[start : start + size]
         start += len(window)
@@ -97,7 +100,10 @@ def load_pack(
 def _read_window(
     window: Sequence[ExecutionUnit], store: PipelineStore
 ) -> dict[str, FinalizedArtifact] | None:
-    """The inputs of a window's units, with content; None if the read failed (read per unit)."""
+    """The inputs of a window's units; None if the read failed (then read per unit).
+
+    With content only if some unit hydrates a role (the others' roles drop it again).
+    """
     if len(window) == 1:
         return None
     wanted = {
@@ -110,7 +116,7 @@ def _read_window(
     if not wanted:
         return {}
     try:
-        found = store.load_artifacts(wanted)
+        found = store.load_artifacts(wanted, content=any(_hydrates(u) for u in window))
     except Exception:
         return None
     return {i: found[i] for i in wanted if i in found}
@@ -119,6 +125,14 @@ def _read_window(
 def _next_window(loaded: Mapping[str, FinalizedArtifact], units: int) -> int:
     per_unit = sum(len(a.content or b"") for a in loaded.values()) / max(units, 1)
     return max(1, min(MAX_WINDOW, int(WINDOW_BYTES // max(per_unit, 1.0))))
+
+
+def _hydrates(unit: ExecutionUnit) -> bool:
+    """Whether any role of ``unit`` with inputs loads their content (``InputSpec.hydrate``)."""
+    if not unit.operation.loads_inputs:
+        return False
+    specs = type(unit.operation).inputs
+    return any(specs.get(role, InputSpec()).hydrate for role, ids in unit.inputs().items() if ids)
 
 
 def _dry(artifact: FinalizedArtifact) -> FinalizedArtifact:
