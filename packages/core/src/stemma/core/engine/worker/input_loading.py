@@ -36,6 +36,9 @@ FIRST_WINDOW = 8
 """Units in a pack's first window, before the content size per unit is known."""
 MAX_WINDOW = 512
 """Units in a window at most (bounds the ids of one scan's predicate)."""
+_UNDECLARED = InputSpec()
+"""The spec of a role the operation does not declare (made once: a pydantic model per unit is
+not free)."""
 
 
 def load_inputs(
@@ -132,7 +135,7 @@ def _hydrates(unit: ExecutionUnit) -> bool:
     if not unit.operation.loads_inputs:
         return False
     specs = type(unit.operation).inputs
-    return any(specs.get(role, InputSpec()).hydrate for role, ids in unit.inputs().items() if ids)
+    return any(specs.get(role, _UNDECLARED).hydrate for role, ids in unit.inputs().items() if ids)
 
 
 def _dry(artifact: FinalizedArtifact) -> FinalizedArtifact:
