@@ -10,8 +10,6 @@ import sys
 import zipfile
 from pathlib import Path
 
-import pytest
-
 from stemma.core.cli.entry_point_files import entry_point_values
 
 PLUGIN = """
@@ -46,7 +44,7 @@ def _distribution(site: Path, directory: str, module: str, entry_points: str) ->
     (info / "entry_points.txt").write_text(entry_points)
 
 
-def _python(code: str, *argv: str, path: list[Path]) -> subprocess.CompletedProcess[str]:
+def run_python(code: str, *argv: str, path: list[Path]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-c", code, *argv],
         capture_output=True,
@@ -57,14 +55,9 @@ def _python(code: str, *argv: str, path: list[Path]) -> subprocess.CompletedProc
     )
 
 
-@pytest.mark.parametrize(
-    ("group", "name"),
-    [("stemma.commands", "tui"), ("stemma.commands", "artifacts"), ("stemma.stores", "delta")],
-)
-def test_the_installed_packages_entry_points_read_from_files_match_importlib_metadata(
-    group: str, name: str
-) -> None:
-    done = _python(COMPARE, group, name, path=[])
+def test_core_s_own_entry_point_read_from_its_file_matches_importlib_metadata() -> None:
+    # (the siblings' commands and stores: tests/integration/test_installed_entry_points.py)
+    done = run_python(COMPARE, "stemma.stores", "sqlite", path=[])
     assert done.returncode == 0, done.stderr
     found = json.loads(done.stdout)
     assert found["files"] == found["importlib"] != []
@@ -84,7 +77,7 @@ def test_the_first_distribution_of_a_name_on_the_path_wins_as_in_importlib_metad
         second, "fake.plugin-1.0.dist-info", "plugin_old", text.format(module="plugin_old")
     )
     _distribution(second, "another-1.0.egg-info", "plugin_more", text.format(module="plugin_more"))
-    done = _python(COMPARE, "stemma.commands", "hello", path=[first, second])
+    done = run_python(COMPARE, "stemma.commands", "hello", path=[first, second])
     assert done.returncode == 0, done.stderr
     found = json.loads(done.stdout)
     assert found["files"] == found["importlib"]
@@ -105,7 +98,7 @@ def test_a_command_in_a_zipped_distribution_is_still_found_through_importlib_met
         )
     assert entry_point_values("stemma.commands", "hello", [str(archive)]) == []
     code = "import sys; from stemma.core.cli.main import main; sys.exit(main(sys.argv[1:]))"
-    done = _python(code, "hello", path=[archive])
+    done = run_python(code, "hello", path=[archive])
     assert done.returncode == 0, done.stderr
     assert done.stdout == "hello from zipped_plugin\n"
 
@@ -114,14 +107,18 @@ PROBE = """
 import json, sys
 from stemma.core.cli.main import main
 try:
-    main(["tui", "--help"])
+    main([sys.argv[1], "--help"])
 except SystemExit as done:
     code = done.code
 print(json.dumps({"code": code, "metadata": "importlib.metadata" in sys.modules}))
 """
+"""Runs ``stemma NAME --help``; prints its exit code and whether importlib.metadata was imported."""
 
 
-def test_stemma_tui_finds_its_command_without_importing_importlib_metadata() -> None:
-    done = _python(PROBE, path=[])
+def test_a_plugin_command_is_found_without_importing_importlib_metadata(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    entry = "[stemma.commands]\nhello = hello_plugin:COMMAND\n"
+    _distribution(site, "hello_plugin-1.0.dist-info", "hello_plugin", entry)
+    done = run_python(PROBE, "hello", path=[site])
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.splitlines()[-1]) == {"code": 0, "metadata": False}
