@@ -26,6 +26,7 @@ from stemma.tui.messages import CancelSent, Launched, LaunchFailed, LoadFailed
 from stemma.tui.readonly import allowed
 from stemma.tui.screens.runs import RunsScreen
 from stemma.tui.widgets.cancel_bar import CancelBar, how_it_ended, next_level
+from stemma.tui.widgets.column_fit import cut_middle
 from stemma.tui.widgets.title_line import TitleLine
 
 # The other screens are imported where they open: the first frame needs only the runs list, and
@@ -200,7 +201,7 @@ class StemmaApp(App[None]):
 
         def chosen(line: str | None) -> None:
             if line:
-                self.notify(f"starting {line}…", timeout=3, markup=False)
+                self.notify(_starting(line), timeout=3, markup=False)
                 self._launch(line)
 
         # A toast would sit on the dialog, over what is typed: the dialog says errors itself.
@@ -285,3 +286,18 @@ def run_dashboard(
 ) -> None:
     """Run the dashboard on ``root`` until the user quits (arguments as :class:`StemmaApp`'s)."""
     StemmaApp(root, run_id=run_id, step=step, readonly=readonly).run()
+
+
+TOAST_TEXT = 36
+"""Characters a toast shows on one line at 80 columns (60% of the width, less its frame)."""
+
+
+def _starting(line: str) -> str:
+    """``starting flow.py 2…``: the script's file name and its arguments, on one toast line.
+
+    The whole line (a long path) wrapped the toast to several lines over the runs list; the
+    launch dialog showed the whole command already.
+    """
+    script, _, arguments = line.strip().partition(" ")
+    shown = " ".join(part for part in (Path(script).name, arguments.strip()) if part)
+    return f"starting {cut_middle(shown, TOAST_TEXT - len('starting …'))}…"
