@@ -321,9 +321,12 @@ def test_show_rows_moves_the_cursor_and_scrolls_as_datatable_does(keys: list[str
             asked: list[str] = []
             live.show_rows([str(cells[0]) for cells in MANY], _cells_of(MANY, asked))
             plain_table.add_rows(MANY)
+            await pilot.pause()  # both laid out: a page is a page of each one's height
             for table in (live, plain_table):
                 table.focus()
-                await pilot.press(*keys)
+                for key in keys:  # each key's scroll done before the next (a loaded machine)
+                    await pilot.press(key)
+                    await pilot.pause()
             app.set_focus(None)  # both drawn unfocused (focus restyles every cell)
             await pilot.pause()
             assert live.cursor_row == plain_table.cursor_row
