@@ -6,6 +6,7 @@ headless :class:`~stemma.tui.client.DashboardClient` does the reading.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterable
 from pathlib import Path
 from typing import ClassVar
@@ -298,6 +299,12 @@ def _starting(line: str) -> str:
     The whole line (a long path) wrapped the toast to several lines over the runs list; the
     launch dialog showed the whole command already.
     """
-    script, _, arguments = line.strip().partition(" ")
-    shown = " ".join(part for part in (Path(script).name, arguments.strip()) if part)
+    from stemma.core.cli.launching import split_script_line  # (after the first frame)
+
+    try:
+        script, argv = split_script_line(line)  # split as the launch itself splits it
+    except CliError:
+        shown = line.strip()
+    else:
+        shown = shlex.join((Path(script).name, *argv))
     return f"starting {cut_middle(shown, TOAST_TEXT - len('starting …'))}…"
