@@ -35,3 +35,9 @@ def slow_square(value: int) -> int:
 def die_later(_: object) -> None:
     time.sleep(0.3)
     os.kill(os.getpid(), signal.SIGKILL)
+
+
+def ignore_sigterm_and_report(path: str) -> None:
+    """A stubborn tool: SIGTERM does nothing; only SIGKILL ends it."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    sleep_and_report(path)

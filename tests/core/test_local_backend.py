@@ -2,13 +2,16 @@ import os
 import pathlib
 import signal
 import sys
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
 from stemma.core.backends import LocalBackend, WorkerCrashedError, open_backend
 from stemma.core.backends.worker_deaths import guilty_pids
+from stemma.core.cancel_levels import CANCEL_GRACE_ENV, CancelLevel
 from stemma.core.errors import StoreUnavailableError
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))  # spawned workers inherit sys.path
@@ -46,19 +49,65 @@ def test_local_backend_killed_worker_becomes_a_crash_error_and_pool_recovers(
     assert backend.submit(backend_tasks.square, 3).result(timeout=60) == 9
 
 
-def test_local_backend_terminate_leaves_no_worker_behind(
-    backend: LocalBackend, tmp_path: pathlib.Path
-) -> None:
-    marker = tmp_path / "pid"
-    backend.submit(backend_tasks.sleep_and_report, str(marker))
+def _started_worker(backend: LocalBackend, task: Callable[[str], None], marker: Path) -> int:
+    """Submit ``task`` and return its worker's pid once it runs."""
+    backend.submit(task, str(marker))
     deadline = time.monotonic() + 60
     while not marker.exists() or not marker.read_text():
         assert time.monotonic() < deadline, "worker never started"
         time.sleep(0.01)
-    pid = int(marker.read_text())
+    return int(marker.read_text())
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_local_backend_terminate_leaves_no_worker_behind(
+    backend: LocalBackend, tmp_path: pathlib.Path
+) -> None:
+    pid = _started_worker(backend, backend_tasks.sleep_and_report, tmp_path / "pid")
     backend.terminate()
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+def test_a_force_cancel_gives_a_stubborn_worker_its_grace_and_a_hard_cancel_ends_it(
+    tmp_path: pathlib.Path,
+) -> None:
+    local = LocalBackend(max_workers=1, cancel_grace_seconds=60)
+    try:
+        pid = _started_worker(local, backend_tasks.ignore_sigterm_and_report, tmp_path / "pid")
+        force = threading.Thread(target=local.cancel, args=(CancelLevel.FORCE,), daemon=True)
+        force.start()
+        time.sleep(3)  # past the 2 s default grace: the worker ignores SIGTERM and still runs
+        assert _alive(pid)
+        local.cancel(CancelLevel.HARD)
+        deadline = time.monotonic() + 10
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(pid)
+    finally:
+        local.terminate(grace_seconds=0)
+
+
+def test_the_cancel_grace_comes_from_the_argument_else_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(CANCEL_GRACE_ENV, raising=False)
+    assert LocalBackend().cancel_grace_seconds == 2.0
+    monkeypatch.setenv(CANCEL_GRACE_ENV, "45")
+    assert LocalBackend().cancel_grace_seconds == 45.0
+    assert LocalBackend(cancel_grace_seconds=0).cancel_grace_seconds == 0.0
+    monkeypatch.setenv(CANCEL_GRACE_ENV, "a minute")
+    with pytest.raises(ValueError, match=r"\$STEMMA_CANCEL_GRACE_SECONDS must be a number"):
+        LocalBackend()
+    with pytest.raises(ValueError, match="cancel_grace_seconds must be"):
+        LocalBackend(cancel_grace_seconds=-1)
 
 
 def test_local_backend_refuses_fork() -> None:

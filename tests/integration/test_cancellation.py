@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 import pytest
 
+from stemma.core.cancel_levels import CANCEL_GRACE_ENV
 from stemma.core.front.pipeline import Pipeline
 from stemma.core.live import RunState, RunStatus, read_state, request_cancel
 from stemma.core.store import open_pipeline_store
@@ -27,10 +28,14 @@ SCRIPT = pathlib.Path(__file__).with_name("cancellable_pipeline.py")
 
 
 def _start(
-    root: pathlib.Path, seconds: float, *, stubborn: bool = False
+    root: pathlib.Path, seconds: float, *, stubborn: bool = False, grace: float | None = None
 ) -> tuple[subprocess.Popen[str], str]:
+    env = dict(os.environ)
+    if grace is not None:
+        env[CANCEL_GRACE_ENV] = str(grace)
     process = subprocess.Popen(
         [sys.executable, str(SCRIPT), str(root), str(seconds), *(["stubborn"] if stubborn else [])],
+        env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -129,10 +134,13 @@ def test_rerun_after_cancel_redoes_only_the_cancelled_and_skipped_work(
 def test_force_and_hard_presses_leave_no_worker_behind(
     tmp_path: pathlib.Path, presses: int
 ) -> None:
-    # For three presses the units ignore SIGTERM, as a stubborn tool does: the force press then
-    # waits out its grace period, and the third press, sent once the run says level 2, is what
-    # ends it (a force cancel of obedient workers ends the run before a third press can land).
-    process, run_id = _start(tmp_path, seconds=60.0, stubborn=presses == 3)
+    # For three presses the units ignore SIGTERM, as a stubborn tool does, and the force press's
+    # grace is a minute: the third press, sent once the run says level 2, is what ends it (with
+    # the default 2 s grace, a loaded machine could show level 2 only once the grace was over).
+    stubborn = presses == 3
+    process, run_id = _start(
+        tmp_path, seconds=60.0, stubborn=stubborn, grace=60.0 if stubborn else None
+    )
     _wait_state(tmp_path, run_id, _slow_step_running)
     workers = descendants(process.pid)
     assert workers, "the slow step's workers should be running"

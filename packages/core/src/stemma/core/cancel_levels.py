@@ -7,6 +7,12 @@ from __future__ import annotations
 
 import enum
 
+from stemma.core.env_seconds import seconds_setting
+
+CANCEL_GRACE_ENV = "STEMMA_CANCEL_GRACE_SECONDS"
+"""At a force cancel, the seconds between SIGTERM and SIGKILL (``scancel``) when the backend is
+given none (each backend has its own default)."""
+
 
 class CancelLevel(enum.IntEnum):
     """How hard to stop: each press of Ctrl-C (or ``c`` in the dashboard) goes one level up."""
@@ -47,3 +53,14 @@ _DESCRIPTIONS = {
     CancelLevel.FORCE: "force: queued units dropped; running workers terminated",
     CancelLevel.HARD: "hard: everything killed now; staged work is committed on the next start",
 }
+
+
+def cancel_grace(explicit: float | None, default: float) -> float:
+    """A backend's force-cancel grace: given, else ``$STEMMA_CANCEL_GRACE_SECONDS``, else default.
+
+    Raises:
+        ValueError: the grace (given or from the environment) is negative or not a number.
+    """
+    return seconds_setting(
+        explicit, env=CANCEL_GRACE_ENV, default=default, what="cancel_grace_seconds"
+    )

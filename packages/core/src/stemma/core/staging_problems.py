@@ -11,7 +11,6 @@ so it is reported (and quarantined) at once.
 
 from __future__ import annotations
 
-import os
 import random
 import time
 from collections.abc import Callable, Mapping
@@ -20,6 +19,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from stemma.core.env_seconds import seconds_setting
 from stemma.core.errors import StemmaError
 
 STAGING_TIMEOUT_ENV = "STEMMA_STAGING_TIMEOUT"
@@ -101,19 +101,12 @@ def staging_timeout(explicit: float | None = None) -> float:
     Raises:
         ValueError: the timeout (given or from the environment) is negative or not a number.
     """
-    if explicit is None:
-        text = os.environ.get(STAGING_TIMEOUT_ENV, "").strip()
-        if not text:
-            return DEFAULT_STAGING_TIMEOUT
-        try:
-            explicit = float(text)
-        except ValueError:
-            raise ValueError(
-                f"${STAGING_TIMEOUT_ENV} must be a number of seconds >= 0, got {text!r}"
-            ) from None
-    if not explicit >= 0:  # (NaN too)
-        raise ValueError(f"the staging timeout must be a number of seconds >= 0, got {explicit}")
-    return float(explicit)
+    return seconds_setting(
+        explicit,
+        env=STAGING_TIMEOUT_ENV,
+        default=DEFAULT_STAGING_TIMEOUT,
+        what="the staging timeout",
+    )
 
 
 @dataclass(kw_only=True)

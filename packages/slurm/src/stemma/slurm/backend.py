@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from stemma.core.backends.base import WaveRequest
-from stemma.core.cancel_levels import CancelLevel
+from stemma.core.cancel_levels import CancelLevel, cancel_grace
 from stemma.slurm import commands
 from stemma.slurm.element import ElementFiles, crash_error, run_element
 from stemma.slurm.errors import SubmissionError
@@ -32,6 +32,10 @@ from stemma.slurm.sbatch_options import split_wave, submitit_parameters
 
 _SQUEUE_DRAIN_SECONDS = 30.0
 """After a hard scancel, how long ``terminate`` waits for the run's jobs to leave squeue."""
+
+
+SLURM_CANCEL_GRACE = 5.0
+"""Seconds a force cancel gives a job between SIGTERM and the hard ``scancel``, by default."""
 
 
 class SlurmBackend:
@@ -47,7 +51,7 @@ class SlurmBackend:
         max_workers: int | None = None,
         *,
         max_array_size: int | None = None,
-        cancel_grace_seconds: float = 5.0,
+        cancel_grace_seconds: float | None = None,
         poll: PollSettings | None = None,
         python: str | None = None,
         default_root: str | os.PathLike[str] | None = None,
@@ -60,7 +64,8 @@ class SlurmBackend:
             max_array_size: split arrays at this size instead of the cluster's
                 ``MaxArraySize`` (never above it).
             cancel_grace_seconds: at ``CancelLevel.FORCE``, how long jobs have between
-                SIGTERM and the hard ``scancel``.
+                SIGTERM and the hard ``scancel``; None for ``$STEMMA_CANCEL_GRACE_SECONDS``,
+                else 5 s.
             poll: how often the run's jobs are polled.
             python: the command jobs run Python with (default: this interpreter).
             default_root: the store root for waves whose request has no ``log_dir``
@@ -70,7 +75,7 @@ class SlurmBackend:
         if max_array_size is not None and max_array_size < 1:
             raise ValueError(f"max_array_size must be at least 1, got {max_array_size}")
         self.max_array_size_option = max_array_size
-        self.cancel_grace_seconds = cancel_grace_seconds
+        self.cancel_grace_seconds = cancel_grace(cancel_grace_seconds, SLURM_CANCEL_GRACE)
         self.python = python or sys.executable
         self.default_root = Path(default_root or os.environ.get("STEMMA_ROOT") or ".stemma")
         self.poller = RunPoller(settings=poll or PollSettings())

@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from stemma.core.backends.base import WaveRequest, WorkerCrashedError
-from stemma.core.cancel_levels import CancelLevel
+from stemma.core.cancel_levels import CancelLevel, cancel_grace
 from stemma.slurm import commands
+from stemma.slurm.backend import SLURM_CANCEL_GRACE
 from stemma.slurm.element import ElementFiles, ElementResult, crash_error
 from stemma.slurm.errors import NotInAllocationError
 
@@ -48,7 +49,7 @@ class SlurmIntraBackend:
         *,
         python: str | None = None,
         default_root: str | os.PathLike[str] | None = None,
-        cancel_grace_seconds: float = 5.0,
+        cancel_grace_seconds: float | None = None,
     ) -> None:
         """Check that this process is inside an allocation.
 
@@ -56,7 +57,8 @@ class SlurmIntraBackend:
             max_workers: steps at once (default: the allocation's CPUs on this node).
             python: the command steps run Python with (default: this interpreter).
             default_root: the store root for waves whose request has no ``log_dir``.
-            cancel_grace_seconds: at level 2, time between SIGTERM and killing the steps.
+            cancel_grace_seconds: at level 2, time between SIGTERM and killing the steps; None
+                for ``$STEMMA_CANCEL_GRACE_SECONDS``, else 5 s.
 
         Raises:
             NotInAllocationError: ``SLURM_JOB_ID`` is unset.
@@ -73,7 +75,7 @@ class SlurmIntraBackend:
         self.max_workers = max_workers or max(1, int(cpus))
         self.python = python or sys.executable
         self.default_root = Path(default_root or os.environ.get("STEMMA_ROOT") or ".stemma")
-        self.cancel_grace_seconds = cancel_grace_seconds
+        self.cancel_grace_seconds = cancel_grace(cancel_grace_seconds, SLURM_CANCEL_GRACE)
         self._threads = ThreadPoolExecutor(self.max_workers, thread_name_prefix="stemma-srun")
         self._steps: dict[int, subprocess.Popen[bytes]] = {}
         self._lock = threading.Lock()

@@ -39,9 +39,11 @@ from stemma.core.backends.base import WaveRequest, WorkerCrashedError
 from stemma.core.backends.main_module import main_hidden
 from stemma.core.backends.worker_deaths import crash_error, guilty_pids, marker_pid, peak_rss_kb
 from stemma.core.backends.worker_process import init_worker, run_tracked, signals_blocked
-from stemma.core.cancel_levels import CancelLevel
+from stemma.core.cancel_levels import CancelLevel, cancel_grace
 
 _START_METHODS = ("spawn", "forkserver")
+LOCAL_CANCEL_GRACE = 2.0
+"""Seconds a force cancel gives local workers between SIGTERM and SIGKILL, by default."""
 MAX_RESUBMITS = 2
 """How many times a unit taken down by another unit's dying worker is run again."""
 
@@ -73,6 +75,7 @@ class LocalBackend:
         start_method: str = "spawn",
         warm: bool = True,
         import_main: bool = True,
+        cancel_grace_seconds: float | None = None,
     ) -> None:
         """Prepare the pool; every worker starts on the first submit.
 
@@ -83,9 +86,12 @@ class LocalBackend:
                 (``worker_process.warm_up``); off for pools that run other functions.
             import_main: workers run the main script again, as spawned workers do, to find
                 what is defined there; off when nothing they run is (``main_module``).
+            cancel_grace_seconds: at a force cancel, how long workers have between SIGTERM and
+                SIGKILL (raise it for tools that clean up on SIGTERM; a hard cancel waits for
+                nothing); None for ``$STEMMA_CANCEL_GRACE_SECONDS``, else 2 s.
 
         Raises:
-            ValueError: an unknown start method or a worker count below 1.
+            ValueError: an unknown start method, a worker count below 1 or a negative grace.
         """
         if start_method not in _START_METHODS:
             raise ValueError(
@@ -95,6 +101,7 @@ class LocalBackend:
         if max_workers is not None and max_workers < 1:
             raise ValueError(f"max_workers must be at least 1, got {max_workers}")
         self.max_workers = max_workers or os.cpu_count() or 1
+        self.cancel_grace_seconds = cancel_grace(cancel_grace_seconds, LOCAL_CANCEL_GRACE)
         self._context = multiprocessing.get_context(start_method)
         self._pool: ProcessPoolExecutor | None = None
         self._lock = threading.Lock()
@@ -107,6 +114,8 @@ class LocalBackend:
         (CPython's manager thread can die on a cancelled work item)."""
         self._markers: Path | None = None
         self._terminating = False
+        self._stopping: list[BaseProcess] = []
+        """Workers a ``terminate`` is stopping: a hard one kills them though another waits."""
         self._warm = warm
         self._import_main = import_main
 
@@ -263,7 +272,7 @@ class LocalBackend:
     def cancel(self, level: CancelLevel) -> None:
         """Level 2: SIGTERM, SIGKILL after a grace period; level 3: SIGKILL now; 1: nothing."""
         if level is CancelLevel.FORCE:
-            self.terminate()
+            self.terminate(grace_seconds=self.cancel_grace_seconds)
         elif level is CancelLevel.HARD:
             self.terminate(grace_seconds=0)
 
@@ -281,22 +290,27 @@ class LocalBackend:
     def terminate(self, *, grace_seconds: float = 2.0) -> None:
         """SIGTERM every worker, SIGKILL those still alive after ``grace_seconds``, drop the pool.
 
-        With no grace, workers get SIGKILL at once. Every unit not finished fails with
-        :class:`WorkerCrashedError` saying it was terminated.
+        With no grace, workers get SIGKILL at once, those an earlier call is still giving their
+        grace included (a hard cancel during a force cancel's wait). Every unit not finished
+        fails with :class:`WorkerCrashedError` saying it was terminated.
         """
         with self._lock:
             pool, self._pool = self._pool, None
             self._terminating = True
+            if pool is not None:
+                self._stopping.extend(_processes(pool))
+            processes = list(self._stopping)
+        for process in processes:
+            if process.is_alive():
+                process.terminate() if grace_seconds > 0 else process.kill()
+        for process in processes:
+            process.join(timeout=grace_seconds or 2)
+            if process.is_alive():
+                process.kill()
+                process.join(timeout=2)
+        with self._lock:
+            self._stopping = [p for p in self._stopping if p.is_alive()]
         if pool is not None:
-            processes = _processes(pool)
-            for process in processes:
-                if process.is_alive():
-                    process.terminate() if grace_seconds > 0 else process.kill()
-            for process in processes:
-                process.join(timeout=grace_seconds or 2)
-                if process.is_alive():
-                    process.kill()
-                    process.join(timeout=2)
             pool.shutdown(wait=False, cancel_futures=True)
         with self._lock:
             stranded = list(self._tasks.values())
