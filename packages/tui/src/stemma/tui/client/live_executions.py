@@ -123,8 +123,8 @@ def _running(sandboxes: list[str], cutoff: float) -> Iterator[ExecutionRow]:
     now = dt.datetime.now(dt.UTC).timestamp()
     for folder in sandboxes:
         sandbox = Path(folder)
-        try:
-            started = os.stat(sandbox / "tool_output.log").st_ctime
+        try:  # a sandbox folder is dated by its unit's start (the log changes as it is written)
+            started = os.stat(sandbox).st_mtime
         except OSError:
             continue  # ending: its sandbox is going away
         if started < cutoff:

@@ -19,19 +19,18 @@ from typing import Any, cast
 from stemma.core.canonical import to_canonical
 from stemma.core.engine.failure_logs import capture_output, tail_lines
 from stemma.core.engine.units import ExecutionUnit
-from stemma.core.engine.worker.materialize import Loader, Sandbox, materialize_inputs
+from stemma.core.engine.worker.materialize import Loader, materialize_inputs, writes_files
+from stemma.core.engine.worker.on_demand_inputs import (
+    OnDemandExecuteInput,
+    OnDemandPostprocessInput,
+    OnDemandPreprocessInput,
+)
+from stemma.core.engine.worker.sandbox import UnitSandbox
 from stemma.core.errors import LineageError
 from stemma.core.execution_records import LineageEdge
 from stemma.core.layout import RootLayout
 from stemma.core.operations.drafts import FinalizedArtifact
-from stemma.core.operations.results import (
-    ArtifactResult,
-    ExecuteInput,
-    OperationResult,
-    PostprocessInput,
-    PreprocessInput,
-    validate_result,
-)
+from stemma.core.operations.results import ArtifactResult, OperationResult, validate_result
 from stemma.core.operations.stem_matching import NamedArtifact, filename_stem, infer_lineage
 
 _SUMMARY_CHARS = 2000
@@ -107,17 +106,22 @@ def run_creator(
     """
     op = unit.operation
     root = Path(unit.root)
+    keep = unit.preserve_working
     try:
-        sandbox = Sandbox.create(RootLayout(root).working, unit.step_number, str(op.name), run_id)
+        sandbox = UnitSandbox.open(
+            RootLayout(root).working, unit.step_number, str(op.name), run_id, keep=keep
+        )
     except OSError as err:
         return failure_outcome(err, None, prefix="could not create the sandbox: ")
     try:
-        paths = materialize_inputs(op, inputs, sandbox.materialized_inputs, root=root, load=load)
+        # Inputs written as files need the sandbox in place; ids and file refs do not.
+        target = (sandbox.place() if writes_files(op, inputs) else sandbox.final).root
+        paths = materialize_inputs(op, inputs, target / "materialized_inputs", root=root, load=load)
         artifacts = {role: list(items) for role, items in inputs.items()}
         with capture_output(sandbox.log_path):
             prepared: Any = op.preprocess(
-                PreprocessInput(
-                    sandbox_dir=sandbox.preprocess,
+                OnDemandPreprocessInput(
+                    sandbox=sandbox,
                     input_artifacts=artifacts,
                     materialized_paths=paths,
                     associated=associated or {},
@@ -129,28 +133,21 @@ def run_creator(
                     "return a dict (it is handed to execute as inp.prepared)"
                 )
             returned = op.execute(
-                ExecuteInput(
-                    execute_dir=sandbox.execute,
-                    log_path=sandbox.log_path,
-                    prepared=cast("Mapping[str, Any]", prepared),
-                )
+                OnDemandExecuteInput(sandbox=sandbox, prepared=cast("Mapping[str, Any]", prepared))
             )
-            files = sorted(path for path in sandbox.execute.rglob("*") if path.is_file())
             result = op.postprocess(
-                PostprocessInput(
-                    execute_dir=sandbox.execute,
-                    files=files,
-                    execute_result=returned,
-                    step_number=unit.step_number,
+                OnDemandPostprocessInput(
+                    sandbox=sandbox, execute_result=returned, step_number=unit.step_number
                 )
             )
+        sandbox.stop_placing()
         tool_output = tail_lines(sandbox.log_path)
         return settle_result(unit, validate_result(op, result), inputs, tool_output=tool_output)
     except (Exception, SystemExit) as err:
+        sandbox.stop_placing()
         return failure_outcome(err, tail_lines(sandbox.log_path))
     finally:
-        if not unit.preserve_working:
-            sandbox.remove()
+        sandbox.release(keep=keep)
 
 
 def settle_result(

@@ -1,4 +1,4 @@
-"""A creator's sandbox on disk, and its input artifacts written into it as files.
+"""A creator's input artifacts written into its sandbox as files.
 
 Each input role gets its own folder under ``materialized_inputs/``. Data and custom artifacts are
 written under their original names (with the role's ``materialize_as`` extension when set),
@@ -9,13 +9,8 @@ of that artifact (loaded from the store when it is not one of the inputs).
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import shutil
-import threading
-from collections.abc import Callable, Collection, Generator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -29,126 +24,6 @@ Loader = Callable[[Collection[str]], Mapping[str, FinalizedArtifact]]
 REFERENCED_DIR = "_referenced"
 """Folder under ``materialized_inputs/`` for artifacts only a config refers to."""
 _JSON_TYPES = frozenset({"metric", "config"})
-_AS_MADE = frozenset({"materialized_inputs", "preprocess", "execute", "postprocess"})
-_local = threading.local()
-"""Per thread (units of the ``local-thread`` backend run side by side in one process), the
-``spares`` of :func:`reused_sandboxes`."""
-
-
-def _spares() -> dict[Path, Path] | None:
-    """The spare sandboxes of this thread, while :func:`reused_sandboxes` is active.
-
-    Per ``working/{N}_{op}`` folder, a sandbox a unit left as it was made, to be moved (one
-    rename) to the next unit's place instead of removing one and making another: a dozen
-    directory creations and removals per unit, which on a slow filesystem cost more than a
-    no-op unit's whole lifecycle.
-    """
-    found: dict[Path, Path] | None = getattr(_local, "spares", None)
-    return found
-
-
-@contextlib.contextmanager
-def reused_sandboxes() -> Generator[None]:
-    """Let the units run inside reuse the sandboxes they leave as made; remove leftovers after.
-
-    What a unit sees is the same either way: its own path, four empty folders and an empty log.
-    One unit at a time per process (a worker runs its pack's units one after another).
-    """
-    _local.spares = {}
-    try:
-        yield
-    finally:
-        spares = _spares() or {}
-        _local.spares = None
-        for spare in spares.values():
-            Sandbox(spare).remove()
-
-
-@dataclass(frozen=True)
-class Sandbox:
-    """``working/{N}_{op}/{ab}/{cd}/{execution_run_id}/`` and the folders inside it."""
-
-    root: Path
-
-    @classmethod
-    def create(cls, working: Path, step_number: int, operation: str, run_id: str) -> Sandbox:
-        """Make the sandbox of one execution under the store's ``working`` folder."""
-        parent = working / f"{step_number}_{operation}"
-        sandbox = cls(parent / run_id[:2] / run_id[2:4] / run_id)
-        spares = _spares()
-        spare = spares.pop(parent, None) if spares is not None else None
-        if spare is not None:
-            try:
-                sandbox.root.parent.mkdir(parents=True, exist_ok=True)
-                spare.rename(sandbox.root)
-            except OSError:
-                Sandbox(spare).remove()
-            else:
-                return sandbox
-        for folder in (sandbox.materialized_inputs, sandbox.preprocess, sandbox.execute):
-            folder.mkdir(parents=True, exist_ok=True)
-        sandbox.postprocess.mkdir(exist_ok=True)
-        sandbox.log_path.touch()
-        return sandbox
-
-    @property
-    def materialized_inputs(self) -> Path:  # noqa: D102
-        return self.root / "materialized_inputs"
-
-    @property
-    def preprocess(self) -> Path:  # noqa: D102
-        return self.root / "preprocess"
-
-    @property
-    def execute(self) -> Path:  # noqa: D102
-        return self.root / "execute"
-
-    @property
-    def postprocess(self) -> Path:  # noqa: D102
-        return self.root / "postprocess"
-
-    @property
-    def log_path(self) -> Path:
-        """``tool_output.log``: the captured stdout and stderr of the lifecycle."""
-        return self.root / "tool_output.log"
-
-    def remove(self) -> None:
-        """Delete the sandbox (best effort), or keep it for the next unit (``reused_sandboxes``).
-
-        Most units leave their sandbox as it was made (a log and four empty folders): those are
-        removed by name, a few system calls, instead of a tree walk; anything else, by the walk.
-        """
-        parent = self.root.parent.parent.parent
-        spares = _spares()
-        if spares is not None and parent not in spares and self._as_made():
-            with contextlib.suppress(OSError):
-                self.log_path.write_bytes(b"")
-                spares[parent] = self.root
-                return
-        try:
-            self.log_path.unlink(missing_ok=True)
-            for folder in (self.materialized_inputs, self.preprocess, self.execute):
-                folder.rmdir()
-            self.postprocess.rmdir()
-            self.root.rmdir()
-        except OSError:
-            shutil.rmtree(self.root, ignore_errors=True)
-
-    def _as_made(self) -> bool:
-        """Four empty folders and the log (a file), nothing else."""
-        try:
-            if frozenset(os.listdir(self.root)) != _AS_MADE | {self.log_path.name}:
-                return False
-            if not self.log_path.is_file() or self.log_path.is_symlink():
-                return False
-            return all(
-                (self.root / name).is_dir()
-                and not (self.root / name).is_symlink()
-                and not os.listdir(self.root / name)
-                for name in _AS_MADE
-            )
-        except OSError:
-            return False
 
 
 def materialize_inputs(
@@ -198,6 +73,18 @@ def materialize_inputs(
         for artifact, path in zip(artifacts, paths[role], strict=False):
             _write(artifact, path, planned, written)
     return paths
+
+
+def writes_files(
+    op: OperationDefinition, inputs: Mapping[str, Sequence[FinalizedArtifact]]
+) -> bool:
+    """Whether :func:`materialize_inputs` would write anything (file refs are not copied)."""
+    specs = type(op).inputs
+    return any(
+        spec.materialize and spec.hydrate and any(a.artifact_type != "file_ref" for a in artifacts)
+        for role, artifacts in inputs.items()
+        for spec in (specs.get(role, InputSpec()),)
+    )
 
 
 def _plan(

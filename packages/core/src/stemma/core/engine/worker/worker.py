@@ -29,7 +29,7 @@ from stemma.core.engine.worker.creator_lifecycle import (
 from stemma.core.engine.worker.curator_lifecycle import run_curator
 from stemma.core.engine.worker.function_lifecycle import run_function
 from stemma.core.engine.worker.input_loading import Associated, Inputs, load_inputs, load_pack
-from stemma.core.engine.worker.materialize import reused_sandboxes
+from stemma.core.engine.worker.spare_sandboxes import reused_sandboxes
 from stemma.core.execution_records import ExecutionRecord
 from stemma.core.operations.kinds import OperationKind
 from stemma.core.run_ids import new_attempt_id
@@ -113,10 +113,11 @@ def run_pack(units: Sequence[ExecutionUnit], store: PipelineStore) -> list[UnitR
             done.append((unit, _record(unit, run_id, started, outcome), outcome))
             if not outcome.success and unit.fail_fast_file is not None:
                 mark_failed_fast(unit)
-    try:
-        bundle = store.stage_executions([record for _, record, _ in done])
-    except Exception:
-        return [_stage(store, unit, record, outcome) for unit, record, outcome in done]
+        # Staged before the last sandbox goes: a unit never drops out of the dashboard's view.
+        try:
+            bundle = store.stage_executions([record for _, record, _ in done])
+        except Exception:
+            return [_stage(store, unit, record, outcome) for unit, record, outcome in done]
     return [_report(unit, record, outcome, bundle) for unit, record, outcome in done]
 
 
