@@ -35,13 +35,16 @@ COMMANDS = ("sbatch", "sacct", "squeue", "scancel")
 
 
 def command_wrappers(directory: pathlib.Path, log: pathlib.Path) -> None:
-    """Put a logging wrapper for each SLURM command in ``directory`` (first on PATH)."""
+    """Put a logging wrapper for each SLURM command in ``directory`` (first on PATH).
+
+    Each call is one line of ``log``: the command's name, then its arguments.
+    """
     for name in COMMANDS:
         real = shutil.which(name)
         if real is None:
             raise SystemExit(f"{name} not found: start the cluster (scripts/slurm-dev-cluster.sh)")
         wrapper = directory / name
-        wrapper.write_text(f'#!/bin/sh\necho {name} >> "{log}"\nexec {real} "$@"\n')
+        wrapper.write_text(f'#!/bin/sh\necho {name} "$@" >> "{log}"\nexec {real} "$@"\n')
         wrapper.chmod(0o755)
 
 
@@ -61,7 +64,7 @@ def one_run(steps: int, max_workers: int | None, workdir: pathlib.Path) -> dict[
         os.environ["PATH"] = os.environ["PATH"].split(os.pathsep, 1)[1]
     assert built.value is None
     assert not built.cached
-    called = log.read_text().split() if log.exists() else []
+    called = [line.split(" ")[0] for line in log.read_text().splitlines()] if log.exists() else []
     return {"seconds": seconds, **{name: called.count(name) for name in COMMANDS}}
 
 

@@ -197,6 +197,13 @@ class SlurmBackend:
         )
         return ElementFuture(files, self.poller)
 
+    def max_elements(self) -> int:
+        """The most elements one array holds (``max_array_size``, else ``MaxArraySize``).
+
+        The engine sizes a step's elements so that the step fits in one array when it can.
+        """
+        return self._max_array_size()
+
     def _max_array_size(self) -> int:
         if self._cluster_max_array is None:
             commands.check_cluster()

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import math
-import re
 from typing import Any
 
 from stemma.core.backends.base import WaveRequest
-
-_TIME = re.compile(r"^(?:(?P<days>\d+)-)?(?P<clock>\d+(?::\d+){0,2})$")
+from stemma.core.operations.time_limits import time_limit_seconds
 
 # submitit's own parameters that a WaveRequest.extra must not override: they carry the array
 # layout, the throttle and the log paths the backend relies on.
@@ -16,29 +14,14 @@ _RESERVED = frozenset({"array", "output", "error", "job_name", "array_parallelis
 
 
 def time_limit_minutes(text: str) -> int:
-    """SLURM's time forms in whole minutes, rounded up.
+    """SLURM's time forms in whole minutes, rounded up (at least one).
 
     ``MM``, ``MM:SS``, ``HH:MM:SS``, ``D-HH``, ``D-HH:MM``, ``D-HH:MM:SS`` (as ``sbatch --time``).
 
     Raises:
         ValueError: anything else, naming the accepted forms.
     """
-    found = _TIME.match(text.strip())
-    if found is None:
-        raise ValueError(
-            f"time_limit {text!r} is not a SLURM time; use MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM "
-            "or D-HH:MM:SS (for example '01:30:00')"
-        )
-    fields = [int(part) for part in found["clock"].split(":")]
-    days = int(found["days"] or 0)
-    if found["days"] is not None:  # after a day count: HH, HH:MM, HH:MM:SS
-        hours, minutes, seconds = [*fields, 0, 0][:3]
-    elif len(fields) == 3:
-        hours, minutes, seconds = fields
-    else:  # MM or MM:SS
-        hours, (minutes, seconds) = 0, [*fields, 0][:2]
-    total = ((days * 24 + hours) * 60 + minutes) * 60 + seconds
-    return max(1, math.ceil(total / 60))
+    return max(1, math.ceil(time_limit_seconds(text) / 60))
 
 
 def submitit_parameters(request: WaveRequest, *, python_path: str = "") -> dict[str, Any]:

@@ -35,6 +35,7 @@ from stemma.core.engine.unit_dispatch import execute_units, promote_files
 from stemma.core.engine.unit_plan import LOOKUP_UNITS, Groups, UnitPlan, plan_units
 from stemma.core.engine.unit_tally import UnitTally
 from stemma.core.engine.units import ExecutionUnit
+from stemma.core.engine.wave_sizing import wave_sizer
 from stemma.core.engine.worker.creator_lifecycle import EXCEPTION
 from stemma.core.errors import BatchingError, PairingError
 from stemma.core.operations.kinds import OperationKind
@@ -119,9 +120,13 @@ def _execute(
     first_error: BaseException | None = None
     with curator_workers(ctx, step) as backend:
         sizer = _pack_sizer(ctx, step, backend)
+        waves = wave_sizer(ctx, step, backend) if sizer.fixed is None else None
         while not _stopped(ctx, step, tally):
+            window = _window(backend, sizer)
+            if waves is not None:
+                window = waves.window() or window
             try:
-                planned = list(islice(misses, _window(backend, sizer)))
+                planned = list(islice(misses, window))
             except Exception as err:  # a later chunk's lookup failed: keep what came back
                 error = f"planning the step's units failed after {tally.returned} ran: {err}"
                 return finish_step(ctx, step, event, started, tally, dispatch_error=error)
@@ -130,7 +135,11 @@ def _execute(
             where = (backend.name, marker)
             units = [_unit(ctx, step, step_run_id, k, groups, where) for k, groups in planned]
             del planned
+            if waves is not None:  # a whole wave: its elements sized before it goes
+                sizer.fixed = waves.per_element(len(units))
             outcomes = execute_units(ctx, step, units, sizer, backend)
+            if waves is not None:
+                waves.learn(outcomes)
             first_error = first_error or next(
                 (o.reply[EXCEPTION] for o in outcomes if EXCEPTION in o.reply), None
             )
@@ -142,13 +151,13 @@ def _execute(
 def _pack_sizer(ctx: PipelineContext, step: PlannedStep, backend: Backend) -> PackSizer:
     """The step's packs: ``units_per_worker`` units each, or sized as they come back.
 
-    A backend that queues whole waves learns nothing before it has submitted everything: one
-    unit per pack unless the operation says otherwise. A curator's own subprocess runs one unit
-    per pack, so a unit that kills it fails alone.
+    A backend that queues whole waves learns nothing before it has submitted everything: its
+    elements are sized per wave from history (``wave_sizing``). A curator's own subprocess runs
+    one unit per pack, so a unit that kills it fails alone.
     """
     execution = step.operation.execution
     fixed = execution.units_per_worker
-    if fixed is None and (backend.queues_whole_waves or backend is not ctx.backend):
+    if fixed is None and backend is not ctx.backend:
         fixed = 1
     workers = int(execution.max_workers or getattr(backend, "max_workers", 1))
     return PackSizer(fixed=fixed, workers=workers)

@@ -130,6 +130,7 @@ def final_event(
         metadata={
             "skip_reason": skip_reason,
             "staging_problems": [dict(problem.to_dict()) for problem in problems],
+            **({"unit_seconds": tally.unit_seconds} if tally.unit_seconds is not None else {}),
             **(extra or {}),
         },
         duration=time.monotonic() - started,

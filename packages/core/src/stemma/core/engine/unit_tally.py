@@ -37,6 +37,15 @@ class UnitTally:
     """The staged bundles to commit, once each, in the order they came back."""
     successes: dict[Path | None, int] = field(default_factory=dict[Path | None, int])
     """Successful units per bundle: a bundle the commit leaves out fails its units."""
+    worked: int = 0
+    """Units that ran to an end in a worker and said how long they took."""
+    work_seconds: float = 0.0
+    """Their seconds, summed: :attr:`unit_seconds` is the mean."""
+
+    @property
+    def unit_seconds(self) -> float | None:
+        """The mean seconds a unit ran in its worker; None when none said."""
+        return self.work_seconds / self.worked if self.worked else None
 
     def add_cached(self, outputs: Mapping[str, Iterable[str]]) -> None:
         """Count an execution-cache hit and keep its outputs."""
@@ -47,6 +56,9 @@ class UnitTally:
         """Fold outcomes from the backend in; the caller can drop them."""
         for outcome in outcomes:
             self.returned += 1
+            if outcome.seconds > 0:
+                self.worked += 1
+                self.work_seconds += outcome.seconds
             if outcome.bundle is not None:
                 self.bundles.setdefault(outcome.bundle)
             if outcome.success:

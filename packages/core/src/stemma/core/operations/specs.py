@@ -19,6 +19,8 @@ from pydantic import BaseModel, Field, ValidationError, field_validator, model_v
 from stemma.core.errors import ArtifactTypeError
 
 _KEY = re.compile(r"^[a-z][a-z0-9_]*$")
+DEFAULT_ELEMENT_SECONDS = 180.0
+"""``Execution.element_seconds`` by default: three minutes of work per SLURM array element."""
 _TIME_LIMIT = re.compile(r"^(\d+-)?\d+(:\d{2}){0,2}$")
 
 LineageSource = Literal["inputs", "outputs"]
@@ -271,7 +273,12 @@ class Execution(BaseModel, frozen=True, extra="forbid"):
     """Level 2 batching: how many units one worker (one SLURM array element) runs in turn and
     stages as one bundle. None (the default): the local backend sizes packs as they come back,
     about half a second of work each, so many tiny units cost few bundles; a backend that queues
-    whole waves (SLURM arrays) runs one unit per element (``stemma.core.engine.pack_sizing``)."""
+    whole waves (SLURM arrays) sizes its elements from the step's recorded seconds per unit
+    (``element_seconds`` of work each; ``stemma.core.engine.wave_sizing``)."""
+    element_seconds: float = Field(default=DEFAULT_ELEMENT_SECONDS, gt=0)
+    """With ``units_per_worker`` unset, the work one SLURM array element aims at, in seconds
+    (three minutes by default): more units per element for short units, never more than half
+    the time limit of work."""
     max_workers: int | None = Field(default=None, ge=1)
     """At most this many workers at once for the step; None for the backend's default."""
     job_name: str | None = None

@@ -58,6 +58,8 @@ class UnitReport:
     """The human-readable failure log, when one was written."""
     reply: Mapping[str, Any] = field(default_factory=dict[str, Any])
     """The lifecycle's reply to the orchestrator (see ``LifecycleOutcome.reply``)."""
+    seconds: float = 0.0
+    """How long the unit ran, from its record's start to its end."""
 
     @property
     def output_count(self) -> int:
@@ -240,6 +242,7 @@ def _report(
         edge_count=len(record.edges),
         failure_log=log,
         reply=outcome.reply,
+        seconds=(record.ended_at - record.started_at).total_seconds(),
     )
 
 

@@ -37,6 +37,9 @@ class UnitOutcome:
     cancelled: bool = False
     """The unit was stopped by a cancellation (its worker terminated): not a failure, and
     nothing of it is committed; a rerun runs it again."""
+    seconds: float = 0.0
+    """How long the unit's lifecycle ran in its worker (0 when it never ran): what sizes a
+    later run's SLURM array elements (``stemma.core.engine.wave_sizing``)."""
 
     def __reduce__(self) -> tuple[Any, ...]:
         # A worker sends back one outcome per unit: an empty ``outputs`` or ``reply`` travels
@@ -52,6 +55,7 @@ class UnitOutcome:
                 self.outputs or None,
                 self.reply or None,
                 self.cancelled,
+                self.seconds,
             ),
         )
 
@@ -65,6 +69,7 @@ class UnitOutcome:
             bundle=report.bundle,
             outputs=report.outputs,
             reply=report.reply,
+            seconds=report.seconds,
         )
 
     @classmethod
@@ -103,6 +108,7 @@ def _outcome(
     outputs: Mapping[str, tuple[str, ...]] | None,
     reply: Mapping[str, Any] | None,
     cancelled: bool,
+    seconds: float,
 ) -> UnitOutcome:
     """Rebuild an outcome a worker sent (``UnitOutcome.__reduce__``)."""
     return UnitOutcome(
@@ -113,6 +119,7 @@ def _outcome(
         outputs=outputs or _EMPTY,
         reply=reply or _EMPTY,
         cancelled=cancelled,
+        seconds=seconds,
     )
 
 
