@@ -6,6 +6,7 @@ The end-to-end behaviour on the local cluster is in ``tests/slurm/test_wave_sizi
 from __future__ import annotations
 
 import datetime as dt
+import pathlib
 
 import pytest
 
@@ -135,3 +136,23 @@ def test_a_probe_that_says_nothing_keeps_one_unit_per_element() -> None:
     sizer.learn([UnitOutcome.stopped(2)])
     assert sizer.window() is None
     assert sizer.per_element(1000) == 1
+
+
+def test_a_step_records_how_long_its_units_ran(tmp_path: pathlib.Path) -> None:
+    from stemma.core.examples import DataGenerator, SlowCopy
+    from stemma.core.front.pipeline import Pipeline
+    from stemma.core.store import open_pipeline_store
+
+    pipeline = Pipeline.create("paced", root=tmp_path, max_workers=2)
+    made = pipeline.run(DataGenerator, params={"count": 4, "rows": 2})
+    copied = pipeline.run(
+        SlowCopy, inputs={"dataset": made.output("datasets")}, params={"seconds": 0.2}
+    )
+    pipeline.finalize()
+    assert copied.success
+    [final] = [
+        e
+        for e in open_pipeline_store(tmp_path).step_events(pipeline.run_id)
+        if e.step_name == copied.step_name and e.status == StepStatus.COMPLETED
+    ]
+    assert 0.2 <= final.metadata["unit_seconds"] < 10  # each unit slept 0.2 s in its worker

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import socket
+import time
 import traceback
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -59,7 +60,8 @@ class UnitReport:
     reply: Mapping[str, Any] = field(default_factory=dict[str, Any])
     """The lifecycle's reply to the orchestrator (see ``LifecycleOutcome.reply``)."""
     seconds: float = 0.0
-    """How long the unit ran, from its record's start to its end."""
+    """How long the unit's lifecycle ran (its pack's input read and staging not counted: they
+    are per pack); 0 for a unit that never ran."""
 
     @property
     def output_count(self) -> int:
@@ -85,8 +87,10 @@ def run_unit(unit: ExecutionUnit, store: PipelineStore | None = None) -> UnitRep
         except Exception as err:
             outcome = failure_outcome(err, None, prefix="could not open the store: ")
             return _unstaged(unit, _record(unit, run_id, started, outcome), outcome, None)
+    began = time.monotonic()
     outcome = _execute(unit, store, run_id)
-    return _stage(store, unit, _record(unit, run_id, started, outcome), outcome)
+    seconds = time.monotonic() - began
+    return _stage(store, unit, _record(unit, run_id, started, outcome), outcome, seconds)
 
 
 def run_pack(units: Sequence[ExecutionUnit], store: PipelineStore) -> list[UnitReport]:
@@ -98,7 +102,7 @@ def run_pack(units: Sequence[ExecutionUnit], store: PipelineStore) -> list[UnitR
     If the pack cannot be staged whole, each unit is staged on its own (with the single-unit
     double-fault handling), so one unit's unstageable output never loses the others.
     """
-    done: list[tuple[ExecutionUnit, ExecutionRecord, LifecycleOutcome]] = []
+    done: list[tuple[ExecutionUnit, ExecutionRecord, LifecycleOutcome, float]] = []
     with reused_sandboxes():
         loads = load_pack(units, store)  # inputs read for many units at once
         for unit in units:
@@ -107,20 +111,23 @@ def run_pack(units: Sequence[ExecutionUnit], store: PipelineStore) -> list[UnitR
             run_id = new_attempt_id()
             started = dt.datetime.now(dt.UTC)
             stopped = worker_stop.stop_reason()  # told to stop: load and run no more
+            seconds = 0.0
             if stopped is None:
                 _, loaded = next(loads)
+                began = time.monotonic()  # the unit's own work: the pack's one read is not
                 outcome = _execute(unit, store, run_id, loaded)
+                seconds = time.monotonic() - began
             else:
                 outcome = _not_started(stopped)
-            done.append((unit, _record(unit, run_id, started, outcome), outcome))
+            done.append((unit, _record(unit, run_id, started, outcome), outcome, seconds))
             if not outcome.success and unit.fail_fast_file is not None:
                 mark_failed_fast(unit)
         # Staged before the last sandbox goes: a unit never drops out of the dashboard's view.
         try:
-            bundle = store.stage_executions([record for _, record, _ in done])
+            bundle = store.stage_executions([record for _, record, _, _ in done])
         except Exception:
-            return [_stage(store, unit, record, outcome) for unit, record, outcome in done]
-    return [_report(unit, record, outcome, bundle) for unit, record, outcome in done]
+            return [_stage(store, *unit_done) for unit_done in done]
+    return [_report(unit, record, outcome, bundle, secs) for unit, record, outcome, secs in done]
 
 
 def report_outcome(
@@ -212,7 +219,11 @@ def _record(
 
 
 def _stage(
-    store: PipelineStore, unit: ExecutionUnit, record: ExecutionRecord, outcome: LifecycleOutcome
+    store: PipelineStore,
+    unit: ExecutionUnit,
+    record: ExecutionRecord,
+    outcome: LifecycleOutcome,
+    seconds: float = 0.0,
 ) -> UnitReport:
     try:
         bundle = store.stage_execution(record)
@@ -223,11 +234,15 @@ def _stage(
             )
             return _stage(store, unit, _failed_record(record, failed), failed)
         return _unstaged(unit, record, outcome, err)
-    return _report(unit, record, outcome, bundle)
+    return _report(unit, record, outcome, bundle, seconds)
 
 
 def _report(
-    unit: ExecutionUnit, record: ExecutionRecord, outcome: LifecycleOutcome, bundle: Path
+    unit: ExecutionUnit,
+    record: ExecutionRecord,
+    outcome: LifecycleOutcome,
+    bundle: Path,
+    seconds: float = 0.0,
 ) -> UnitReport:
     log = None if record.success else _failure_log(unit, record)
     return UnitReport(
@@ -242,7 +257,7 @@ def _report(
         edge_count=len(record.edges),
         failure_log=log,
         reply=outcome.reply,
-        seconds=(record.ended_at - record.started_at).total_seconds(),
+        seconds=seconds,
     )
 
 
