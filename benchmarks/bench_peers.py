@@ -4,8 +4,8 @@ Two comparisons, each workload in a fresh process per repetition (``peers/worklo
 tools interleaved so the machine's load falls on all of them alike, ``WORKERS`` = 2 workers each:
 
 - ``tasks``: N no-op tasks, cold (framework start included), warm (a second batch of N in the
-  same process) and cached (the warm batch again): stemma (one Pipeline step of N units), Prefect
-  3, Dask distributed, redun;
+  same process) and cached (the warm batch again): stemma (one Pipeline step of N units over N
+  inputs it makes in the timed part), Prefect 3, Dask distributed, Parsl (HTEX), redun;
 - ``graph``: graph building, a dry run of N jobs and one top job: stemma's ``plan()`` against
   Snakemake's ``-n``.
 
@@ -15,8 +15,11 @@ whole process tree's CPU (workers, servers; needs psutil), the orchestrator's pe
 is faster). Peers come from the ``bench-peers`` dependency group:
 
     uv run --group bench-peers python benchmarks/bench_peers.py [--sizes 500] [--graph-sizes
-        1000,10000] [--repeats 3] [--tasks stemma_units,prefect_tasks,dask_tasks,redun_tasks]
+        1000,10000] [--repeats 3]
+        [--tasks stemma_units,prefect_tasks,dask_tasks,parsl_tasks,redun_tasks]
         [--graph stemma_plan,snakemake_dryrun]
+
+``--graph-sizes ""`` skips the graph comparison (``--sizes ""`` the tasks one).
 """
 
 from __future__ import annotations
@@ -35,9 +38,17 @@ from harness import Table, load, spread, write_results
 
 HERE = pathlib.Path(__file__).parent
 WORKLOAD = HERE / "peers" / "workload.py"
-TASKS = "stemma_units,prefect_tasks,dask_tasks,redun_tasks"
+TASKS = "stemma_units,prefect_tasks,dask_tasks,parsl_tasks,redun_tasks"
 GRAPH = "stemma_plan,snakemake_dryrun"
-PEER_DISTRIBUTIONS = ("stemma-core", "prefect", "distributed", "snakemake", "redun", "psutil")
+PEER_DISTRIBUTIONS = (
+    "stemma-core",
+    "prefect",
+    "distributed",
+    "parsl",
+    "snakemake",
+    "redun",
+    "psutil",
+)
 FIGURES = ("wall_s", "cpu_s", "tree_cpu_s", "peak_rss_mb", "tree_rss_mb")
 
 

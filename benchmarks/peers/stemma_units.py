@@ -2,9 +2,9 @@
 
 A unit is stemma's task. The N units need N input artifacts: cold makes them (one
 ``MakeMetrics`` unit) and runs the no-op step over them, from ``Pipeline.create`` on (store,
-worker pool); warm runs a second no-op step (another ``tag``, so another fingerprint) on the warm
-pool; cached opens a new Pipeline on the same root and submits both steps again, which the step
-cache answers.
+worker pool); warm makes N new inputs and runs a second no-op step over them (another ``tag``,
+so other fingerprints) on the warm pool; cached opens a new Pipeline on the same root and submits
+warm's two steps again, which the step cache answers.
 """
 
 from __future__ import annotations
@@ -30,7 +30,9 @@ class StemmaUnits:
         self.units_per_worker: int | None = max(1, min(UNITS_PER_WORKER, -(-n // (2 * workers))))
 
     def _step(self, pipeline: Any, tag: int) -> Any:
-        made = pipeline.run(MakeMetrics, params={"count": self.n})
+        # The N inputs are part of the job (Dask and Parsl make theirs in the timed part too): a
+        # seed per tag, so warm makes N new inputs instead of the step cache answering cold's.
+        made = pipeline.run(MakeMetrics, params={"count": self.n, "seed": tag})
         result = pipeline.run(
             NoOpUnit,
             params={"tag": tag},
