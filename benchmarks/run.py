@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> None:
     print("\n== the dashboard: first paint, refresh, idle CPU ==")
     bench_dashboard.main([])
     if args.peers:
-        print("\n== peers: the same workloads in Prefect, Dask, redun and Snakemake ==")
+        print("\n== peers: the same workloads in Prefect, Dask, Parsl, redun and Snakemake ==")
         bench_peers.main([])
 
 
