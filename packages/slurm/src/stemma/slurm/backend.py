@@ -138,7 +138,7 @@ class SlurmBackend:
                 raise
             array = jobs[0].job_id.split("_", 1)[0]
             submitted.append(array)
-            self._record(request, log_dir, array, len(jobs))
+            self._record(request, log_dir, array, indices)
             futures.extend(self._future(str(job.job_id), log_dir) for job in jobs)
         steps = request.pack_steps or [(request.step_number,)] * len(futures)
         with self._lock:  # an element of several function steps counts for each of them
@@ -174,16 +174,18 @@ class SlurmBackend:
         states = self.poller.last_states
         return dict(Counter(states.get(job_id, "PENDING") for job_id in elements))
 
-    def _record(self, request: WaveRequest, log_dir: Path, array: str, elements: int) -> None:
+    def _record(self, request: WaveRequest, log_dir: Path, array: str, indices: range) -> None:
         with self._lock:
             self._arrays.add(array)
+        keys = request.pack_keys
         entry = LedgerEntry(
             job_id=array,
             job_name=request.job_name,
             step_number=request.step_number,
-            elements=elements,
+            elements=len(indices),
             log_dir=str(log_dir),
             submitted_at=now_iso(),
+            keys=tuple(keys[i] for i in indices) if keys else (),
         )
         self._ledger.record(ledger_path(log_dir, request.run_id), entry)
 

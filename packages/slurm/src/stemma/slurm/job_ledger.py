@@ -6,6 +6,7 @@ line per sbatch call, written and flushed before the call's jobs can be forgotte
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import os
@@ -29,6 +30,9 @@ class LedgerEntry:
     log_dir: str
     submitted_at: str
     """UTC, ISO 8601."""
+    keys: tuple[tuple[str, ...], ...] = ()
+    """Per element, in index order, the execution keys of the units it computes (empty in
+    ledgers written before they were recorded, or for work that has none)."""
 
 
 def store_root(log_dir: Path) -> Path | None:
@@ -54,7 +58,7 @@ class JobLedger:
 
     def record(self, path: Path, entry: LedgerEntry) -> None:
         """Append ``entry`` to ``path`` (created with its directories)."""
-        line = json.dumps(entry.__dict__, sort_keys=True) + "\n"
+        line = json.dumps(dataclasses.asdict(entry), sort_keys=True) + "\n"
         with self._lock:
             path.parent.mkdir(parents=True, exist_ok=True)
             with path.open("a", encoding="utf-8") as handle:
@@ -69,9 +73,26 @@ def read_ledger(path: Path) -> Iterator[LedgerEntry]:
         return
     for line in path.read_text(encoding="utf-8").splitlines():
         try:
-            yield LedgerEntry(**json.loads(line))
-        except (ValueError, TypeError):
+            fields = json.loads(line)
+            keys = tuple(tuple(str(k) for k in element) for element in fields.pop("keys", ()))
+            yield LedgerEntry(**fields, keys=keys)
+        except (ValueError, TypeError, AttributeError):
             continue
+
+
+def elements_by_key(path: Path) -> dict[str, str]:
+    """Per execution key, the element (``{array}_{index}``) last submitted to compute it.
+
+    A key submitted again (a rerun after a failure) maps to its newest element. A ledger that
+    is missing or garbled gives what its readable lines say: nothing, at worst.
+    """
+    found: dict[str, str] = {}
+    for entry in read_ledger(path):
+        for index, keys in enumerate(entry.keys):
+            element = entry.job_id if entry.elements == 1 else f"{entry.job_id}_{index}"
+            for key in keys:
+                found[key] = element
+    return found
 
 
 def now_iso() -> str:

@@ -60,6 +60,10 @@ class WaveRequest:
     pack_steps: tuple[tuple[int, ...], ...] = ()
     """The steps of each pack's units, when a wave carries several function steps' units
     (empty: every pack is ``step_number``'s). A scheduler reports job states per step by it."""
+    pack_keys: tuple[tuple[str, ...], ...] = ()
+    """The execution keys of each pack's units, in order (empty: not given). A scheduler records
+    them with the jobs it submits, so the unit an element computes can be found by its key once
+    the orchestrator that sent it is gone."""
 
 
 @runtime_checkable

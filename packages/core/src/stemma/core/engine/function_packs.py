@@ -238,6 +238,7 @@ class FunctionPacks:
             first,
             self._most_packs or len(packs),
             pack_steps=tuple(tuple(w.step.number for w in pack) for pack in packs),
+            pack_keys=tuple(tuple(w.unit.execution_spec_id for w in pack) for pack in packs),
         )
         try:
             units = [[waiting.unit for waiting in pack] for pack in packs]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -142,6 +143,9 @@ def _send(
         slots.give(room - len(wave))  # fewer packs were left than slots taken
     if not wave:
         return False
+    if backend.queues_whole_waves:  # recorded with the jobs: what each element computes
+        keys = tuple(tuple(unit.execution_spec_id for unit in pack) for pack in wave)
+        request = dataclasses.replace(request, pack_keys=keys)
     futures = backend.submit_wave(run_units, wave, request)
     sent = time.monotonic()
     pending.update((f, SentPack(p, sent)) for f, p in zip(futures, wave, strict=True))
@@ -230,6 +234,7 @@ def wave_request(
     limit: int,
     *,
     pack_steps: tuple[tuple[int, ...], ...] = (),
+    pack_keys: tuple[tuple[str, ...], ...] = (),
 ) -> WaveRequest:
     """The wave of ``step``'s packs (or of packs of several function steps: ``pack_steps``)."""
     op = step.operation
@@ -250,6 +255,7 @@ def wave_request(
         },
         log_dir=str(ctx.store.layout.logs / "slurm" / ctx.run_id),
         pack_steps=pack_steps,
+        pack_keys=pack_keys,
     )
 
 
