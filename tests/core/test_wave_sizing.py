@@ -10,6 +10,7 @@ import pathlib
 
 import pytest
 
+from stemma.core.engine.pack_sizing import PackQueue, PackSizer
 from stemma.core.engine.wave_sizing import (
     PROBE_UNITS,
     WaveSizer,
@@ -156,3 +157,30 @@ def test_a_step_records_how_long_its_units_ran(tmp_path: pathlib.Path) -> None:
         if e.step_name == copied.step_name and e.status == StepStatus.COMPLETED
     ]
     assert 0.2 <= final.metadata["unit_seconds"] < 10  # each unit slept 0.2 s in its worker
+
+
+def test_a_whole_wave_is_cut_evenly_and_a_dead_element_goes_again_an_eighth_the_size() -> None:
+    sizer = PackSizer(fixed=None, workers=2, whole_waves=True, size=16)
+    queue = PackQueue(range(40), sizer)
+    wave = queue.take()
+    assert [len(pack) for pack in wave] == [16, 16, 8]  # no tail of ever smaller elements
+    sizer.observe(16, 300.0)  # a slow element back: a wave's size is not learned as it goes
+    assert sizer.size == 16
+    sizer.died(16)
+    queue.send_again(wave[0])
+    again = queue.take()
+    assert [len(pack) for pack in again] == [2] * 8
+    assert queue.taken_again == 16  # (sent before: not counted as sent twice)
+    assert [u for pack in again for u in pack] == list(range(16))
+
+
+def test_small_steps_without_history_are_not_probed() -> None:
+    sizer = WaveSizer(
+        unit_seconds=None,
+        element_seconds=60,
+        time_limit_seconds=HOUR,
+        max_elements=None,
+        probe=False,
+    )
+    assert sizer.window() is None
+    assert sizer.per_element(100) == 1

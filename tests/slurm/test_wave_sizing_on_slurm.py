@@ -5,9 +5,12 @@ rest sized from what they took; with history (a step of the same operation) one 
 elements each hold ``element_seconds`` of work. Counted from the sbatch scripts themselves.
 """
 
+import importlib
 import math
 import pathlib
 import re
+import sys
+from typing import Any
 
 import pytest
 from slurm_testing import CommandLog
@@ -19,7 +22,8 @@ from stemma.core.store import open_pipeline_store
 
 pytestmark = pytest.mark.slurm
 
-UNITS = 40
+UNITS = 300
+"""Enough to be probed without history (``PROBE_FROM_UNITS``)."""
 
 
 def _elements(command_log: CommandLog) -> list[int]:
@@ -66,7 +70,50 @@ def test_elements_are_sized_by_a_probe_then_from_the_operation_s_history(
     assert _elements(command_log) == [1, PROBE_UNITS, math.ceil(rest / math.ceil(rest / 8))]
 
     # Other params (another fingerprint), the same operation: sized from its history at once,
-    # five units' worth of work per element.
-    _transform(root, 3.0, element_seconds=pace * 5.5)
+    # thirty units' worth of work per element.
+    _transform(root, 3.0, element_seconds=pace * 30.5)
     # (the generator is a step cache hit: no sbatch)
-    assert _elements(command_log)[3:] == [math.ceil(UNITS / 5)]  # one array of 8 elements
+    assert _elements(command_log)[3:] == [math.ceil(UNITS / 30)]  # one array of 10 elements
+
+
+def test_a_small_step_without_history_goes_out_one_unit_per_element_at_once(
+    slurm_cluster: None, tmp_path: pathlib.Path, command_log: CommandLog
+) -> None:
+    pipeline = Pipeline.create("small", root=tmp_path / "store", backend="slurm")
+    generated = pipeline.run(DataGenerator, params={"count": 6, "rows": 2})
+    pipeline.run(
+        Transform,
+        inputs={"dataset": generated.output("datasets")},
+        execution={"artifacts_per_unit": 1},
+    )
+    assert pipeline.finalize()["overall_success"] is True
+    assert _elements(command_log) == [1, 6]  # no probe: it would only add a round trip
+
+
+def test_a_sized_element_that_dies_is_sent_again_in_smaller_elements(
+    slurm_cluster: None, tmp_path: pathlib.Path, command_log: CommandLog
+) -> None:
+    sys.path.insert(0, str(pathlib.Path(__file__).parents[1] / "integration"))
+    die_on_match = importlib.import_module("fault_operations").DieOnMatch
+    root = tmp_path / "store"
+    count = 32
+
+    def copy_all(match: str) -> Any:
+        pipeline = Pipeline.create("dying", root=root, backend="slurm")
+        generated = pipeline.run(DataGenerator, params={"count": count, "rows": 2})
+        step = pipeline.run(
+            die_on_match,
+            inputs={"dataset": generated.output("datasets")},
+            params={"match": match, "pause": 0.0},
+            execution={"artifacts_per_unit": 1, "max_workers": 2},
+        )
+        pipeline.finalize()
+        return step
+
+    assert copy_all("no such dataset").success  # 32 single-unit elements: the history
+    before = len(_elements(command_log))
+    step = copy_all("dataset_5.")
+    # Two elements of 16; the one holding the killer dies and goes again as 8 elements of 2;
+    # the pair holding it dies and goes again as 2 elements of 1: only the killer fails.
+    assert _elements(command_log)[before:] == [2, 8, 2]
+    assert (step.succeeded_count, step.failed_count) == (count - 1, 1)

@@ -4,8 +4,11 @@ Through ``run_pack`` (what a worker runs) with real files: what an operation see
 record keeps, what the dashboard finds under ``working/`` while it runs, and what is left.
 """
 
+import copy
+import dataclasses
 import os
 import pathlib
+import pickle
 import sys
 import threading
 import time
@@ -77,6 +80,34 @@ class WriteAndList(OperationDefinition):
         return ArtifactResult(artifacts={"data": drafts}, metadata={"seen": inp.execute_result})
 
 
+class CopiesItsInputs(OperationDefinition):
+    """Pickles, deep-copies and replaces what it is given, as one handing it on would."""
+
+    name = "copies_its_inputs"
+    inputs: ClassVar = {"item": InputSpec(artifact_type="any", hydrate=False)}
+    outputs: ClassVar = {
+        "data": OutputSpec(artifact_type="data", infer_lineage_from={"inputs": ["item"]})
+    }
+    group_by = GroupBy.ZIP
+
+    def preprocess(self, inp: PreprocessInput) -> dict[str, Any]:
+        return {"where": "here"}
+
+    def execute(self, inp: ExecuteInput) -> Any:
+        sent = pickle.loads(pickle.dumps(inp))
+        assert type(sent) is ExecuteInput
+        assert sent == copy.deepcopy(inp) == inp
+        changed = dataclasses.replace(inp, prepared={"where": "there"})
+        assert isinstance(changed, ExecuteInput)
+        assert (changed.execute_dir, changed.prepared) == (inp.execute_dir, {"where": "there"})
+        (sent.execute_dir / "item_out.txt").write_text(changed.prepared["where"])
+
+    def postprocess(self, inp: PostprocessInput) -> ArtifactResult:
+        assert type(copy.copy(inp)) is PostprocessInput
+        drafts = [DataDraft.draft(p.read_bytes(), p.name) for p in inp.files]
+        return ArtifactResult(artifacts={"data": drafts})
+
+
 class SlowPrinter(OperationDefinition):
     """Prints, then runs longer than the placing delay without reading a sandbox path."""
 
@@ -145,6 +176,17 @@ def test_a_unit_with_inputs_as_files_runs_in_its_own_sandbox(tmp_path: Path) -> 
         csv_bytes([(1, 2)]),
         csv_bytes([(2, 2)]),
     ]
+    assert _all_below(tmp_path / "working") == []
+
+
+def test_inputs_pickled_copied_or_replaced_are_plain_and_point_at_the_placed_sandbox(
+    tmp_path: Path,
+) -> None:
+    items = _items(2)
+    store = FakeStore(tmp_path, items)
+    reports = run_pack(_units(CopiesItsInputs(), tmp_path, items), store)
+    assert all(r.success for r in reports), [r.error for r in store.staged]
+    assert [a.content for r in store.staged for a in r.artifacts] == [b"there", b"there"]
     assert _all_below(tmp_path / "working") == []
 
 

@@ -19,7 +19,9 @@ does:
   unit had its own worker (nothing of the dead pack was staged; the others run once more).
 
 A backend that queues whole waves (SLURM job arrays) has every pack submitted before any comes
-back, so there is nothing to learn from: it gets one unit per pack unless told otherwise.
+back, so there is nothing to learn from as it goes: its size is set per wave from history
+(``wave_sizing``), and a pack of it whose element died is sent again in packs an eighth of the
+size (:meth:`PackQueue.send_again`), not one job per unit.
 """
 
 from __future__ import annotations
@@ -54,6 +56,10 @@ class PackSizer:
     """How many packs run at once (a pack never takes more than its share of what waits)."""
     size: int = 1
     """The size the next sized pack aims at."""
+    whole_waves: bool = False
+    """The backend takes a step's packs all at once (SLURM): every pack is ``size`` (the share
+    of what waits, which spreads a window's tail over free workers, would only cut the wave's
+    last elements small)."""
 
     @property
     def sized(self) -> bool:
@@ -69,6 +75,8 @@ class PackSizer:
         """How many of ``waiting`` units the next pack takes (at least one)."""
         if self.fixed is not None:
             return self.fixed
+        if self.whole_waves:
+            return max(1, self.size)
         share = -(-waiting // max(1, self.workers))
         # (never below an eighth of the size: halving down to one unit would end every window
         # with a string of tiny packs, each paying the whole per-pack cost)
@@ -76,8 +84,8 @@ class PackSizer:
 
     def observe(self, units: int, seconds: float) -> None:
         """A pack of ``units`` units came back ``seconds`` after it was sent."""
-        if self.fixed is not None or units < 1:
-            return
+        if self.fixed is not None or self.whole_waves or units < 1:
+            return  # (a whole wave's size is set per wave, from the units' own seconds)
         ideal = int(TARGET_PACK_SECONDS * units / max(seconds, 1e-6))
         if ideal > self.size:
             self.size = min(ideal, self.size * GROWTH, MAX_PACK_UNITS)
@@ -90,7 +98,7 @@ class PackSizer:
         Its units are slower than the size assumed; the packs sent meanwhile should not be
         as large (the late pack itself runs on).
         """
-        if self.fixed is None and units > 0:
+        if self.fixed is None and not self.whole_waves and units > 0:
             self.size = max(1, min(self.size, int(TARGET_PACK_SECONDS * units / seconds)))
 
     def died(self, units: int) -> None:
@@ -109,6 +117,8 @@ class PackQueue(Generic[_T]):
     def __init__(self, units: Iterable[_T], sizer: PackSizer) -> None:
         self._units: deque[_T] = deque(units)
         self._alone: deque[_T] = deque()
+        self._again = 0
+        """How many of the first ``_units`` were sent before (:meth:`send_again`)."""
         self._sizer = sizer
         self.taken_again = 0
         """How many units of the last :meth:`take` were sent before (their pack's worker died)."""
@@ -125,17 +135,31 @@ class PackQueue(Generic[_T]):
                 taken.append([self._alone.popleft()])
                 self.taken_again += 1
                 continue
-            size = self._sizer.next_size(len(self._units))
-            taken.append([self._units.popleft() for _ in range(min(size, len(self._units)))])
+            size = min(self._sizer.next_size(len(self._units)), len(self._units))
+            taken.append([self._units.popleft() for _ in range(size)])
+            again = min(size, self._again)
+            self._again -= again
+            self.taken_again += again
         return taken
 
     def send_alone(self, units: Iterable[_T]) -> None:
         """Send these units again, each in a pack of its own, before any other."""
         self._alone.extend(units)
 
+    def send_again(self, units: Iterable[_T]) -> None:
+        """Send these units again first, in packs of the sizer's (shrunk) size.
+
+        For a scheduler's element of thousands of units that died: one job per unit would be
+        the flood sized elements avoid; packs an eighth of the size each time narrow it down.
+        """
+        again = list(units)
+        self._units.extendleft(reversed(again))
+        self._again += len(again)
+
     def clear(self) -> int:
         """Drop every waiting unit (a stop); return how many of them had been sent before."""
-        again = len(self._alone)
+        again = len(self._alone) + self._again
         self._units.clear()
         self._alone.clear()
+        self._again = 0
         return again

@@ -78,12 +78,14 @@ def cached_result(
     source = str(hit.metadata.get("outputs_from", hit.step_run_id))
     step.outputs_from = source
     step_run_id = new_attempt_id()
+    # The newest event of a fingerprint is its record: it keeps the pace the step was built at.
+    pace = {key: hit.metadata[key] for key in ("unit_seconds",) if key in hit.metadata}
     event = event_factory(ctx, step, step_run_id)(
         StepStatus.COMPLETED,
         total=hit.total_count,
         succeeded=hit.succeeded_count,
         failed=hit.failed_count,
-        metadata={"outputs_from": source, "cache": "step"},
+        metadata={"outputs_from": source, "cache": "step", **pace},
     )
     with ctx.commit_lock:
         ctx.deferred_events.append(event)  # written with the next commit, or at finalize

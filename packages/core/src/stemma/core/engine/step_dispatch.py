@@ -120,7 +120,7 @@ def _execute(
     first_error: BaseException | None = None
     with curator_workers(ctx, step) as backend:
         sizer = _pack_sizer(ctx, step, backend)
-        waves = wave_sizer(ctx, step, backend) if sizer.fixed is None else None
+        misses, waves = wave_sizer(ctx, step, backend, misses, lambda: plan.total - tally.cached)
         while not _stopped(ctx, step, tally):
             window = _window(backend, sizer)
             if waves is not None:
@@ -136,7 +136,7 @@ def _execute(
             units = [_unit(ctx, step, step_run_id, k, groups, where) for k, groups in planned]
             del planned
             if waves is not None:  # a whole wave: its elements sized before it goes
-                sizer.fixed = waves.per_element(len(units))
+                sizer.size = waves.per_element(len(units))
             outcomes = execute_units(ctx, step, units, sizer, backend)
             if waves is not None:
                 waves.learn(outcomes)
@@ -160,7 +160,7 @@ def _pack_sizer(ctx: PipelineContext, step: PlannedStep, backend: Backend) -> Pa
     if fixed is None and backend is not ctx.backend:
         fixed = 1
     workers = int(execution.max_workers or getattr(backend, "max_workers", 1))
-    return PackSizer(fixed=fixed, workers=workers)
+    return PackSizer(fixed=fixed, workers=workers, whole_waves=backend.queues_whole_waves)
 
 
 def _window(backend: Backend, sizer: PackSizer) -> int:

@@ -110,7 +110,10 @@ def execute_units(
                 slots.give()
             if _died_sized(ctx, sizer, sent.pack, future):
                 sizer.died(len(sent.pack))
-                queue.send_alone(sent.pack)  # so that only the unit that kills a worker fails
+                if backend.queues_whole_waves:  # smaller elements, not a job per unit
+                    queue.send_again(sent.pack)
+                else:
+                    queue.send_alone(sent.pack)  # so that only the unit that kills a worker fails
                 continue
             sizer.observe(len(sent.pack), time.monotonic() - sent.at)
             back = pack_outcomes(ctx, sent.pack, future)

@@ -38,7 +38,7 @@ class UnitTally:
     successes: dict[Path | None, int] = field(default_factory=dict[Path | None, int])
     """Successful units per bundle: a bundle the commit leaves out fails its units."""
     worked: int = 0
-    """Units that ran to an end in a worker and said how long they took."""
+    """Successful units that said how long they ran in their worker."""
     work_seconds: float = 0.0
     """Their seconds, summed: :attr:`unit_seconds` is the mean."""
 
@@ -56,7 +56,7 @@ class UnitTally:
         """Fold outcomes from the backend in; the caller can drop them."""
         for outcome in outcomes:
             self.returned += 1
-            if outcome.seconds > 0:
+            if outcome.success and outcome.seconds > 0:  # a quick failure says nothing of pace
                 self.worked += 1
                 self.work_seconds += outcome.seconds
             if outcome.bundle is not None:

@@ -13,8 +13,9 @@ So, when the operation leaves ``units_per_worker`` unset:
   more than half the operation's time limit of work, so a slow element still ends in time;
   and at least enough units per element that the wave fits in one array of the backend's most
   elements (``MaxArraySize``), unless that would break the time limit;
-- **without history**, a first wave of a few units, one per element, is a probe: once it is
-  back, the rest is sized from what it took, in one more submission.
+- **without history**, a step of at least ``PROBE_FROM_UNITS`` (256) units to run sends a first
+  wave of a few units, one per element, as a probe: once it is back, the rest is sized from
+  what it took, in one more submission; a smaller step goes out one unit per element.
 
 The seconds per unit are the units' own lifecycle time, as their workers measured it
 (``UnitOutcome.seconds``), recorded as ``unit_seconds`` in each step's final event.
@@ -22,9 +23,11 @@ The seconds per unit are the units' own lifecycle time, as their workers measure
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 from stemma.core.backends.base import Backend
 from stemma.core.engine.planned_step import PlannedStep
@@ -33,10 +36,17 @@ from stemma.core.engine.worker.worker_entry import UnitOutcome
 from stemma.core.execution_records import StepEvent
 from stemma.core.operations.time_limits import time_limit_seconds
 
+_T = TypeVar("_T")
+
 TIME_LIMIT_SHARE = 0.5
 """An element's planned work stays under this share of the operation's time limit."""
 PROBE_UNITS = 4
 """The units (one per element) of a first wave without history."""
+PROBE_FROM_UNITS = 256
+"""Without history, only a step of at least this many units to run is probed first: the probe
+holds the rest back until it is done (one unit's time, and a queue wait), worth it to spare a
+cluster hundreds of tiny jobs, not for a step of a few dozen units, which go out one unit per
+element at once as before."""
 DEFAULT_SPREAD = 8
 """A wave is spread over at least this many elements (when it has the units) unless the step's
 ``max_workers`` (or the pipeline's) says how many run at once: a step of short units still runs
@@ -107,6 +117,8 @@ class WaveSizer:
 
     unit_seconds: float | None
     """Expected seconds per unit; None until history or the probe says."""
+    probe: bool = True
+    """Without history, send a probe first; False: one unit per element (a small step)."""
     element_seconds: float
     time_limit_seconds: float
     max_elements: int | None
@@ -115,7 +127,7 @@ class WaveSizer:
     @property
     def probing(self) -> bool:
         """No record yet: the next wave is a probe of a few units."""
-        return self.unit_seconds is None
+        return self.unit_seconds is None and self.probe
 
     def window(self) -> int | None:
         """How many units the next submission takes (None: every unit left)."""
@@ -135,28 +147,47 @@ class WaveSizer:
         )
 
     def learn(self, outcomes: Iterable[UnitOutcome]) -> None:
-        """A wave came back: its units' own seconds set the pace when nothing else did."""
-        seconds = [o.seconds for o in outcomes if o.seconds > 0]
+        """A wave came back: its successful units' seconds set the pace, if nothing else did.
+
+        (A unit that failed at once says nothing of how long one that works takes.)
+        """
+        seconds = [o.seconds for o in outcomes if o.success and o.seconds > 0]
         if self.unit_seconds is None and seconds:
             self.unit_seconds = sum(seconds) / len(seconds)
         elif self.unit_seconds is None:  # the probe told nothing (cancelled, all crashed)
             self.unit_seconds = self.time_limit_seconds  # one unit per element: the safe side
 
 
-def wave_sizer(ctx: PipelineContext, step: PlannedStep, backend: Backend) -> WaveSizer | None:
-    """The step's element sizing on a whole-wave backend; None elsewhere or when fixed.
+def wave_sizer(
+    ctx: PipelineContext,
+    step: PlannedStep,
+    backend: Backend,
+    misses: Iterator[_T],
+    to_run: Callable[[], int],
+) -> tuple[Iterator[_T], WaveSizer | None]:
+    """The step's units to run, and their element sizing on a whole-wave backend.
 
-    (Fixed: the operation sets ``units_per_worker``.)
+    ``to_run`` says how many units the cache did not answer, once the first is known.
+
+    None for other backends, when the operation sets ``units_per_worker``, or when every unit
+    was a cache hit: nothing is read (the steps table, the cluster's ``MaxArraySize``) for a
+    step that submits nothing.
     """
     op = step.operation
     if not backend.queues_whole_waves or op.execution.units_per_worker is not None:
-        return None
-    completed = ctx.step_index if ctx.step_index is not None else ctx.store.completed_steps()
+        return misses, None
+    first = next(misses, None)
+    if first is None:
+        return misses, None
+    if ctx.step_index is None:  # read once per run, as the step cache does
+        ctx.step_index = ctx.store.completed_steps()
     largest: Callable[[], int] | None = getattr(backend, "max_elements", None)
-    return WaveSizer(
-        unit_seconds=recorded_unit_seconds(completed, step.fingerprint, str(op.name)),
+    sizer = WaveSizer(
+        unit_seconds=recorded_unit_seconds(ctx.step_index, step.fingerprint, str(op.name)),
         element_seconds=op.execution.element_seconds,
         time_limit_seconds=time_limit_seconds(op.resources.time_limit),
         max_elements=largest() if callable(largest) else None,
         spread=op.execution.max_workers or ctx.max_workers or DEFAULT_SPREAD,
+        probe=to_run() >= PROBE_FROM_UNITS,
     )
+    return itertools.chain([first], misses), sizer

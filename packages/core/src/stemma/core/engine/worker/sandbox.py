@@ -28,6 +28,7 @@ import threading
 import time
 from pathlib import Path
 
+from stemma.core.backends import worker_stop
 from stemma.core.engine.worker.sandbox_folders import Sandbox, move_folder
 from stemma.core.engine.worker.spare_sandboxes import SparePool, current_pool
 
@@ -60,7 +61,8 @@ class UnitSandbox:
         pool = current_pool()
         if pool is None or keep:
             return cls(Sandbox.make(final.root), None, None)
-        unit = cls(final, pool.take(working, step_folder.name), pool)
+        with _unbroken():
+            unit = cls(final, pool.take(working, step_folder.name), pool)
         pool.watch(unit)
         return unit
 
@@ -80,13 +82,20 @@ class UnitSandbox:
 
         Raises:
             OSError: the move failed (the unit then fails saying so).
+            RuntimeError: the unit has ended (its paths were read too late).
         """
-        with self._lock:
-            if self._spare is not None and self._open:
+        with self._lock, _unbroken():
+            if self._spare is not None and not self._open:
+                raise RuntimeError(
+                    f"the sandbox of execution {self.final.root.name} was asked for after its "
+                    "unit ended; read inp.sandbox_dir, execute_dir or log_path while it runs"
+                )
+            if self._spare is not None:
                 move_folder(self._spare.root, self.final.root)
                 self._spare = None
                 # The dashboard dates a running unit by its sandbox folder: the unit's start.
-                os.utime(self.final.root, (self._started_wall, self._started_wall))
+                with contextlib.suppress(OSError):  # (only a date: the move is what counts)
+                    os.utime(self.final.root, (self._started_wall, self._started_wall))
             return self.final
 
     def files(self) -> list[Path]:
@@ -104,6 +113,10 @@ class UnitSandbox:
 
     def release(self, *, keep: bool) -> None:
         """The unit ended: keep its sandbox (``keep``), hand it back as the spare, or remove it."""
+        with _unbroken():
+            self._release(keep=keep)
+
+    def _release(self, *, keep: bool) -> None:
         self.stop_placing()
         if keep and self.placed:
             return
@@ -118,3 +131,15 @@ class UnitSandbox:
             self._spare.remove()
             return
         self._pool.return_placed(self.final)
+
+
+def _unbroken() -> contextlib.AbstractContextManager[None]:
+    """On a worker's main thread, hold a time-limit stop until the block is done.
+
+    A stop raises in the main thread wherever it is; between a folder's move and the note of
+    it, the sandbox would be lost track of (left under ``working/``). Other threads (the watch,
+    the ``local-thread`` backend's units) are never interrupted by one.
+    """
+    if threading.current_thread() is threading.main_thread():
+        return worker_stop.held()
+    return contextlib.nullcontext()

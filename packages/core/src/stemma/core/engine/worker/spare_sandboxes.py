@@ -117,7 +117,7 @@ class SparePool:
         while not self._stop.wait(_WATCH_SECONDS):
             unit = self._current
             if unit is not None and time.monotonic() - unit.started >= PLACE_AFTER_SECONDS:
-                with contextlib.suppress(OSError):  # the unit's own use of it will say
+                with contextlib.suppress(OSError, RuntimeError):  # its own use of it will say
                     unit.place()
 
     def close(self) -> None:

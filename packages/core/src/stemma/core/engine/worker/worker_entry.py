@@ -108,7 +108,7 @@ def _outcome(
     outputs: Mapping[str, tuple[str, ...]] | None,
     reply: Mapping[str, Any] | None,
     cancelled: bool,
-    seconds: float,
+    seconds: float = 0.0,  # (absent from an outcome an older worker pickled)
 ) -> UnitOutcome:
     """Rebuild an outcome a worker sent (``UnitOutcome.__reduce__``)."""
     return UnitOutcome(
