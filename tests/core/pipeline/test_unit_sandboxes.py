@@ -229,3 +229,27 @@ def test_preserve_working_keeps_every_unit_s_own_sandbox(tmp_path: Path) -> None
         sandbox = sandbox_of(tmp_path, 1, "announce", record.execution_run_id)
         assert (sandbox / "tool_output.log").read_text() == f"hello from {os.getpid()}\n"
         assert (sandbox / "execute").is_dir()
+
+
+def test_workers_starting_and_ending_packs_side_by_side_never_trip_on_each_other(
+    tmp_path: Path,
+) -> None:
+    # Each pack makes its spare's folders and removes those it leaves empty when it ends: two
+    # workers doing so at once, pack after pack, on one step's folders.
+    items = _items(4)
+    store = FakeStore(tmp_path, items)
+    failures: list[str] = []
+
+    def worker() -> None:
+        for _ in range(150):
+            for report in run_pack(_units(WriteAndList(), tmp_path, items[:1]), store):
+                if not report.success:
+                    failures.append(str(report.error))
+
+    threads = [threading.Thread(target=worker) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    assert _all_below(tmp_path / "working") == []

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 _AS_MADE = frozenset({"materialized_inputs", "preprocess", "execute", "postprocess"})
+_ATTEMPTS = 5
+"""Tries at making or moving a sandbox while other workers remove the parents they emptied."""
 
 
 @dataclass(frozen=True)
@@ -23,13 +25,25 @@ class Sandbox:
 
     @classmethod
     def make(cls, root: Path) -> Sandbox:
-        """Make the folders and the empty log at ``root`` (its parents too)."""
+        """Make the folders and the empty log at ``root`` (its parents too).
+
+        Another worker removes the shared parents it leaves empty (``{ab}``, ``{cd}``,
+        ``.spares/{N}_{op}``: one ``rmdir`` each, which fails on a folder in use): one made
+        here may go before its child is made, so try again.
+        """
         sandbox = cls(root)
-        for folder in (sandbox.materialized_inputs, sandbox.preprocess, sandbox.execute):
-            folder.mkdir(parents=True, exist_ok=True)
-        sandbox.postprocess.mkdir(exist_ok=True)
-        sandbox.log_path.touch()
-        return sandbox
+        for attempt in range(_ATTEMPTS):
+            try:
+                for folder in (sandbox.materialized_inputs, sandbox.preprocess, sandbox.execute):
+                    folder.mkdir(parents=True, exist_ok=True)
+                sandbox.postprocess.mkdir(exist_ok=True)
+                sandbox.log_path.touch()
+            except FileNotFoundError:
+                if attempt == _ATTEMPTS - 1:
+                    raise
+            else:
+                return sandbox
+        raise AssertionError("unreachable")  # (the loop returns or raises)
 
     @property
     def materialized_inputs(self) -> Path:  # noqa: D102
@@ -99,11 +113,11 @@ def move_folder(source: Path, target: Path) -> None:
     Another worker removes an ``{ab}`` or ``{cd}`` folder it emptied (one ``rmdir`` each, which
     fails on a folder in use): a parent made here may go before the rename, so try again.
     """
-    for attempt in range(3):
-        target.parent.mkdir(parents=True, exist_ok=True)
+    for attempt in range(_ATTEMPTS):
         try:
+            target.parent.mkdir(parents=True, exist_ok=True)
             source.rename(target)
             return
         except FileNotFoundError:
-            if attempt == 2 or not source.exists():
+            if attempt == _ATTEMPTS - 1 or not source.exists():
                 raise
