@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 from stemma.core.backends import worker_stop
-from stemma.core.engine.worker.sandbox_folders import Sandbox, move_folder
+from stemma.core.engine.worker.sandbox_folders import Sandbox, move_folder, remove_with_parents
 from stemma.core.engine.worker.spare_sandboxes import SparePool, current_pool
 
 __all__ = ["Sandbox", "UnitSandbox"]
@@ -121,7 +121,7 @@ class UnitSandbox:
         if keep and self.placed:
             return
         if self._pool is None:
-            self.final.remove()
+            remove_with_parents(self.final)
             return
         if self._spare is not None:  # never placed: only the log may hold something
             with contextlib.suppress(OSError):
