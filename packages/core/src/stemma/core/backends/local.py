@@ -23,7 +23,6 @@ import contextlib
 import multiprocessing
 import os
 import shutil
-import tempfile
 import threading
 import uuid
 from collections.abc import Callable, Sequence
@@ -40,6 +39,7 @@ from stemma.core.backends.main_module import main_hidden
 from stemma.core.backends.worker_deaths import crash_error, guilty_pids, marker_pid, peak_rss_kb
 from stemma.core.backends.worker_process import init_worker, run_tracked, signals_blocked
 from stemma.core.cancel_levels import CancelLevel, cancel_grace
+from stemma.core.temp_dirs import owned_temp_dir
 
 _START_METHODS = ("spawn", "forkserver")
 LOCAL_CANCEL_GRACE = 2.0
@@ -322,7 +322,7 @@ class LocalBackend:
     def _marker_dir(self) -> Path:
         with self._lock:
             if self._markers is None:
-                self._markers = Path(tempfile.mkdtemp(prefix="stemma-local-"))
+                self._markers = owned_temp_dir("local")  # (a killed run's: swept here)
             return self._markers
 
     def _remove_markers(self) -> None:

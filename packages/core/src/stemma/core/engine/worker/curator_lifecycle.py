@@ -11,9 +11,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import resource
-import tempfile
+import shutil
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -29,6 +28,7 @@ from stemma.core.engine.worker.creator_lifecycle import (
 from stemma.core.operations.drafts import FinalizedArtifact
 from stemma.core.operations.results import validate_result
 from stemma.core.store import PipelineStore
+from stemma.core.temp_dirs import owned_temp_dir
 
 BASE_COLUMNS: tuple[str, ...] = ("artifact_id", "original_name", "artifact_type")
 """The columns every curator input frame has."""
@@ -58,8 +58,9 @@ def run_curator(
             each type becomes an ``associated_{type}`` column of id lists.
     """
     op = unit.operation
-    with tempfile.TemporaryDirectory(prefix="stemma-curator-") as scratch:
-        log_path = Path(scratch) / "tool_output.log"
+    scratch = owned_temp_dir("curator")  # (a killed curator's: swept by the next)
+    try:
+        log_path = scratch / "tool_output.log"
         try:
             frames = {
                 role: _with_associated(input_frame(artifacts), (associated or {}).get(role))
@@ -71,6 +72,8 @@ def run_curator(
             outcome = settle_result(unit, validated, inputs, tool_output=tail_lines(log_path))
         except (Exception, SystemExit) as err:
             outcome = failure_outcome(err, tail_lines(log_path))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     return _with_peak_memory(unit, outcome)
 
 
