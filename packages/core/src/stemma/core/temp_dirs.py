@@ -18,6 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from stemma.core.backends.worker_deaths import process_alive
+
 LEGACY_AGE_SECONDS = 24 * 3600.0
 """An unnamed leftover older than this is removed (no process holds a folder that long idle)."""
 _swept: set[str] = set()
@@ -53,7 +55,7 @@ def sweep_leftovers(kind: str) -> list[Path]:
     for entry in entries:
         if entry.name.startswith(mine):
             pid = _pid(entry.name[len(mine) :])
-            stale = pid is not None and pid != os.getpid() and not _alive(pid)
+            stale = pid is not None and pid != os.getpid() and not process_alive(pid)
         else:
             stale = _legacy(entry.name[len(prefix) :]) and _age(entry, now) > LEGACY_AGE_SECONDS
         if stale and entry.is_dir(follow_symlinks=False):
@@ -82,13 +84,3 @@ def _age(entry: os.DirEntry[str], now: float) -> float:
         return now - entry.stat(follow_symlinks=False).st_mtime
     except OSError:
         return 0.0
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process: alive
-        return True
-    return True

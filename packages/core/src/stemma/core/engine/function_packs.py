@@ -36,10 +36,10 @@ from stemma.core.engine.pack_sizing import PackSizer
 from stemma.core.engine.planned_step import PlannedStep
 from stemma.core.engine.references import StepResult
 from stemma.core.engine.run_context import PipelineContext
-from stemma.core.engine.unit_dispatch import SentPack, pack_outcomes, shrink_for_late
+from stemma.core.engine.unit_dispatch import SentPack, pack_outcomes, shrink_for_late, submit_packs
 from stemma.core.engine.unit_dispatch import wave_request as step_wave_request
 from stemma.core.engine.units import ExecutionUnit
-from stemma.core.engine.worker.worker_entry import UnitOutcome, run_units
+from stemma.core.engine.worker.worker_entry import UnitOutcome
 
 GATHER_QUIET_SECONDS = 0.2
 """A scheduler's wave goes out once no step became ready for this long…"""
@@ -238,11 +238,10 @@ class FunctionPacks:
             first,
             self._most_packs or len(packs),
             pack_steps=tuple(tuple(w.step.number for w in pack) for pack in packs),
-            pack_keys=tuple(tuple(w.unit.execution_spec_id for w in pack) for pack in packs),
         )
         try:
             units = [[waiting.unit for waiting in pack] for pack in packs]
-            futures = ctx.backend.submit_wave(run_units, units, request)
+            futures = submit_packs(ctx.backend, units, request)
         except BaseException as error:  # the backend refused the wave: every unit fails
             for pack in packs:
                 if not ctx.backend.queues_whole_waves:

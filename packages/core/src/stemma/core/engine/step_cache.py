@@ -79,7 +79,7 @@ def cached_result(
     step.outputs_from = source
     step_run_id = new_attempt_id()
     # The newest event of a fingerprint is its record: it keeps the pace the step was built at.
-    pace = {key: hit.metadata[key] for key in ("unit_seconds",) if key in hit.metadata}
+    pace = {"unit_seconds": hit.metadata["unit_seconds"]} if "unit_seconds" in hit.metadata else {}
     event = event_factory(ctx, step, step_run_id)(
         StepStatus.COMPLETED,
         total=hit.total_count,

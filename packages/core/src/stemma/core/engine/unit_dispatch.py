@@ -146,10 +146,7 @@ def _send(
         slots.give(room - len(wave))  # fewer packs were left than slots taken
     if not wave:
         return False
-    if backend.queues_whole_waves:  # recorded with the jobs: what each element computes
-        keys = tuple(tuple(unit.execution_spec_id for unit in pack) for pack in wave)
-        request = dataclasses.replace(request, pack_keys=keys)
-    futures = backend.submit_wave(run_units, wave, request)
+    futures = submit_packs(backend, wave, request)
     sent = time.monotonic()
     pending.update((f, SentPack(p, sent)) for f, p in zip(futures, wave, strict=True))
     fresh = sum(len(pack) for pack in wave) - queue.taken_again  # counted once
@@ -231,13 +228,26 @@ def _settle(
     return [UnitOutcome.crashed(unit, error, ctx.store) for unit in pack]  # the worker died
 
 
+def submit_packs(
+    backend: Backend, packs: list[list[ExecutionUnit]], request: WaveRequest
+) -> list[Future[Any]]:
+    """Hand ``packs`` to the backend, one future per pack.
+
+    A scheduler also gets each pack's execution keys, which it records with the jobs: the unit
+    an element computes can then be found by its key once the orchestrator is gone.
+    """
+    if backend.queues_whole_waves:
+        keys = tuple(tuple(unit.execution_spec_id for unit in pack) for pack in packs)
+        request = dataclasses.replace(request, pack_keys=keys)
+    return backend.submit_wave(run_units, packs, request)
+
+
 def wave_request(
     ctx: PipelineContext,
     step: PlannedStep,
     limit: int,
     *,
     pack_steps: tuple[tuple[int, ...], ...] = (),
-    pack_keys: tuple[tuple[str, ...], ...] = (),
 ) -> WaveRequest:
     """The wave of ``step``'s packs (or of packs of several function steps: ``pack_steps``)."""
     op = step.operation
@@ -258,7 +268,6 @@ def wave_request(
         },
         log_dir=str(ctx.store.layout.logs / "slurm" / ctx.run_id),
         pack_steps=pack_steps,
-        pack_keys=pack_keys,
     )
 
 

@@ -56,14 +56,14 @@ class UnitTally:
         """Fold outcomes from the backend in; the caller can drop them."""
         for outcome in outcomes:
             self.returned += 1
-            if outcome.success and outcome.seconds > 0:  # a quick failure says nothing of pace
-                self.worked += 1
-                self.work_seconds += outcome.seconds
             if outcome.bundle is not None:
                 self.bundles.setdefault(outcome.bundle)
             if outcome.success:
                 self.successes[outcome.bundle] = self.successes.get(outcome.bundle, 0) + 1
                 self._keep(outcome.outputs)
+                if outcome.seconds > 0:  # (only successes pace: a quick failure says nothing)
+                    self.worked += 1
+                    self.work_seconds += outcome.seconds
                 continue
             self.failed_any = True
             if outcome.cancelled:

@@ -151,11 +151,13 @@ class WaveSizer:
 
         (A unit that failed at once says nothing of how long one that works takes.)
         """
+        if self.unit_seconds is not None:
+            return
         seconds = [o.seconds for o in outcomes if o.success and o.seconds > 0]
-        if self.unit_seconds is None and seconds:
+        if seconds:
             self.unit_seconds = sum(seconds) / len(seconds)
-        elif self.unit_seconds is None:  # the probe told nothing (cancelled, all crashed)
-            self.unit_seconds = self.time_limit_seconds  # one unit per element: the safe side
+        else:  # the probe told nothing (cancelled, all failed): one unit per element, no more
+            self.probe = False
 
 
 def wave_sizer(

@@ -184,6 +184,11 @@ class InputSpec(BaseModel, frozen=True, extra="forbid"):
         return value
 
 
+UNDECLARED_INPUT = InputSpec()
+"""The spec of an input role the operation does not declare (made once: building a model per
+unit and role is not free on a hot path)."""
+
+
 class OutputSpec(BaseModel, frozen=True, extra="forbid"):
     """One output role of an operation."""
 

@@ -22,7 +22,7 @@ from collections.abc import Iterator, Mapping, Sequence
 
 from stemma.core.engine.units import ExecutionUnit
 from stemma.core.operations.drafts import FinalizedArtifact
-from stemma.core.operations.specs import InputSpec
+from stemma.core.operations.specs import UNDECLARED_INPUT, InputSpec
 from stemma.core.store import PipelineStore
 
 Associated = dict[str, dict[str, dict[str, list[FinalizedArtifact]]]]
@@ -36,9 +36,6 @@ FIRST_WINDOW = 8
 """Units in a pack's first window, before the content size per unit is known."""
 MAX_WINDOW = 512
 """Units in a window at most (bounds the ids of one scan's predicate)."""
-_UNDECLARED = InputSpec()
-"""The spec of a role the operation does not declare (made once: a pydantic model per unit is
-not free)."""
 
 
 def load_inputs(
@@ -69,7 +66,7 @@ def load_inputs(
         raise LookupError(f"{len(missing)} input artifacts are not in the store: {shown}")
     inputs: Inputs = {}
     for role, ids in roles.items():
-        spec = specs.get(role, InputSpec())
+        spec = specs.get(role, UNDECLARED_INPUT)
         artifacts = [loaded[i] for i in ids]
         inputs[role] = artifacts if spec.hydrate else [_dry(a) for a in artifacts]
     return inputs, _associated(roles, specs, store)
@@ -135,7 +132,9 @@ def _hydrates(unit: ExecutionUnit) -> bool:
     if not unit.operation.loads_inputs:
         return False
     specs = type(unit.operation).inputs
-    return any(specs.get(role, _UNDECLARED).hydrate for role, ids in unit.inputs().items() if ids)
+    return any(
+        specs.get(role, UNDECLARED_INPUT).hydrate for role, ids in unit.inputs().items() if ids
+    )
 
 
 def _dry(artifact: FinalizedArtifact) -> FinalizedArtifact:
@@ -147,7 +146,7 @@ def _associated(
 ) -> Associated:
     found: Associated = {}
     for role, ids in roles.items():
-        spec = specs.get(role, InputSpec())
+        spec = specs.get(role, UNDECLARED_INPUT)
         if not spec.with_associated or not ids:
             continue
         per_input: dict[str, dict[str, list[str]]] = {i: {} for i in ids}

@@ -16,7 +16,7 @@ from typing import Any
 
 from stemma.core.operations.definition import OperationDefinition
 from stemma.core.operations.drafts import FinalizedArtifact
-from stemma.core.operations.specs import InputSpec
+from stemma.core.operations.specs import UNDECLARED_INPUT, InputSpec
 
 Loader = Callable[[Collection[str]], Mapping[str, FinalizedArtifact]]
 """Loads artifacts (with content) by id: ``PipelineStore.load_artifacts``."""
@@ -50,13 +50,12 @@ def materialize_inputs(
         ValueError: an artifact has no content, a file ref's file is missing, or a config refers
             to an artifact the store does not have.
     """
-    specs = type(op).inputs
     paths: dict[str, list[Path]] = {}
     planned: dict[str, tuple[FinalizedArtifact, Path]] = {}
     for role, artifacts in inputs.items():
-        spec = specs.get(role, InputSpec())
+        spec = _spec(op, role)
         paths[role] = []
-        if not spec.materialize or not spec.hydrate:  # ids only: nothing to write
+        if not _as_files(spec):  # ids only: nothing to write
             continue
         taken: set[str] = set()
         for artifact in artifacts:
@@ -79,12 +78,19 @@ def writes_files(
     op: OperationDefinition, inputs: Mapping[str, Sequence[FinalizedArtifact]]
 ) -> bool:
     """Whether :func:`materialize_inputs` would write anything (file refs are not copied)."""
-    specs = type(op).inputs
     return any(
-        spec.materialize and spec.hydrate and any(a.artifact_type != "file_ref" for a in artifacts)
+        _as_files(_spec(op, role)) and any(a.artifact_type != "file_ref" for a in artifacts)
         for role, artifacts in inputs.items()
-        for spec in (specs.get(role, InputSpec()),)
     )
+
+
+def _spec(op: OperationDefinition, role: str) -> InputSpec:
+    return type(op).inputs.get(role, UNDECLARED_INPUT)
+
+
+def _as_files(spec: InputSpec) -> bool:
+    """A role whose inputs are written as files (not ids only)."""
+    return spec.materialize and spec.hydrate
 
 
 def _plan(

@@ -85,7 +85,7 @@ class SparePool:
 
     def give_back(self, final: Sandbox, spare: Sandbox) -> None:
         """Keep ``spare`` (as made, its log empty) for the next unit of ``final``'s step."""
-        step_folder = final.root.parent.parent.parent
+        step_folder = _step_folder(final)
         if step_folder in self.spares:  # (one unit at a time: never, but never lose a folder)
             spare.remove()
         else:
@@ -97,7 +97,7 @@ class SparePool:
         Left in place, the finished unit still shows on the dashboard until the next unit
         starts or its pack is staged, as a unit in a pack has always shown (never a gap).
         """
-        step_folder = final.root.parent.parent.parent
+        step_folder = _step_folder(final)
         free = step_folder not in self.spares and step_folder not in self._finished
         if free and final.as_made():
             self._finished[step_folder] = final
@@ -135,6 +135,11 @@ class SparePool:
             for folder in (*home.parents[:3], step_folder):  # {host}, {N}_{op}, .spares
                 with contextlib.suppress(OSError):
                     folder.rmdir()
+
+
+def _step_folder(final: Sandbox) -> Path:
+    """``working/{N}_{op}`` of a unit's sandbox ``working/{N}_{op}/{ab}/{cd}/{id}``."""
+    return final.root.parents[2]
 
 
 @contextlib.contextmanager

@@ -87,9 +87,7 @@ def run_unit(unit: ExecutionUnit, store: PipelineStore | None = None) -> UnitRep
         except Exception as err:
             outcome = failure_outcome(err, None, prefix="could not open the store: ")
             return _unstaged(unit, _record(unit, run_id, started, outcome), outcome, None)
-    began = time.monotonic()
-    outcome = _execute(unit, store, run_id)
-    seconds = time.monotonic() - began
+    outcome, seconds = _timed(unit, store, run_id)
     return _stage(store, unit, _record(unit, run_id, started, outcome), outcome, seconds)
 
 
@@ -111,14 +109,11 @@ def run_pack(units: Sequence[ExecutionUnit], store: PipelineStore) -> list[UnitR
             run_id = new_attempt_id()
             started = dt.datetime.now(dt.UTC)
             stopped = worker_stop.stop_reason()  # told to stop: load and run no more
-            seconds = 0.0
             if stopped is None:
-                _, loaded = next(loads)
-                began = time.monotonic()  # the unit's own work: the pack's one read is not
-                outcome = _execute(unit, store, run_id, loaded)
-                seconds = time.monotonic() - began
+                _, loaded = next(loads)  # (the pack's read: not the unit's own time)
+                outcome, seconds = _timed(unit, store, run_id, loaded)
             else:
-                outcome = _not_started(stopped)
+                outcome, seconds = _not_started(stopped), 0.0
             done.append((unit, _record(unit, run_id, started, outcome), outcome, seconds))
             if not outcome.success and unit.fail_fast_file is not None:
                 mark_failed_fast(unit)
@@ -142,6 +137,18 @@ def report_crash(unit: ExecutionUnit, error: BaseException, store: PipelineStore
     outcome = failure_outcome(error, None, prefix="the worker died: ")
     record = _record(unit, new_attempt_id(), dt.datetime.now(dt.UTC), outcome)
     return _stage(store, unit, record, outcome)
+
+
+def _timed(
+    unit: ExecutionUnit,
+    store: PipelineStore,
+    run_id: str,
+    loaded: tuple[Inputs, Associated] | Exception | None = None,
+) -> tuple[LifecycleOutcome, float]:
+    """:func:`_execute`, and how long it took: the unit's own seconds (``UnitReport.seconds``)."""
+    began = time.monotonic()
+    outcome = _execute(unit, store, run_id, loaded)
+    return outcome, time.monotonic() - began
 
 
 def _execute(
