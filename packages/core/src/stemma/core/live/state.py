@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from stemma.core.backends.worker_deaths import process_alive
+from stemma.core.crash_points import crash_point
 from stemma.core.run_ids import check_run_id
 from stemma.core.unit_counts import UnitCounts
 
@@ -144,6 +145,12 @@ class RunState:
     (what tells apart runs of one pipeline, and what a resume would run again)."""
     cwd: str = ""
     """The orchestrator's working directory, which relative paths in ``command`` are from."""
+    launch: tuple[str, ...] = ()
+    """The orchestrator process's whole command line as it was started: its interpreter
+    (``sys.executable``), the interpreter's options and what followed (``sys.orig_argv``).
+    What ``stemma resume`` runs again, in ``cwd``; empty in files written before it was kept."""
+    resumes: str = ""
+    """The run this one resumes (started by ``stemma resume RUN``); empty otherwise."""
     steps: tuple[StepState, ...] = ()
 
     def to_json(self) -> str:
@@ -163,6 +170,7 @@ class RunState:
             data["status"] = RunStatus(data["status"])
             # JSON has no tuples: give the field back its declared type, so states compare equal.
             data["command"] = tuple(data.get("command", ()))
+            data["launch"] = tuple(data.get("launch", ()))
             return cls(**data, steps=steps)
         except (json.JSONDecodeError, TypeError, KeyError) as err:
             raise ValueError(f"not a stemma run state file: {err}") from err
@@ -231,6 +239,7 @@ def write_state(root: str | os.PathLike[str], state: RunState) -> None:
     partial.write_text(state.to_json())
     with _WRITING:  # the last writer in this process wins, whole
         partial.replace(directory / STATE_FILE)
+    crash_point("live.state")
 
 
 def read_state(
