@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from stemma.core.crash_points import crash_point
+
 LEDGER_NAME = "slurm_jobs.jsonl"
 
 
@@ -65,6 +67,7 @@ class JobLedger:
                 handle.write(line)
                 handle.flush()
                 os.fsync(handle.fileno())
+        crash_point("slurm.ledger")
 
 
 def read_ledger(path: Path) -> Iterator[LedgerEntry]:
