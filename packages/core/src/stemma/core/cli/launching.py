@@ -17,7 +17,7 @@ import shlex
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,7 +25,7 @@ from stemma.core.cli.exit_codes import CliError, ExitCode
 from stemma.core.cli.script_target import resolve_script
 from stemma.core.error_lines import TRACEBACK_HEADER, error_line
 from stemma.core.layout import ROOT_ENV
-from stemma.core.live import list_states
+from stemma.core.live import RunState, list_states
 
 BACKEND_ENV = "STEMMA_BACKEND"
 RUN_ID_WAIT_SECONDS = 60.0
@@ -162,34 +162,64 @@ def detach(root: Path, script: str, argv: Sequence[str], backend: str | None) ->
             (the message has its error output).
     """
     resolve_script(script)  # a missing one is said now, not after a detached process died of it
+    extra = {ROOT_ENV: str(root)} | ({BACKEND_ENV: backend} if backend else {})
+    command = [sys.executable, "-m", "stemma.core.cli.main", "run", script, *argv]
+    return launch_detached(root, command, cwd=Path.cwd(), env=extra, what=repr(script))
+
+
+def launch_detached(
+    root: Path,
+    command: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    what: str,
+    wanted: Callable[[RunState], bool] = lambda _: True,
+) -> Detached:
+    """Start ``command`` in ``cwd`` in a new session, its output in ``{root}/logs/detached/``.
+
+    Then wait (up to :data:`RUN_ID_WAIT_SECONDS`) for its process to start a run that is
+    ``wanted``, or to end. In its own session with no terminal, its stdin from ``/dev/null``:
+    the end of the SSH or tmux session that started it reaches neither it nor its workers.
+
+    Args:
+        root: the root its runs write to (where its log goes).
+        command: the program and its arguments.
+        cwd: where it runs.
+        env: variables set on top of this process's environment.
+        what: what is started, for the error when the launcher fails (``'flow.py'``).
+        wanted: which of the runs it starts to wait for (every run, by default).
+
+    Raises:
+        CliError: the launcher itself failed (the message has its error output).
+    """
     logs = root / "logs" / "detached"
     logs.mkdir(parents=True, exist_ok=True)
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d_%H%M%S")
     log = logs / f"{stamp}_{os.getpid()}.log"
-    env = {**os.environ, ROOT_ENV: str(root)}
-    if backend:
-        env[BACKEND_ENV] = backend
-    command = [sys.executable, "-m", "stemma.core.cli.main", "run", script, *argv]
     launched = subprocess.run(
         [sys.executable, "-c", _LAUNCHER, str(log), *command],
+        stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
-        env=env,
-        cwd=Path.cwd(),
+        env={**os.environ, **env},
+        cwd=cwd,
         check=False,
         timeout=60,
     )
     if launched.returncode != 0:
-        raise CliError(f"could not start {script!r}: {launched.stderr.strip()}")
+        raise CliError(f"could not start {what}: {launched.stderr.strip()}")
     pid = int(launched.stdout.strip())
     deadline = time.monotonic() + RUN_ID_WAIT_SECONDS
     while time.monotonic() < deadline:
-        started = tuple(s.run_id for s in list_states(root) if s.pid == pid)
+        started = [s for s in list_states(root) if s.pid == pid]
         ended = not _alive(pid)
-        if started or ended:
-            return Detached(pid=pid, log=log, run_ids=started, ended=ended)
+        if ended or any(wanted(state) for state in started):
+            ids = tuple(s.run_id for s in sorted(started, key=lambda s: not wanted(s)))
+            return Detached(pid=pid, log=log, run_ids=ids, ended=ended)
         time.sleep(0.2)  # the script is importing and planning: nothing to wait on but its file
-    return Detached(pid=pid, log=log, run_ids=(), ended=False)
+    ids = tuple(s.run_id for s in list_states(root) if s.pid == pid)
+    return Detached(pid=pid, log=log, run_ids=ids, ended=False)
 
 
 def _alive(pid: int) -> bool:

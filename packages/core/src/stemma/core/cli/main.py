@@ -27,6 +27,7 @@ CORE_COMMANDS: dict[str, str] = {
     "status": "stemma.core.cli.live_commands:STATUS",
     "watch": "stemma.core.cli.live_commands:WATCH",
     "cancel": "stemma.core.cli.live_commands:CANCEL",
+    "resume": "stemma.core.cli.resume_command:RESUME",
     "reap": "stemma.core.cli.reap_command:REAP",
     "plan": "stemma.core.cli.plan_commands:PLAN",
     "explain": "stemma.core.cli.plan_commands:EXPLAIN",

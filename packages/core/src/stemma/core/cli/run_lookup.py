@@ -8,6 +8,7 @@ runs through their state files.
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -52,13 +53,21 @@ def resolve_run_id(root: Path, given: str) -> str:
         return matches[0]
     if not matches:
         raise CliError(
-            f"no run {given!r} under {root}; `stemma runs --root {root}` lists the runs",
+            f"no run {given!r} under {root}{_close_ones(given, known)}; "
+            f"`stemma runs --root {root}` lists the runs",
             ExitCode.NOT_FOUND,
         )
     shown = ", ".join(matches[:5]) + (" …" if len(matches) > 5 else "")
     raise CliError(
         f"{given!r} names {len(matches)} runs ({shown}); give more of the id", ExitCode.USAGE
     )
+
+
+def _close_ones(given: str, known: set[str]) -> str:
+    """``" (did you mean a, b?)"``: the ids, or pipeline names, that look like a mistyped one."""
+    names = {run_name(run_id) for run_id in known}
+    close = difflib.get_close_matches(given, sorted(known | names), n=3, cutoff=0.6)
+    return f" (did you mean {', '.join(close)}?)" if close else ""
 
 
 def root_argument(value: str | os.PathLike[str] | None) -> Path:

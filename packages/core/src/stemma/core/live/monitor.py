@@ -13,6 +13,7 @@ import sys
 import threading
 from dataclasses import replace
 
+from stemma.core.live.launch_record import launch_command, resumed_run
 from stemma.core.live.state import RunState, RunStatus, StepState, utc_now
 from stemma.core.provenance import current_user
 from stemma.core.unit_counts import UnitCounts
@@ -42,6 +43,8 @@ class RunMonitor:
             user=current_user(),
             command=tuple(sys.argv),
             cwd=_working_directory(),
+            launch=launch_command(),
+            resumes=resumed_run(name),
         )
         self.version = 0
         """Bumped on every change, so the writer knows whether there is news."""
