@@ -1,0 +1,131 @@
+"""One writer of the concurrency table (test_concurrency_table.py), run as its own process.
+
+``python -m tests.storage.concurrency_writer ROLE ROOT BARRIER INDEX [ARG…]``, with the checkout
+on ``PYTHONPATH``. Every writer imports what it
+needs, does what it must do before the race (stage its bundles), touches
+``BARRIER/ready-{INDEX}``, and waits for ``BARRIER/go``: the test touches it once every writer
+is ready, so the races start together rather than one process start-up apart. A writer that
+commits touches ``BARRIER/committed-{INDEX}`` when it has finished; the writers that race it
+(recovery, vacuum, compaction) go on until every committer is done, so they overlap the whole
+commit, and print what they did as one JSON line.
+
+Roles:
+
+- ``pipeline SEED WRITERS``: a ``Pipeline`` runs ``race_operation.RaceGenerate`` once
+  (local-thread).
+- ``commit RECORDS``: commit pickled function steps one by one, as the engine records them.
+- ``commit-staged RECORDS``: stage them all before the race, then commit each staged bundle.
+- ``recover``, ``vacuum``, ``compact``: the maintenance of one root, in a loop.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from stemma.core.execution_records import ExecutionRecord, StepEvent, StepOutputs
+from stemma.storage import DeltaStore
+from stemma.storage.maintenance import compact_root, vacuum_root
+
+DEADLINE_SECONDS = 120.0
+"""How long a writer waits for the others before it gives up (the test then fails)."""
+PASS_PAUSE_SECONDS = 0.02
+"""Between two passes of a maintenance loop: leaves the committers the CPU (2 cores, 4 writers)."""
+
+Records = list[tuple[ExecutionRecord, StepOutputs, list[StepEvent]]]
+
+
+def wait_for(condition: Any, what: str) -> None:
+    """Poll ``condition()`` until it holds; fail loudly past the deadline."""
+    deadline = time.monotonic() + DEADLINE_SECONDS
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"gave up waiting for {what} after {DEADLINE_SECONDS:.0f} s")
+        time.sleep(0.01)
+
+
+def count(barrier: Path, pattern: str) -> int:
+    """How many barrier files match ``pattern`` (``asked-*``, ``committed-*``)."""
+    return len(list(barrier.glob(pattern)))
+
+
+def run_pipeline(root: Path, barrier: Path, index: int, seed: int, writers: int) -> dict[str, Any]:
+    """One run of ``RaceGenerate``: what it offers and whether it found the step built."""
+    # Imported here: the other roles start faster without the Pipeline and its engine.
+    from stemma.core.front.pipeline import Pipeline
+    from tests.storage.race_operation import RaceGenerate
+
+    pipeline = Pipeline.create("race", root=root, backend="local-thread", max_workers=1)
+    params = {"seed": seed, "barrier": str(barrier), "writers": writers}
+    (barrier / f"asked-{index}").touch()
+    result = pipeline.run(RaceGenerate, params=params)
+    summary = pipeline.finalize()
+    return {
+        "run_id": pipeline.run_id,
+        "success": bool(summary["overall_success"]),
+        "cache": result.metadata.get("cache"),
+        "offered": sorted(pipeline.artifact_ids(result.output("datasets"))),
+    }
+
+
+def commit(store: DeltaStore, records: Records, staged: list[Path] | None) -> int:
+    """Commit each step's bundle as its own wave, then its events; how many bundles it wrote."""
+    written = 0
+    for number, (execution, outputs, events) in enumerate(records):
+        bundle = store.stage_execution(execution) if staged is None else staged[number]
+        written += store.commit_wave([bundle], step_outputs=outputs).committed
+        store.record_events(events)
+    return written
+
+
+def until_done(barrier: Path, committers: int, once: Any) -> list[Any]:
+    """Call ``once()`` until every committer is done, and once more after: its results."""
+    results: list[Any] = []
+    while count(barrier, "committed-*") < committers:
+        results.append(once())
+        time.sleep(PASS_PAUSE_SECONDS)
+    results.append(once())  # whatever the last commit left is seen by one pass at least
+    return results
+
+
+def main(argv: list[str]) -> None:
+    """Parse the command line (see the module docstring), wait for the go, and write."""
+    role, root, barrier, index = argv[0], Path(argv[1]), Path(argv[2]), int(argv[3])
+    store = DeltaStore(root)
+    records: Records = []
+    staged: list[Path] | None = None
+    if role in ("commit", "commit-staged"):
+        records = pickle.loads(Path(argv[4]).read_bytes())
+    if role == "commit-staged":
+        staged = [store.stage_execution(execution) for execution, _, _ in records]
+    (barrier / f"ready-{index}").touch()
+    wait_for((barrier / "go").exists, "the go")
+    report: dict[str, Any] = {"role": role, "index": index}
+    committers = int(argv[4]) if role in ("recover", "vacuum", "compact") else 0
+    if role == "pipeline":
+        report |= run_pipeline(root, barrier, index, seed=int(argv[4]), writers=int(argv[5]))
+    elif role in ("commit", "commit-staged"):
+        report["committed"] = commit(store, records, staged)
+    elif role == "recover":
+        report["committed"] = sum(until_done(barrier, committers, store.recover))
+    elif role == "vacuum":
+        passes = until_done(
+            barrier, committers, lambda: vacuum_root(root, retain_hours=1, apply=True)
+        )
+        report["removed"] = [str(r.path) for p in passes for r in p.removals]
+    elif role == "compact":
+        passes = until_done(barrier, committers, lambda: compact_root(root))
+        report["compacted"] = sum(c.files_before - c.files_after for p in passes for c in p)
+    else:
+        raise SystemExit(f"unknown role {role!r}: pipeline, commit, commit-staged, recover, …")
+    if role in ("commit", "commit-staged"):
+        (barrier / f"committed-{index}").touch()
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,347 @@
+"""Concurrency cases as a table, in delta-rs's style: writers by race, each with its outcome.
+
+Every row starts its writers as separate processes on one real root
+(``concurrency_writer.py``), holds them at a barrier until all are ready, and lets them race;
+then it checks the outcome the row states, and what holds after every race: each table readable,
+no row written twice, nothing left staged. docs/concepts/store.md ("Concurrency cases") is this
+table in words.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+import polars as pl
+import pytest
+from deltalake import DeltaTable
+
+from stemma.storage import ARTIFACT_INDEX, EXECUTIONS, METRICS, STEPS, DeltaStore
+from stemma.storage.maintenance import compact_root, delta_tables
+
+from .conftest import FunctionStep, build_function_step, commit_function_step, read_delta
+
+CHECKOUT = Path(__file__).resolve().parents[2]
+_DEADLINE_SECONDS = 120.0
+_STEPS_PER_COMMITTER = 3
+
+
+class Race(StrEnum):
+    """What the writers of a row do to the root at the same moment."""
+
+    SAME_KEY = "same execution key"
+    DISJOINT_KEYS = "disjoint keys"
+    RECOVERY = "recovery racing a commit"
+    VACUUM = "vacuum racing a commit"
+    COMPACTION = "compaction racing a commit"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One row of the table."""
+
+    writers: int
+    """Processes writing the root at once."""
+    race: Race
+    """What they do."""
+    expected: str
+    """The outcome, in words: the assertion message of every check of the row."""
+
+
+CASES = [
+    # writers, race, expected outcome
+    Case(2, Race.SAME_KEY,
+         "the unit runs once; the other Pipeline waits for the step's lease and finds it built: "
+         "one execution row, each artifact indexed once, both runs offer the same ids"),
+    Case(4, Race.SAME_KEY,
+         "the unit runs once; the three other Pipelines wait and find it built: one execution "
+         "row, each artifact indexed once, all four runs offer the same ids"),
+    Case(2, Race.DISJOINT_KEYS,
+         "both units run and commit: two execution rows, the file both wrote alike indexed "
+         "once, each run's own file once"),
+    Case(4, Race.DISJOINT_KEYS,
+         "all four units run and commit: four execution rows, the file all wrote alike "
+         "indexed once, each run's own file once"),
+    Case(2, Race.RECOVERY,
+         "one process commits the bundles it staged while the other recovers the root: each "
+         "bundle, its own and a dead run's, committed exactly once and counted once"),
+    Case(4, Race.RECOVERY,
+         "two processes commit the bundles they staged while two recover the root: each "
+         "bundle, theirs and a dead run's, committed exactly once and counted once"),
+    Case(2, Race.VACUUM,
+         "one process commits while the other vacuums (--apply, an hour's retention): every "
+         "commit lands once, no committed row is lost, only the old files nothing references "
+         "are removed, and every table still reads"),
+    Case(4, Race.VACUUM,
+         "three processes commit while the fourth vacuums: every commit lands once, no "
+         "committed row is lost, only the old files nothing references are removed, and "
+         "every table still reads"),
+    Case(2, Race.COMPACTION,
+         "one process commits while the other compacts every table, again and again: every "
+         "commit lands once, no row is lost, the tables are compacted and still read"),
+    Case(4, Race.COMPACTION,
+         "three processes commit while the fourth compacts: every commit lands once, no row "
+         "is lost, the tables are compacted and still read"),
+]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Root:
+    """The root a row races on, and the barrier directory its writers meet at."""
+
+    path: Path
+    barrier: Path
+
+    def start(self, role: str, index: int, *args: object) -> subprocess.Popen[str]:
+        """Start a writer; it stops at the barrier until :meth:`race` says go."""
+        argv = ["-m", "tests.storage.concurrency_writer", role, str(self.path), str(self.barrier)]
+        path = os.pathsep.join(filter(None, [str(CHECKOUT), os.environ.get("PYTHONPATH")]))
+        return subprocess.Popen(
+            [sys.executable, *argv, str(index), *(str(arg) for arg in args)],
+            cwd=self.barrier,
+            env={**os.environ, "PYTHONPATH": path},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    def race(self, writers: list[subprocess.Popen[str]]) -> list[dict[str, Any]]:
+        """Once every writer is ready, let them all go; what each reported, in start order."""
+        deadline = time.monotonic() + _DEADLINE_SECONDS
+        while len(list(self.barrier.glob("ready-*"))) < len(writers):
+            crashed = [w for w in writers if w.poll() is not None]
+            assert not crashed, crashed[0].communicate()[1][-3000:]
+            assert time.monotonic() < deadline, "the writers never got ready"
+            time.sleep(0.01)
+        (self.barrier / "go").touch()
+        reports: list[dict[str, Any]] = []
+        for writer in writers:
+            out, err = writer.communicate(timeout=_DEADLINE_SECONDS)
+            assert writer.returncode == 0, err[-3000:]
+            reports.append(json.loads(out.strip().splitlines()[-1]))
+        return reports
+
+    def committer_records(self, index: int, steps: list[FunctionStep]) -> Path:
+        """Pickle the steps a committer records, as the engine hands them to the store."""
+        path = self.barrier.parent / f"records-{index}.pickle"
+        path.write_bytes(
+            pickle.dumps([(s.execution, s.step_outputs, [s.running, s.final]) for s in steps])
+        )
+        return path
+
+
+# ---------------------------------------------------------------- what holds after every race
+
+
+def tables(root: Path) -> dict[str, pl.DataFrame]:
+    """Every Delta table of the root by name, each read whole (so: readable)."""
+    return {name: read_delta(path) for name, path in delta_tables(DeltaStore(root).layout)}
+
+
+def duplicates(name: str, frame: pl.DataFrame) -> int:
+    """How many rows of a table repeat a key that must be unique in it."""
+    if name.startswith("artifacts/"):
+        key = ["artifact_id"]
+    elif name == "orchestration/executions":
+        key = ["execution_run_id"]
+    elif name == "orchestration/steps":
+        key = ["step_run_id", "status"]
+    else:  # edges and step outputs: a whole row repeated
+        key = frame.columns
+    return frame.height - frame.select(key).unique().height
+
+
+def assert_sound(root: Path, case: Case) -> dict[str, pl.DataFrame]:
+    """Every table reads, every data file it references is there, no row is there twice."""
+    found = tables(root)
+    assert {name: duplicates(name, frame) for name, frame in found.items()} == dict.fromkeys(
+        found, 0
+    ), case.expected
+    for name, path in delta_tables(DeltaStore(root).layout):
+        missing = [u for u in DeltaTable(str(path)).file_uris() if not _exists(u)]
+        assert not missing, f"{case.expected}: {name} references removed files {missing}"
+    left = [p for p in (root / "staging").glob("*/*/*/*") if p.parts[-4] != ".retired"]
+    assert not left, f"{case.expected}: still staged {left}"
+    assert not list((root / "staging").glob(".waves/*")), case.expected
+    return found
+
+
+def _exists(uri: str) -> bool:
+    return Path(unquote(uri.removeprefix("file://"))).exists()
+
+
+def rows(frame: pl.DataFrame) -> set[str]:
+    """Each row of a table as a canonical JSON line (nulls compare equal, unlike in a join)."""
+    return {json.dumps(row, sort_keys=True, default=str) for row in frame.iter_rows(named=True)}
+
+
+def ids(frame: pl.DataFrame, column: str) -> list[str]:
+    """A column's values, sorted."""
+    return sorted(frame.get_column(column).to_list())
+
+
+# ---------------------------------------------------------------- the races
+
+
+def race_pipelines(root: Root, case: Case) -> None:
+    """N Pipelines run RaceGenerate at once: one seed for all (same key), or one each."""
+    same = case.race is Race.SAME_KEY
+    seeds = [0 if same else index for index in range(case.writers)]
+    writers = [root.start("pipeline", i, seed, case.writers) for i, seed in enumerate(seeds)]
+    reports = root.race(writers)
+    found = assert_sound(root.path, case)
+    ran = (root.barrier / "ran").read_text().splitlines()
+    executions = found[EXECUTIONS.name]
+    index = found[ARTIFACT_INDEX.name]
+    assert all(report["success"] for report in reports), case.expected
+    units = 1 if same else case.writers
+    assert len(ran) == units, f"{case.expected}: the unit ran {ran}"
+    assert executions.height == units, case.expected
+    assert executions.get_column("execution_spec_id").n_unique() == units, case.expected
+    # RaceGenerate writes one file all seeds write alike, and one of the seed's own
+    assert index.height == 1 + units, case.expected
+    offered = [tuple(report["offered"]) for report in reports]
+    if same:
+        assert len(set(offered)) == 1, case.expected
+        hits = sorted(str(report["cache"]) for report in reports)
+        assert hits == ["None", *["step"] * (case.writers - 1)], case.expected
+    else:
+        common = set(offered[0]).intersection(*offered[1:])
+        assert len(common) == 1, case.expected
+        assert sorted({i for o in offered for i in o}) == ids(index, "artifact_id")
+
+
+def _steps(prefix: str, count: int) -> list[FunctionStep]:
+    # every step returns the same value, so the writers race on one metric artifact id
+    return [build_function_step(f"{prefix}_{i}", value={"shared": True}) for i in range(count)]
+
+
+def assert_every_commit_once(
+    found: dict[str, pl.DataFrame], made: list[FunctionStep], case: Case, *, died: int = 0
+) -> None:
+    """Each step's execution row, its file ref and its two events once; one shared metric.
+
+    The first ``died`` steps were staged by a run that died before it wrote their events.
+    """
+    executions = found[EXECUTIONS.name]
+    assert ids(executions, "execution_run_id") == sorted(s.execution_run_id for s in made), (
+        case.expected
+    )
+    events = found[STEPS.name]
+    assert events.height == 2 * (len(made) - died), case.expected
+    index = found[ARTIFACT_INDEX.name]
+    assert index.height == len(made) + 1, case.expected
+    assert found[METRICS.name].height == 1, case.expected
+
+
+def race_recovery(root: Root, case: Case) -> None:
+    """Half the writers commit bundles they staged; the other half recover the root meanwhile."""
+    store = DeltaStore(root.path)
+    dead = _steps("dead", 2)  # a run killed after staging: only recovery commits these
+    for step in dead:
+        store.stage_execution(step.execution)
+    committers = case.writers // 2
+    batches = [_steps(f"live{i}", _STEPS_PER_COMMITTER) for i in range(committers)]
+    writers = [
+        root.start("commit-staged", i, root.committer_records(i, batch))
+        for i, batch in enumerate(batches)
+    ]
+    writers += [root.start("recover", i, committers) for i in range(committers, case.writers)]
+    reports = root.race(writers)
+    made = [*dead, *(step for batch in batches for step in batch)]
+    found = assert_sound(root.path, case)
+    assert_every_commit_once(found, made, case, died=len(dead))
+    assert sum(report["committed"] for report in reports) == len(made), case.expected
+    assert set(store.completed([s.fingerprint for s in made[len(dead) :]])) == {
+        s.fingerprint for s in made[len(dead) :]
+    }, case.expected
+    offered = store.step_outputs([s.step_run_id for s in made[len(dead) :]])
+    for step in made[len(dead) :]:
+        expected = {role: ids for role, ids in step.step_outputs.outputs.items()}
+        assert offered[step.step_run_id] == expected, case.expected
+
+
+def _history(store: DeltaStore) -> list[FunctionStep]:
+    """Steps committed before the race, then compacted: small files replaced by a large one."""
+    made = _steps("before", 3)
+    for step in made:
+        commit_function_step(store, step)
+    compact_root(store.layout.root)
+    return made
+
+
+def _old_leftovers(store: DeltaStore) -> list[Path]:
+    """What a vacuum removes, three hours old: an orphan data file in each table, and a log.
+
+    An orphan is what a commit that lost a conflict leaves; the files compaction just replaced
+    are younger than any retention a vacuum accepts, so they must stay.
+    """
+    three_hours_ago = time.time() - 3 * 3600
+    old: list[Path] = []
+    for _, path in delta_tables(store.layout):
+        orphan = path / "part-00000-orphan-of-a-lost-conflict.zstd.parquet"
+        orphan.write_bytes(next(path.glob("*.parquet")).read_bytes())
+        old.append(orphan)
+    log = store.layout.logs / "failures" / "step_1_old" / "abcd1234.log"
+    log.parent.mkdir(parents=True)
+    log.write_text("Traceback: an old failure")
+    old.append(log)
+    for path in old:
+        os.utime(path, (three_hours_ago, three_hours_ago))
+    return old
+
+
+def race_maintenance(root: Root, case: Case) -> None:
+    """All writers but one commit steps; the last vacuums or compacts the root meanwhile."""
+    store = DeltaStore(root.path)
+    before = _history(store)
+    old = _old_leftovers(store) if case.race is Race.VACUUM else []
+    kept = tables(root.path)
+    committers = case.writers - 1
+    batches = [_steps(f"live{i}", _STEPS_PER_COMMITTER) for i in range(committers)]
+    writers = [
+        root.start("commit", i, root.committer_records(i, batch)) for i, batch in enumerate(batches)
+    ]
+    role = "vacuum" if case.race is Race.VACUUM else "compact"
+    writers.append(root.start(role, committers, committers))
+    reports = root.race(writers)
+    found = assert_sound(root.path, case)
+    assert_every_commit_once(found, [*before, *(s for batch in batches for s in batch)], case)
+    for name, frame in kept.items():
+        assert rows(frame) <= rows(found[name]), f"{case.expected}: {name} lost committed rows"
+    (maintenance,) = [r for r in reports if r["role"] == role]
+    if case.race is Race.VACUUM:
+        assert sorted(maintenance["removed"]) == sorted(map(str, old)), case.expected
+        assert not any(path.exists() for path in old), case.expected
+    else:
+        assert maintenance["compacted"] > 0, case.expected
+        for _, path in delta_tables(store.layout):
+            assert list((path / "_delta_log").glob("*.checkpoint.parquet")), case.expected
+
+
+RACES: dict[Race, Callable[[Root, Case], None]] = {
+    Race.SAME_KEY: race_pipelines,
+    Race.DISJOINT_KEYS: race_pipelines,
+    Race.RECOVERY: race_recovery,
+    Race.VACUUM: race_maintenance,
+    Race.COMPACTION: race_maintenance,
+}
+
+
+@pytest.mark.parametrize(
+    "case", CASES, ids=[f"{c.writers}-writers-{c.race.replace(' ', '-')}" for c in CASES]
+)
+def test_concurrency_case_ends_as_its_row_says(tmp_path: Path, case: Case) -> None:
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    RACES[case.race](Root(path=tmp_path / "root", barrier=barrier), case)
