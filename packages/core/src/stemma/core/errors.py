@@ -71,6 +71,15 @@ class StoreUnavailableError(StemmaError, ImportError):
     """A store or backend was asked for by name but the package providing it is not installed."""
 
 
+class DamagedStoreError(StemmaError, RuntimeError):
+    """A store's table (or database) cannot be read: a file of it is damaged or missing.
+
+    Stores raise a subclass naming the table; the message says to run ``stemma check ROOT``,
+    which names the damaged file and the fix. Defined here so that core's command line can
+    report it in one line, and go on showing what it can, without knowing which store it is.
+    """
+
+
 class ReadOnlyRootError(StemmaError, PermissionError):
     """A step must run on a root this process cannot write; raised before the step starts.
 

@@ -2,7 +2,8 @@
 
 Each function answers for many keys at once (a whole step's execution keys, a whole frontier of
 lineage), pushing an ``is_in`` predicate into the Delta scan so files whose statistics rule it
-out are skipped. A table not created yet costs one ``stat`` and answers empty.
+out are skipped. A table not created yet costs one ``stat`` and answers empty; a damaged one
+raises :class:`~stemma.storage.errors.DamagedTableError`, naming it and ``stemma check``.
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ from stemma.storage.schemas import (
     STEPS,
     TableSpec,
 )
-from stemma.storage.tables import open_table, read_table, table_exists
+from stemma.storage.table_damage import read_table_checked as read_table
+from stemma.storage.table_damage import reading
+from stemma.storage.tables import open_table, table_exists
 
 
 def latest_step(
@@ -162,8 +165,9 @@ def _read_ids(
     path = spec.path(layout.delta)
     if not table_exists(path):
         return read_table(layout, spec, columns=columns)
-    scan = pl.scan_pyarrow_dataset(open_table(path).to_pyarrow_dataset())  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
-    return scan.filter(pl.col("artifact_id").is_in(ids)).select(columns).collect()
+    with reading(layout, spec):
+        scan = pl.scan_pyarrow_dataset(open_table(path).to_pyarrow_dataset())  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+        return scan.filter(pl.col("artifact_id").is_in(ids)).select(columns).collect()
 
 
 def _artifacts(spec: TableSpec, kind: str, rows: pl.DataFrame) -> dict[str, FinalizedArtifact]:

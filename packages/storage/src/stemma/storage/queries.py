@@ -3,12 +3,14 @@
 Every function takes the store root and returns an empty frame of the right columns when a table
 does not exist yet. A root whose history stemma-core alone recorded (``core.sqlite``, not yet
 imported into the Delta tables) is read from that database, converted as the import would
-(:mod:`stemma.storage.sqlite_history`), so the answers are the same on either store.
+(:mod:`stemma.storage.sqlite_history`), so the answers are the same on either store. A damaged
+table raises :class:`~stemma.storage.errors.DamagedTableError`, naming it and ``stemma check``.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -25,8 +27,11 @@ from stemma.storage.schemas import (
     METRICS,
     STEP_OUTPUTS,
     STEPS,
+    TableSpec,
 )
-from stemma.storage.sqlite_history import TableReader, table_reader
+from stemma.storage.sqlite_history import TableReader
+from stemma.storage.sqlite_history import table_reader as any_reader
+from stemma.storage.table_damage import reading
 
 StoreRoot = str | os.PathLike[str] | RootLayout
 """A store root: a path, or the :class:`~stemma.core.layout.RootLayout` of one."""
@@ -208,6 +213,19 @@ def _with_names(read: TableReader, edges: pl.DataFrame) -> pl.DataFrame:
         named = names.rename({"artifact_id": f"{end}_artifact_id", "original_name": f"{end}_name"})
         edges = edges.join(named, on=f"{end}_artifact_id", how="left", maintain_order="left")
     return edges
+
+
+def table_reader(layout: RootLayout) -> TableReader:
+    """The root's table reader (Delta or ``core.sqlite``), a damaged table said as one error."""
+    read = any_reader(layout)
+
+    def checked(
+        spec: TableSpec, predicate: pl.Expr | None = None, columns: Sequence[str] | None = None
+    ) -> pl.DataFrame:
+        with reading(layout, spec):
+            return read(spec, predicate, columns)
+
+    return checked
 
 
 def _layout(root: StoreRoot) -> RootLayout:

@@ -4,12 +4,15 @@
 |---|---|
 | 0 | success: the command did what it was asked; a watched or run pipeline completed |
 | 1 | the pipeline failed: a step failed, or some units failed (a run that completed under the
-  `continue` policy with failures counts as failed) |
+  `continue` policy with failures counts as failed); for ``stemma check``: problems were found
+  that are not repaired (each is listed with its fix) |
 | 2 | usage error: unknown command, bad option or value (argparse's own code) |
 | 3 | not found: no such run, step, artifact or script |
 | 4 | unavailable: the command needs a package that is not installed (the message names it) |
 | 5 | the pipeline was cancelled |
 | 6 | the pipeline is stale: its orchestrator stopped without saying so (``stemma reap`` it) |
+| 7 | damaged: a table of the root cannot be read (``stemma check ROOT`` names the file and fix) |
+| 8 | ``stemma check --repair`` found problems and repaired every one: the root is sound now |
 | 130 | interrupted (Ctrl-C) |
 """
 
@@ -28,6 +31,8 @@ class ExitCode(enum.IntEnum):
     UNAVAILABLE = 4
     RUN_CANCELLED = 5
     RUN_STALE = 6
+    DAMAGED = 7
+    REPAIRED = 8
     INTERRUPTED = 130
 
     @classmethod

@@ -14,7 +14,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from stemma.core.cli.exit_codes import CliError, ExitCode
+from stemma.core.cli.output import warn_damaged
 from stemma.core.cli.run_rows import RunRow, merge_runs, run_name
+from stemma.core.errors import DamagedStoreError
 from stemma.core.execution_records import StepEvent
 from stemma.core.history_source import open_history_store
 from stemma.core.live import list_states, run_dir
@@ -28,8 +30,16 @@ def history_events(root: Path, run_id: str | None = None) -> list[StepEvent]:
 
 
 def all_runs(root: Path) -> list[RunRow]:
-    """Every run on ``root``, newest first."""
-    return merge_runs(list_states(root), history_events(root))
+    """Every run on ``root``, newest first; only those with a state file if history is damaged.
+
+    A damaged history is said on stderr in one line (the table and ``stemma check``).
+    """
+    try:
+        events = history_events(root)
+    except DamagedStoreError as err:
+        warn_damaged(err, "Runs with a state file are still listed.")
+        events = []
+    return merge_runs(list_states(root), events)
 
 
 def resolve_run_id(root: Path, given: str) -> str:
@@ -41,7 +51,11 @@ def resolve_run_id(root: Path, given: str) -> str:
     if (run_dir(root, given) / STATE_FILE).is_file():
         return given
     live = _live_ids(root)
-    history = {event.pipeline_run_id for event in history_events(root)}
+    try:
+        history = {event.pipeline_run_id for event in history_events(root)}
+    except DamagedStoreError as err:
+        warn_damaged(err, "Runs with a state file are still found.")
+        history = set[str]()
     known = live | history
     if given in known:
         return given
