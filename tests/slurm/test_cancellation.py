@@ -157,7 +157,7 @@ def test_slurm_stemma_reap_cancels_the_jobs_of_a_killed_pipeline(
             os.kill(orchestrator.pid, signal.SIGKILL)
     stemma = pathlib.Path(sys.executable).parent / "stemma"
     done = subprocess.run(
-        [str(stemma), "reap", run_id, "--root", str(root)],
+        [str(stemma), "reap", run_id, "--root", str(root), "--yes"],
         capture_output=True,
         text=True,
         timeout=120,

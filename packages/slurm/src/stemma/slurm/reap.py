@@ -1,8 +1,12 @@
-"""``stemma reap RUN``: cancel every job of a run whose orchestrator is gone.
+"""``stemma reap RUN``: cancel every job of a run whose orchestrator is gone; and what is left.
 
 A run's jobs are found two ways, and both are cancelled: by name (every job name of a run starts
 with its tag, ``stemma-{run8}``) among this user's jobs in squeue, and by the ids the run
 recorded in ``{root}/runs/{run_id}/slurm_jobs.jsonl`` as it submitted them.
+
+Before that, :func:`alive_elements` says which of the ledger's elements the controller still
+holds (``stemma status``, the dashboard, and reap's question before it cancels work that
+``stemma resume`` could wait for).
 """
 
 from __future__ import annotations
@@ -12,9 +16,11 @@ import re
 import time
 from pathlib import Path
 
+from stemma.core.cli.alive_jobs import AliveElement
 from stemma.core.run_ids import run_tag
 from stemma.slurm import commands
 from stemma.slurm.job_ledger import LEDGER_NAME, read_ledger
+from stemma.slurm.job_states import Phase, array_id, parse_sacct
 
 _TAG = re.compile(r"^stemma-[0-9a-f]{8}$")
 
@@ -72,3 +78,35 @@ def reap(
 
 def _belongs(name: str, tag: str) -> bool:
     return name == tag or name.startswith(f"{tag}-")
+
+
+def alive_elements(run: str, *, root: str | os.PathLike[str]) -> list[AliveElement]:
+    """The elements of ``run``'s ledger that the controller still holds: pending or running.
+
+    One squeue call for all of the run's arrays. A run with no ledger (not a SLURM run, or one
+    that submitted nothing) has none, without asking the controller.
+
+    Raises:
+        ClusterUnavailableError: the SLURM commands are missing or do not answer.
+    """
+    entries = list(read_ledger(Path(root) / "runs" / run / LEDGER_NAME))
+    if not entries:
+        return []
+    held = parse_sacct(commands.squeue_lines({entry.job_id for entry in entries}))
+    found: list[AliveElement] = []
+    for entry in entries:
+        for index in range(entry.elements):
+            element = entry.job_id if entry.elements == 1 else f"{entry.job_id}_{index}"
+            state = held.get(element) or held.get(array_id(element))
+            if state is None or state.phase is Phase.ENDED:
+                continue
+            keys = entry.keys[index] if index < len(entry.keys) else ()
+            found.append(
+                AliveElement(
+                    element=element,
+                    state=state.state,
+                    step_number=entry.step_number,
+                    keys=len(keys),
+                )
+            )
+    return found

@@ -19,6 +19,7 @@ from stemma.core.cli.output import (
 from stemma.core.cli.roots import existing_root
 from stemma.core.cli.run_lookup import all_runs, history_events, resolve_run_id
 from stemma.core.cli.run_rows import RunRow, steps_from_history
+from stemma.core.cli.stale_runs import STALE_WORDS, stale_lines
 from stemma.core.cli.watching import follow_lines, follow_progress
 from stemma.core.live import RunStatus, StepState, read_state, request_cancel
 
@@ -80,16 +81,19 @@ def _status(args: argparse.Namespace) -> int:
     run_id = resolve_run_id(root, args.run)
     try:
         state = read_state(root, run_id)
+        stale = state.status is RunStatus.STALE
         header = (
-            f"run {state.run_id}: {state.status} on {state.host} (pid {state.pid}), "
-            f"backend {state.backend}, started {state.started_at}"
+            f"run {state.run_id}: {STALE_WORDS if stale else state.status} on {state.host} "
+            f"(pid {state.pid}), backend {state.backend}, started {state.started_at}"
         )
+        if state.resumes:
+            header += f", resuming {state.resumes}"
         if state.cancel_level:
             header += f", cancel level {CancelLevel(state.cancel_level).describe()}"
         if state.reaped_at:
             header += f", settled by stemma reap at {state.reaped_at}"
-        if state.status is RunStatus.STALE:
-            header += f"; its orchestrator is gone: `stemma reap {run_id}` settles it"
+        if stale:
+            header += "\n" + stale_lines(root, run_id)
         steps = state.steps
     except FileNotFoundError:
         steps = steps_from_history(history_events(root, run_id))

@@ -4,8 +4,10 @@ Scheduler packages register a reaper under the ``stemma.reapers`` entry point gr
 ``reaper(run_id, *, root) -> list[str]`` that cancels the run's jobs and returns their ids
 (stemma-slurm's is ``stemma.slurm.reap:reap``). Then the whole results the run staged are
 committed, and the run is settled (``run_settling``): written final, so that it no longer reads
-``stale``. Local workers need no reaper: they exit on their own when their orchestrator is gone.
-Every step of that is printed: what was stopped, committed and settled.
+``stale``. Elements still pending or running that ``stemma resume`` could wait for are cancelled
+only once the user says so (``confirm_reap``), or with ``--yes``. Local workers need no reaper:
+they exit on their own when their orchestrator is gone. Every step of that is printed: what
+was stopped, committed and settled.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import cast
 
 from stemma.core.cli.commands import Command
+from stemma.core.cli.confirm_reap import confirm_cancel
 from stemma.core.cli.exit_codes import CliError, ExitCode
 from stemma.core.cli.roots import existing_root
 from stemma.core.cli.run_lookup import resolve_run_id
@@ -44,6 +47,11 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--force", action="store_true", help="reap even if the run still looks alive"
     )
+    parser.add_argument(
+        "--yes",
+        action="store_true",
+        help="cancel without asking the jobs that `stemma resume` could wait for (for scripts)",
+    )
 
 
 def _reap(args: argparse.Namespace) -> int:
@@ -59,6 +67,10 @@ def _reap(args: argparse.Namespace) -> int:
             f"`stemma cancel {run_id} --level 3`, or reap anyway with --force",
             ExitCode.USAGE,
         )
+    stale = state is not None and state.status is RunStatus.STALE
+    if stale and not args.yes and not confirm_cancel(root, run_id):
+        print(f"nothing cancelled; `stemma resume {run_id}` starts it again and waits for them")
+        return ExitCode.OK
     if state is not None and state.host:
         alive = state.status is RunStatus.RUNNING  # and --force
         how = "still runs: reaping it anyway (--force)" if alive else "is gone"
