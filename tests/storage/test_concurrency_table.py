@@ -284,11 +284,17 @@ def _old_leftovers(store: DeltaStore) -> list[Path]:
     """What a vacuum removes, three hours old: an orphan data file in each table, and a log.
 
     An orphan is what a commit that lost a conflict leaves; the files compaction just replaced
-    are younger than any retention a vacuum accepts, so they must stay.
+    are younger than any retention a vacuum accepts, so they must stay. The log entries before
+    each table's checkpoint are aged too, so a vacuum that also removes old log entries does so
+    while the commits race it.
     """
     three_hours_ago = time.time() - 3 * 3600
     old: list[Path] = []
     for _, path in delta_tables(store.layout):
+        checkpoint = max(int(p.name.split(".")[0]) for p in path.glob("_delta_log/*.checkpoint.*"))
+        for entry in path.glob("_delta_log/*.json"):
+            if int(entry.name.split(".")[0]) < checkpoint:
+                os.utime(entry, (three_hours_ago, three_hours_ago))
         orphan = path / "part-00000-orphan-of-a-lost-conflict.zstd.parquet"
         orphan.write_bytes(next(path.glob("*.parquet")).read_bytes())
         old.append(orphan)
