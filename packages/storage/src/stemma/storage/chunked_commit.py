@@ -24,6 +24,7 @@ from pathlib import Path
 
 import polars as pl
 
+from stemma.core.crash_points import crash_point
 from stemma.core.layout import RootLayout
 from stemma.storage.commit import commit_frames
 from stemma.storage.schemas import ARTIFACT_INDEX, EXECUTIONS, STEP_OUTPUTS, TableSpec, commit_order
@@ -60,6 +61,7 @@ def read_through(
                 target = spill / f"{spec.name.replace('/', '.')}-{number}.parquet"
                 if _spill(frame, target):
                     spilled[spec, number] = target
+                    crash_point("wave.chunk_spilled")
     return spilled
 
 

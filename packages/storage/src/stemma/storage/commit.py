@@ -18,6 +18,7 @@ from pathlib import Path
 
 import polars as pl
 
+from stemma.core.crash_points import crash_point
 from stemma.core.layout import RootLayout
 from stemma.storage.errors import StagedBundleError
 from stemma.storage.locks import bundle_lock
@@ -89,6 +90,7 @@ def commit_frames(
     for spec in commit_order(frames):
         if not frames[spec].is_empty():
             wrote = append_rows(layout, spec, frames[spec], app_id=transaction) or wrote
+            crash_point(f"delta.append.{spec.name.replace('/', '.')}")
     return wrote
 
 

@@ -6,6 +6,7 @@ import os
 from collections.abc import Collection, Sequence
 from pathlib import Path
 
+from stemma.core.crash_points import crash_point
 from stemma.core.execution_records import ExecutionRecord, StepEvent, StepOutputs
 from stemma.core.layout import RootLayout
 from stemma.core.operations.drafts import FinalizedArtifact
@@ -112,6 +113,7 @@ class DeltaStore:
         """Append step events to the steps log in one commit (extra detail in ``metadata``)."""
         if events:
             append_rows(self._layout, STEPS, event_frame(list(events)))
+            crash_point("delta.append.orchestration.steps")
 
     def stage_executions(self, records: Sequence[ExecutionRecord]) -> Path:
         """Write one bundle for a worker's pack of units of one step, and return it."""

@@ -6,6 +6,7 @@ from collections.abc import Generator
 from contextlib import contextmanager
 from pathlib import Path
 
+from stemma.core.crash_points import crash_point
 from stemma.core.file_lock import FileLock
 from stemma.core.layout import RootLayout
 from stemma.storage.schemas import TableSpec
@@ -53,5 +54,6 @@ def bundle_lock(layout: RootLayout, bundle: Path) -> Generator[None, None, None]
         try:
             if not bundle.exists():
                 path.unlink(missing_ok=True)
+                crash_point("lock.bundle_removed")
         finally:
             lock.release()

@@ -16,6 +16,7 @@ import uuid
 from dataclasses import replace
 from pathlib import Path
 
+from stemma.core.crash_points import crash_point
 from stemma.core.layout import RootLayout
 from stemma.core.staging_notes import write_staging_note
 from stemma.storage.staging import QUARANTINE
@@ -49,6 +50,8 @@ def quarantine_bundle(
         os.rename(bundle, target)
     except FileNotFoundError:
         return problem
+    crash_point("quarantine.moved")
     moved = replace(problem, moved_to=target)
     write_staging_note(layout, moved, step_dir)
+    crash_point("quarantine.noted")
     return moved

@@ -14,6 +14,7 @@ import threading
 import uuid
 from pathlib import Path
 
+from stemma.core.crash_points import crash_point
 from stemma.core.layout import RootLayout
 
 RETIRED = ".retired"
@@ -44,11 +45,13 @@ def retire_bundle(layout: RootLayout, bundle: Path, *, background: bool = False)
         os.rename(bundle, target)
     except FileNotFoundError:
         return False
+    crash_point("retire.renamed")
     # Out of staging now: nothing reads it, so failing to remove it loses nothing.
     if background:
         threading.Thread(target=shutil.rmtree, args=(target, True), name="stemma-retire").start()
     else:
         shutil.rmtree(target, ignore_errors=True)
+        crash_point("retire.removed")
     return True
 
 
@@ -60,3 +63,4 @@ def clear_retired(layout: RootLayout) -> None:
         return
     for path in leftovers:
         shutil.rmtree(path, ignore_errors=True)
+        crash_point("retire.cleared")

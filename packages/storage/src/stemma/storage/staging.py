@@ -21,6 +21,7 @@ from pathlib import Path
 
 import polars as pl
 
+from stemma.core.crash_points import crash_point
 from stemma.core.execution_records import ExecutionRecord
 from stemma.core.layout import RootLayout
 from stemma.storage.errors import StagedBundleError
@@ -101,13 +102,16 @@ def _write_bundle(layout: RootLayout, bundle: Path, frames: dict[TableSpec, pl.D
         if (bundle / SENTINEL).exists():  # restaging: incomplete until the sentinel is back
             (bundle / SENTINEL).unlink()
             _fsync_directory(bundle)
+            crash_point("staging.sentinel_removed")
         for spec in ordered:
             if spec is not EXECUTIONS:
                 write_durably(frames[spec], bundle / spec.staged_name)
+                crash_point("staging.table")
         temporary = bundle / f"{SENTINEL}.tmp"
         write_durably(frames[EXECUTIONS], temporary, metadata=metadata)
         os.replace(temporary, bundle / SENTINEL)
         _fsync_directory(bundle)
+        crash_point("staging.sentinel")
 
 
 def is_complete(bundle: Path) -> bool:

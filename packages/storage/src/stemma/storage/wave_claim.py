@@ -27,6 +27,7 @@ from pathlib import Path
 
 import polars as pl
 
+from stemma.core.crash_points import crash_point
 from stemma.core.execution_records import StepOutputs
 from stemma.core.layout import RootLayout
 from stemma.core.staging_notes import write_staging_note
@@ -87,6 +88,7 @@ def claim(
         wave.mkdir(parents=True, exist_ok=True)
         if step_outputs is not None:
             write_durably(step_outputs_frame(step_outputs), wave / STEP_OUTPUTS.staged_name)
+            crash_point("wave.outputs_staged")
         write_manifest(wave, list(claimed), problems)
     except BaseException:
         unclaim(layout, wave, list(claimed))
@@ -102,6 +104,7 @@ def write_manifest(wave: Path, claimed: Sequence[Path], problems: Sequence[Stagi
         json.dumps({"bundles": listed, "problems": [p.to_dict() for p in problems]})
     )
     os.replace(temporary, wave / MANIFEST)
+    crash_point("wave.sealed")
 
 
 def _claim_one(
@@ -126,6 +129,7 @@ def _claim_one(
                     targets.add(step_dir)
                 target = step_dir / bundle.name
                 os.rename(bundle, target)
+                crash_point("wave.claimed")
                 return target, problem
             if problem.kind is ProblemKind.CORRUPT:
                 return quarantine_bundle(layout, bundle, problem, step_dir.name)
@@ -156,6 +160,7 @@ def unclaim(layout: RootLayout, wave: Path, claimed: list[Path]) -> None:
         with bundle_lock(layout, original):
             original.parent.mkdir(parents=True, exist_ok=True)
             os.rename(target, original)
+        crash_point("wave.unclaimed")
     retire_bundle(layout, wave)
 
 
