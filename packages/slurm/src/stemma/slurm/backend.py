@@ -16,17 +16,18 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import Future, wait
 from pathlib import Path
 from typing import Any
 
-from stemma.core.backends.base import WaveRequest
+from stemma.core.backends.base import AdoptedElement, WaveRequest
 from stemma.core.cancel_levels import CancelLevel, cancel_grace
 from stemma.slurm import commands
+from stemma.slurm.adoption import adopted_entry, find_orphans
 from stemma.slurm.element import ElementFiles, crash_error, run_element
 from stemma.slurm.errors import SubmissionError
-from stemma.slurm.job_ledger import JobLedger, LedgerEntry, ledger_path, now_iso
+from stemma.slurm.job_ledger import JobLedger, LedgerEntry, ledger_path, now_iso, store_root
 from stemma.slurm.poller import ElementFuture, PollSettings, RunPoller
 from stemma.slurm.sbatch_options import split_wave, submitit_parameters
 
@@ -147,6 +148,40 @@ class SlurmBackend:
                     self._step_elements.setdefault(number, []).append(future.files.job_id)
         self.poller.track(futures)  # after the last array: every poll covers the whole wave
         return list(futures)
+
+    def adopt(self, keys: Collection[str], request: WaveRequest) -> list[AdoptedElement]:
+        """The elements dead runs left on the cluster that compute only ``keys``, now tracked.
+
+        Each is watched like an element this backend submitted (one poll for all, cancelled
+        with the run) and recorded in this run's ledger with its keys, so a run that dies in
+        turn leaves it adoptable by the next (``stemma.slurm.adoption``).
+        """
+        log_dir = Path(request.log_dir or self.default_root / "logs" / "slurm" / request.run_id)
+        root = store_root(log_dir.expanduser().absolute())
+        if root is None:
+            return []
+        orphans = find_orphans(root, keys, run_id=request.run_id, own_arrays=self._all_arrays())
+        if not orphans:
+            return []
+        adopted: list[AdoptedElement] = []
+        futures: list[ElementFuture] = []
+        ledger = ledger_path(log_dir.expanduser().absolute(), request.run_id)
+        for entry in {id(o.entry): o.entry for o in orphans}.values():
+            self._ledger.record(ledger, adopted_entry(orphans, entry))
+        with self._lock:
+            for orphan in orphans:
+                self._arrays.add(orphan.entry.job_id)
+                self._step_elements.setdefault(request.step_number, []).append(orphan.job_id)
+        for orphan in orphans:
+            future = self._future(orphan.job_id, Path(orphan.entry.log_dir))
+            futures.append(future)
+            adopted.append(
+                AdoptedElement(
+                    keys=orphan.keys, future=future, run_id=orphan.run_id, job_id=orphan.job_id
+                )
+            )
+        self.poller.track(futures)
+        return adopted
 
     def _sbatch(
         self,

@@ -66,6 +66,25 @@ class WaveRequest:
     the orchestrator that sent it is gone."""
 
 
+@dataclass(frozen=True, kw_only=True)
+class AdoptedElement:
+    """Work a dead run left running on a scheduler that this run waits for instead of sending.
+
+    A backend whose jobs outlive their orchestrator may offer ``adopt(keys, request)``, which
+    returns these: each computes exactly ``keys`` (in the order its outcomes come back), and
+    ``future`` settles as a pack's would (``stemma.core.engine.adoption``).
+    """
+
+    keys: tuple[str, ...]
+    """The execution keys of its units, in order."""
+    future: Future[Any]
+    """Settles with the units' outcomes, or fails if the element died."""
+    run_id: str
+    """The run that submitted it."""
+    job_id: str
+    """The scheduler's id for it (``123_4``), for the run's log."""
+
+
 @runtime_checkable
 class Backend(Protocol):
     """Runs picklable units of work somewhere else and reports back through futures."""

@@ -12,6 +12,7 @@ from typing import Any
 
 from stemma.core.backends.base import Backend, WaveRequest
 from stemma.core.cancel_levels import CancelLevel
+from stemma.core.engine.adoption import adopt_in_flight
 from stemma.core.engine.fail_fast import failed_fast, mark_failed_fast
 from stemma.core.engine.pack_sizing import TARGET_PACK_SECONDS, PackQueue, PackSizer
 from stemma.core.engine.planned_step import FailurePolicy, FileInputs, PlannedStep
@@ -76,12 +77,15 @@ def execute_units(
     """
     op = step.operation
     backend = backend or ctx.backend
-    queue = PackQueue[ExecutionUnit](units, sizer)
     limit = 1 if op.resources.gpus > 0 else (op.execution.max_workers or len(units) or 1)
     if not backend.queues_whole_waves:  # no more in the pool than it has workers: a stop
         limit = min(limit, int(getattr(backend, "max_workers", limit)))  # drops the rest
     request = wave_request(ctx, step, limit)
-    pending: dict[Future[Any], SentPack] = {}
+    units, adopted = adopt_in_flight(backend, step, units, request)
+    queue = PackQueue[ExecutionUnit](units, sizer)
+    pending = {f: SentPack(pack, time.monotonic(), adopted=True) for f, pack in adopted}
+    if adopted:
+        ctx.monitor.units_sent(step.number, sum(len(pack) for _, pack in adopted))
     outcomes: list[UnitOutcome] = []
     sample = getattr(backend, "sample_memory", None)
     job_states: Callable[[int], Mapping[str, int]] | None = getattr(backend, "job_states", None)
@@ -108,14 +112,8 @@ def execute_units(
             sent = pending.pop(future)
             if slots is not None:
                 slots.give()
-            if _died_sized(ctx, sizer, sent.pack, future):
-                sizer.died(len(sent.pack))
-                if backend.queues_whole_waves:  # smaller elements, not a job per unit
-                    queue.send_again(sent.pack)
-                else:
-                    queue.send_alone(sent.pack)  # so that only the unit that kills a worker fails
+            if _sent_again(ctx, (backend, sizer, queue), sent, future):
                 continue
-            sizer.observe(len(sent.pack), time.monotonic() - sent.at)
             back = pack_outcomes(ctx, sent.pack, future)
             outcomes.extend(back)
             ctx.monitor.units_back(
@@ -180,6 +178,8 @@ class SentPack:
     """When it was submitted (``time.monotonic``)."""
     late: bool = False
     """It was found out past its target once (and shrank the packs sent after it)."""
+    adopted: bool = False
+    """A dead run's element this run waits for (``adoption``), not one it sent."""
 
 
 def shrink_for_late(sizer: PackSizer, pending: Iterable[SentPack]) -> None:
@@ -195,13 +195,46 @@ def shrink_for_late(sizer: PackSizer, pending: Iterable[SentPack]) -> None:
             sent.late = True
 
 
+def _sent_again(
+    ctx: PipelineContext,
+    where: tuple[Backend, PackSizer, PackQueue[ExecutionUnit]],
+    sent: SentPack,
+    future: Future[Any],
+) -> bool:
+    """Put a pack whose worker or job died back in the queue, if it is to be sent again.
+
+    An adopted element's units are this run's now: sent again once. A sized pack of several
+    units is cut smaller. Otherwise the pack came back (its units' outcomes, or their crash),
+    and its pace is learnt.
+    """
+    backend, sizer, queue = where
+    if sent.adopted and _lost(ctx, future):
+        queue.send_again(sent.pack)
+        return True
+    if _died_sized(ctx, sizer, sent.pack, future):
+        sizer.died(len(sent.pack))
+        if backend.queues_whole_waves:  # smaller elements, not a job per unit
+            queue.send_again(sent.pack)
+        else:
+            queue.send_alone(sent.pack)  # so that only the unit that kills a worker fails
+        return True
+    if not sent.adopted:  # (it started before it was adopted: no pace to learn)
+        sizer.observe(len(sent.pack), time.monotonic() - sent.at)
+    return False
+
+
+def _lost(ctx: PipelineContext, future: Future[Any]) -> bool:
+    """Whether a pack's worker or job died (not stopped by this run's own cancellation)."""
+    if future.cancelled() or ctx.cancel_level:
+        return False
+    return future.exception() is not None
+
+
 def _died_sized(
     ctx: PipelineContext, sizer: PackSizer, pack: list[ExecutionUnit], future: Future[Any]
 ) -> bool:
     """Whether a sized pack of several units lost its worker (not to a cancellation)."""
-    if not sizer.sized or len(pack) < 2 or future.cancelled() or ctx.cancel_level:
-        return False
-    return future.exception() is not None
+    return sizer.sized and len(pack) >= 2 and _lost(ctx, future)
 
 
 def pack_outcomes(

@@ -1,0 +1,24 @@
+"""An operation that counts its unit starts, for the adoption tests (imported by name by jobs)."""
+
+import os
+import uuid
+from pathlib import Path
+from typing import Any
+
+from stemma.core.examples import SlowScale
+from stemma.core.operations import ExecuteInput
+
+RAN_DIR = "STEMMA_TEST_RAN_DIR"
+
+
+class CountedSlowScale(SlowScale):
+    """``SlowScale`` that leaves a file per unit start in ``$STEMMA_TEST_RAN_DIR``."""
+
+    name = "test.counted_slow_scale"
+
+    def execute(self, inp: ExecuteInput) -> Any:
+        ran = Path(os.environ[RAN_DIR])
+        for path in inp.prepared["paths"]:
+            job = f"{os.environ.get('SLURM_ARRAY_JOB_ID')}_{os.environ.get('SLURM_ARRAY_TASK_ID')}"
+            (ran / f"{path.stem}.{uuid.uuid4().hex[:8]}").write_text(job)
+        return super().execute(inp)
