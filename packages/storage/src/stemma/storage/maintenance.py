@@ -4,7 +4,8 @@ Every stemma commit appends one small Parquet file per table, so a busy root hol
 tiny files and every query opens each of them. :func:`compact_root` rewrites each table's small
 files into a few large ones and writes a checkpoint, so readers replay a short log. Compaction
 removes nothing from disk: the old files stay, marked removed, so a reader that opened the
-previous version keeps working. :func:`vacuum_root` then deletes those, and the other files
+previous version keeps working. :func:`vacuum_root` then deletes those, the commit log entries
+before each table's newest checkpoint (:mod:`stemma.storage.delta_log`), and the other files
 stemma leaves behind (:mod:`stemma.storage.leftovers`), once they are older than a retention.
 
 Both hold each table's writer lock (the one every stemma append holds), so they never race a
@@ -14,7 +15,6 @@ commit of this root's runners.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +23,7 @@ from deltalake import DeltaTable, WriterProperties
 from stemma.core.file_lock import FileLock
 from stemma.core.layout import RootLayout, resolve_root
 from stemma.core.live import RunStatus, list_states
+from stemma.storage.delta_log import expired_log_entries, remove_log_entries
 from stemma.storage.errors import StorageError
 from stemma.storage.leftovers import Removal, leftovers, remove
 
@@ -67,11 +68,19 @@ class VacuumReport:
     """Nothing younger than this was touched."""
     removals: tuple[Removal, ...]
     """Every file or directory removed (or to remove), tables' files first."""
+    log_entries: tuple[Removal, ...] = ()
+    """The tables' commit log entries removed (or to remove): those before each table's newest
+    checkpoint, of kind ``log {table}``; every table still reads from that checkpoint."""
 
     @property
     def bytes(self) -> int:
-        """Bytes freed (or that would be freed)."""
+        """Bytes freed (or that would be freed) by :attr:`removals`."""
         return sum(removal.size for removal in self.removals)
+
+    @property
+    def log_bytes(self) -> int:
+        """Bytes freed (or that would be freed) by :attr:`log_entries`."""
+        return sum(entry.size for entry in self.log_entries)
 
 
 def delta_tables(layout: RootLayout) -> list[tuple[str, Path]]:
@@ -126,9 +135,10 @@ def vacuum_root(
 ) -> VacuumReport:
     """Remove what nothing references any more and is older than ``retain_hours``.
 
-    That is: table files that compaction replaced (or that a failed commit left), preserved
-    working directories, quarantined staging bundles and logs. Without ``apply`` nothing is
-    deleted and the report lists what would be.
+    That is: table files that compaction replaced (or that a failed commit left), each table's
+    commit log entries before its newest checkpoint, preserved working directories, quarantined
+    staging bundles and logs. Without ``apply`` nothing is deleted and the report lists what
+    would be.
 
     Args:
         root: the stemma root (default: ``$STEMMA_ROOT``, else ``.stemma``).
@@ -156,37 +166,54 @@ def vacuum_root(
             f"run {', '.join(live)} is live on {layout.root}: wait for it to end (`stemma watch "
             f"{live[0]}`), stop it (`stemma cancel {live[0]}`), or vacuum anyway with --force"
         )
-    removals = list(_table_files(layout, retain_hours, apply=apply))
     cutoff = dt.datetime.now(dt.UTC) - dt.timedelta(hours=retain_hours)
+    removals: list[Removal] = []
+    log_entries: list[Removal] = []
+    for name, path in delta_tables(layout):
+        with table_lock(layout, name):
+            removals += _table_files(name, path, retain_hours, apply=apply)
+            # after the files: vacuuming commits to the log, and may write a checkpoint
+            log_entries += _log_entries(name, path, cutoff, apply=apply)
     others = leftovers(layout, cutoff, live_run_ids=frozenset(live))
     if apply:
         remove(layout, others)
-    return VacuumReport(applied=apply, retain_hours=retain_hours, removals=(*removals, *others))
+    return VacuumReport(
+        applied=apply,
+        retain_hours=retain_hours,
+        removals=(*removals, *others),
+        log_entries=tuple(log_entries),
+    )
 
 
-def _table_files(layout: RootLayout, retain_hours: int, *, apply: bool) -> Iterator[Removal]:
-    for name, path in delta_tables(layout):
-        with table_lock(layout, name):
-            table = DeltaTable(path)
-            # full: also files no commit references (a commit that lost a conflict leaves its
-            # data file behind); their age is their modification time, so a file being written
-            # for a commit in flight is always younger than the retention.
-            listed = table.vacuum(
-                retention_hours=retain_hours,
-                dry_run=True,
-                enforce_retention_duration=False,
-                full=True,
-            )
-            sizes = {relative: _size(path / relative) for relative in listed}
-            if apply and listed:
-                listed = table.vacuum(
-                    retention_hours=retain_hours,
-                    dry_run=False,
-                    enforce_retention_duration=False,
-                    full=True,
-                )
-        for relative in sorted(listed):
-            yield Removal(kind=f"table {name}", path=path / relative, size=sizes.get(relative, 0))
+def _log_entries(name: str, path: Path, cutoff: dt.datetime, *, apply: bool) -> list[Removal]:
+    """The table's log entries before its newest checkpoint and older than ``cutoff``.
+
+    A reader of an older version catching up needs the commits after it; one older than the
+    retention is a reader that has not looked for that long, as with the files vacuum removes.
+    """
+    expired = expired_log_entries(path, cutoff.timestamp())
+    if apply:
+        remove_log_entries(expired)
+    return [Removal(kind=f"log {name}", path=entry.path, size=entry.size) for entry in expired]
+
+
+def _table_files(name: str, path: Path, retain_hours: int, *, apply: bool) -> list[Removal]:
+    table = DeltaTable(path)
+    # full: also files no commit references (a commit that lost a conflict leaves its data file
+    # behind); their age is their modification time, so a file being written for a commit in
+    # flight is always younger than the retention.
+    listed = table.vacuum(
+        retention_hours=retain_hours, dry_run=True, enforce_retention_duration=False, full=True
+    )
+    sizes = {relative: _size(path / relative) for relative in listed}
+    if apply and listed:
+        listed = table.vacuum(
+            retention_hours=retain_hours, dry_run=False, enforce_retention_duration=False, full=True
+        )
+    return [
+        Removal(kind=f"table {name}", path=path / relative, size=sizes.get(relative, 0))
+        for relative in sorted(listed)
+    ]
 
 
 def _size(path: Path) -> int:

@@ -1,8 +1,9 @@
 """``stemma compact`` and ``stemma vacuum``: keeping a root's disk use in check.
 
 Registered under the ``stemma.commands`` entry point group with the other stemma-storage
-commands. ``vacuum`` is a dry run unless given ``--apply``: deleting is the one thing here that
-cannot be undone, so it is asked for by name.
+commands. ``vacuum`` (which also removes each table's commit log entries from before its newest
+checkpoint) is a dry run unless given ``--apply``: deleting is the one thing here that cannot be
+undone, so it is asked for by name.
 """
 
 from __future__ import annotations
@@ -90,8 +91,21 @@ def _print_report(report: VacuumReport) -> None:
         f"{verb} {summary} older than {report.retain_hours} h: "
         f"{_human(report.bytes)} ({report.bytes} bytes)"
     )
-    if not report.applied and report.removals:
+    _print_log_entries(report, verb)
+    if not report.applied and (report.removals or report.log_entries):
         print("dry run: nothing was deleted; add --apply to delete")
+
+
+def _print_log_entries(report: VacuumReport, verb: str) -> None:
+    """One line per table, not per entry: a busy table has thousands of log entries."""
+    per_table = Counter(entry.kind.removeprefix("log ") for entry in report.log_entries)
+    for table, count in sorted(per_table.items()):
+        print(f"{verb} {count} log entries of {table} (before its newest checkpoint)")
+    if per_table:
+        print(
+            f"{verb} {len(report.log_entries)} log entries of {len(per_table)} tables older "
+            f"than {report.retain_hours} h: {_human(report.log_bytes)} ({report.log_bytes} bytes)"
+        )
 
 
 def _human(size: int) -> str:
@@ -111,7 +125,7 @@ COMPACT = Command(
 )
 VACUUM = Command(
     name="vacuum",
-    help="remove old files nothing references (dry run unless --apply)",
+    help="remove old files nothing references and old log entries (dry run unless --apply)",
     configure=_configure_vacuum,
     run=_vacuum,
 )

@@ -11,6 +11,7 @@ import random
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
@@ -100,23 +101,42 @@ def append_rows(
     )
 
 
+CHECKPOINT_INTERVAL = 100
+"""Commits between two checkpoints of a table: delta-rs's default ``delta.checkpointInterval``.
+
+Every stemma append checkpoints the table when its version reaches a multiple of this (the
+post-commit hook delta-rs runs by default), so opening a table replays at most this many commit
+files; docs/design/0012-log-growth.md has the measurements behind keeping the default."""
+
 _handles = threading.local()
+
+
+@dataclass(kw_only=True)
+class _Handle:
+    table: DeltaTable
+    opened_at: int
+    """The version the handle was loaded at: it replays its log from the checkpoint before it."""
 
 
 def open_table(path: Path) -> DeltaTable:
     """The table at ``path``, brought up to date; handles are kept per thread.
 
     Opening a Delta table replays its log since the last checkpoint (tens of milliseconds on a
-    busy table); catching up a handle already open reads only the new commits. Per thread,
-    because a handle is not meant to be shared between threads.
+    busy table); catching up a handle already open reads only the new commits. A caught-up
+    handle never moves to a newer checkpoint, though: it keeps every commit since it was opened,
+    and each append through it costs more (about 75 ms more per thousand commits), so once it
+    has caught up :data:`CHECKPOINT_INTERVAL` commits it is opened afresh, from the newest
+    checkpoint. Per thread, because a handle is not meant to be shared between threads.
     """
-    cache: dict[str, DeltaTable] = getattr(_handles, "tables", None) or {}
+    cache: dict[str, _Handle] = getattr(_handles, "tables", None) or {}
     _handles.tables = cache
-    table = cache.get(str(path))
-    if table is None:
-        table = cache[str(path)] = DeltaTable(path)
-    else:
-        table.update_incremental()
+    handle = cache.get(str(path))
+    if handle is not None:
+        handle.table.update_incremental()
+        if handle.table.version() - handle.opened_at < CHECKPOINT_INTERVAL:
+            return handle.table
+    table = DeltaTable(path)
+    cache[str(path)] = _Handle(table=table, opened_at=table.version())
     return table
 
 
