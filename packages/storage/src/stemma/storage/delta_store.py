@@ -19,6 +19,7 @@ from stemma.storage.sqlite_import import import_core_records
 from stemma.storage.staging import stage_execution, stage_executions
 from stemma.storage.staging_checks import WaveReport
 from stemma.storage.step_records import completed_records, latest_completed_by_name
+from stemma.storage.table_damage import committing, reading
 from stemma.storage.tables import append_rows
 from stemma.storage.wave_chunks import commit_chunk_rows
 from stemma.storage.waves import commit_wave_report
@@ -96,8 +97,9 @@ class DeltaStore:
         Args:
             step_name: only the bundles of steps with this name; all when omitted.
         """
-        import_core_records(self._layout)
-        return recover_staged(self._layout, step_name=step_name, shared=self._shared)
+        with committing(self._layout):  # a damaged table: said once, the work kept staged
+            import_core_records(self._layout)
+            return recover_staged(self._layout, step_name=step_name, shared=self._shared)
 
     def completed(self, fingerprints: Collection[str]) -> dict[str, StepRecord]:
         """The latest ``completed`` record of each of these fingerprints that has one."""
@@ -112,7 +114,8 @@ class DeltaStore:
     def record_events(self, events: Sequence[StepEvent]) -> None:
         """Append step events to the steps log in one commit (extra detail in ``metadata``)."""
         if events:
-            append_rows(self._layout, STEPS, event_frame(list(events)))
+            with reading(self._layout, STEPS):
+                append_rows(self._layout, STEPS, event_frame(list(events)))
             crash_point("delta.append.orchestration.steps")
 
     def stage_executions(self, records: Sequence[ExecutionRecord]) -> Path:
@@ -160,14 +163,17 @@ class DeltaStore:
         Raises:
             StagedBundleError: a path is not a bundle under this root's staging.
             CommitConflictError: a table kept conflicting; :meth:`recover` finishes the wave.
+            DamagedTableError: a table cannot be read; the bundles stay staged, and the next
+                :meth:`recover` after its repair commits them.
         """
-        return commit_wave_report(
-            self._layout,
-            bundles,
-            step_outputs,
-            timeout=self._staging_timeout,
-            shared=self._shared,
-        )
+        with committing(self._layout):  # a damaged table: said once, the work kept staged
+            return commit_wave_report(
+                self._layout,
+                bundles,
+                step_outputs,
+                timeout=self._staging_timeout,
+                shared=self._shared,
+            )
 
     def latest_step(self, step_spec_id: str, statuses: Collection[StepStatus]) -> StepEvent | None:
         """The newest event of this step fingerprint whose status is one of ``statuses``."""

@@ -12,7 +12,8 @@ import polars as pl
 from stemma.core.layout import RootLayout
 from stemma.core.records import StepRecord, StepStatus
 from stemma.storage.schemas import METRICS, STEPS
-from stemma.storage.tables import read_table, table_exists
+from stemma.storage.table_damage import read_table_checked as read_table
+from stemma.storage.tables import table_exists
 
 _COMPLETED = pl.col("status") == StepStatus.COMPLETED.value
 

@@ -26,6 +26,7 @@ from stemma.core.engine.references import StepResult
 from stemma.core.engine.run_context import PipelineContext
 from stemma.core.engine.run_setup import default_backend, open_context
 from stemma.core.errors import (
+    DamagedStoreError,
     RunCancelledError,
     StepFailedError,
     UnpicklableStepError,
@@ -275,6 +276,8 @@ def _failure(failed: list[tuple[str, BaseException]], skipped: list[str]) -> Ste
     )
     if skipped:
         message += f"; {len(skipped)} not run: {', '.join(sorted(skipped))}"
+    if failed and isinstance(failed[0][1], DamagedStoreError):  # the root's, not the steps'
+        message += f". {failed[0][1]}"
     error = StepFailedError(message, failed=names, skipped=sorted(skipped))
     if failed:
         error.__cause__ = failed[0][1]

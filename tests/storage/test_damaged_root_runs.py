@@ -1,0 +1,72 @@
+"""A run on a root with a damaged table: its work stays staged, and is committed once repaired."""
+
+from __future__ import annotations
+
+import pathlib
+from pathlib import Path
+
+import pytest
+
+from stemma.core import OUT, ArtifactStep, apply, run
+from stemma.core.errors import StepFailedError
+from stemma.storage import executions
+from stemma.storage.check_findings import Severity
+from stemma.storage.errors import DamagedTableError
+from stemma.storage.root_check import check_root
+
+
+def make(seed: int, out_path: str) -> dict[str, int]:
+    """Write the seed; return it."""
+    pathlib.Path(out_path).write_text(str(seed))
+    return {"seed": seed}
+
+
+def _steps(batch: str) -> list[ArtifactStep]:
+    return [
+        apply(name=f"t/{batch}/{i}", fn=make, version="v1", seed=i, out_path=OUT) for i in range(2)
+    ]
+
+
+def _run(root: Path, batch: str) -> list[bool]:
+    """Run a batch of two steps; whether each was a cache hit."""
+    return [a.cached for a in run(*_steps(batch), root=root, backend="local-thread")]
+
+
+def test_run_on_a_table_missing_a_commit_keeps_its_work_staged_then_commits_it_once(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "root"
+    _run(root, "first")  # two steps: the artifact index has commits 0, 1 and 2
+    commit = root / "delta" / "artifacts" / "index" / "_delta_log" / f"{1:020d}.json"
+    backup = tmp_path / "backup.json"
+    commit.rename(backup)
+
+    with pytest.raises(StepFailedError) as failure:
+        _run(root, "second")
+
+    said = str(failure.value)
+    assert "table artifacts/index of" in said
+    assert f"`stemma check {root}`" in said
+    assert "Nothing is lost: the work is staged" in said
+    cause = failure.value.__cause__
+    assert isinstance(cause, DamagedTableError)
+    assert cause.staged
+    assert cause.table == "artifacts/index"
+    assert any((root / "staging" / ".waves").iterdir())  # the work, kept
+
+    before = check_root(root, repair=True)  # nothing to repair safely until the file is back
+    assert [f.problem.path for f in before.needs_you if f.problem.severity is Severity.DAMAGED] == [
+        commit
+    ]
+    assert "committed" not in " ".join(f.done or "" for f in before.findings)
+
+    backup.rename(commit)  # the documented fix: the file back from a backup
+    after = check_root(root, repair=True)
+    assert not after.needs_you, after.findings
+    assert [f.done for f in after.repaired] == ["committed 2 staged bundles, each once"]
+
+    rows = executions(root).get_column("step_name").to_list()
+    assert sorted(rows) == ["t/first/0", "t/first/1", "t/second/0", "t/second/1"]
+    assert _run(root, "second") == [True, True]  # committed work is a cache hit: nothing reruns
+    assert len(executions(root)) == 4
+    assert check_root(root).clean
