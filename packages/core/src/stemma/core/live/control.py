@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stemma.core.cancel_levels import CancelLevel
+from stemma.core.crash_points import crash_point
 from stemma.core.live.state import run_dir, utc_now
 from stemma.core.provenance import current_user
 
@@ -69,6 +70,7 @@ def request_cancel(
         )
     )
     partial.replace(control / name)
+    crash_point("live.control")
     return dataclasses.replace(request, name=name)
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
+from stemma.core.crash_points import crash_point
 from stemma.core.identity import content_id
 from stemma.core.sqlite_store.execution_rows import ARTIFACTS, STAGED_TABLES, decode_content
 from stemma.core.sqlite_store.schema import (
@@ -64,7 +65,9 @@ def write_bundle(bundle: Path, rows: Mapping[str, list[list[Any]]]) -> None:
     if (bundle / SENTINEL).exists():
         (bundle / SENTINEL).unlink()
         _fsync_directory(bundle)
+        crash_point("staging.sentinel_removed")
     _write_durably(bundle, RECORDS, data)
+    crash_point("staging.table")
     sentinel = {
         "format": BUNDLE_FORMAT,
         "records": {"name": RECORDS, "size": len(data), "xxh3_128": content_id(data)},
@@ -72,6 +75,7 @@ def write_bundle(bundle: Path, rows: Mapping[str, list[list[Any]]]) -> None:
     }
     _write_durably(bundle, SENTINEL, json.dumps(sentinel).encode())
     _fsync_directory(bundle)
+    crash_point("staging.sentinel")
 
 
 def check_bundle(bundle: Path, *, shared: bool = False) -> Sentinel | StagingProblem:

@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
+from stemma.core.crash_points import crash_point
 from stemma.core.layout import RootLayout
 from stemma.core.sqlite_store.staging import QUARANTINE, RETIRED
 from stemma.core.staging_notes import write_staging_note
@@ -47,6 +48,7 @@ def retire_bundles(layout: RootLayout, bundles: Iterable[Path], *, background: b
             os.rename(bundle, target / bundle.name)
         except FileNotFoundError:
             continue  # retired by another committer of the same bundle
+        crash_point("retire.renamed")
         moved += 1
     if moved == 0:
         shutil.rmtree(target, ignore_errors=True)
@@ -54,6 +56,7 @@ def retire_bundles(layout: RootLayout, bundles: Iterable[Path], *, background: b
         threading.Thread(target=shutil.rmtree, args=(target, True), name="stemma-retire").start()
     else:
         shutil.rmtree(target, ignore_errors=True)
+        crash_point("retire.removed")
     return moved
 
 
@@ -65,6 +68,7 @@ def clear_retired(layout: RootLayout) -> None:
         return
     for path in leftovers:
         shutil.rmtree(path, ignore_errors=True)
+        crash_point("retire.cleared")
 
 
 def quarantine_bundle(layout: RootLayout, problem: StagingProblem, step_dir: str) -> StagingProblem:
@@ -82,8 +86,10 @@ def quarantine_bundle(layout: RootLayout, problem: StagingProblem, step_dir: str
         os.rename(bundle, target)
     except FileNotFoundError:
         return problem
+    crash_point("quarantine.moved")
     moved = replace(problem, moved_to=target)
     write_staging_note(layout, moved, step_dir)
+    crash_point("quarantine.noted")
     return moved
 
 

@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from stemma.core.crash_points import crash_point
 from stemma.core.sqlite_store.schema import ensure_schema
 
 BUSY_TIMEOUT_SECONDS = 300.0
@@ -74,6 +75,7 @@ class Connections:
         try:
             yield connection
             connection.execute("COMMIT")
+            crash_point("sqlite.commit")
         except BaseException:
             if connection.in_transaction:  # (also when COMMIT itself failed)
                 connection.execute("ROLLBACK")

@@ -14,6 +14,7 @@ from typing import Any, cast
 
 from stemma.core.canonical import canonical_json
 from stemma.core.context import running_under
+from stemma.core.crash_points import crash_point
 from stemma.core.engine.function_operation import (
     OUTPUT_ROLE,
     VALUE_ROLE,
@@ -135,8 +136,10 @@ def publish(scratch: Path, final: Path) -> None:
     if final.exists() or final.is_symlink():
         retired = final.with_name(f".{final.name}.retired.{new_attempt_id()}")
         final.rename(retired)
+        crash_point("out.replaced")
         remove(retired)
     scratch.rename(final)
+    crash_point("out.published")
 
 
 def remove(path: Path) -> None:
