@@ -106,7 +106,9 @@ def _write_bundle(layout: RootLayout, bundle: Path, frames: dict[TableSpec, pl.D
         for spec in ordered:
             if spec is not EXECUTIONS:
                 write_durably(frames[spec], bundle / spec.staged_name)
-                crash_point("staging.table")
+        # One point for all the tables: without its sentinel a bundle is incomplete however
+        # many of them were written, and recovery treats every such bundle alike.
+        crash_point("staging.tables")
         temporary = bundle / f"{SENTINEL}.tmp"
         write_durably(frames[EXECUTIONS], temporary, metadata=metadata)
         os.replace(temporary, bundle / SENTINEL)

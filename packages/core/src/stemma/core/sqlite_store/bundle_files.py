@@ -67,7 +67,7 @@ def write_bundle(bundle: Path, rows: Mapping[str, list[list[Any]]]) -> None:
         _fsync_directory(bundle)
         crash_point("staging.sentinel_removed")
     _write_durably(bundle, RECORDS, data)
-    crash_point("staging.table")
+    crash_point("staging.tables")
     sentinel = {
         "format": BUNDLE_FORMAT,
         "records": {"name": RECORDS, "size": len(data), "xxh3_128": content_id(data)},
