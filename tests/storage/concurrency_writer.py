@@ -1,13 +1,14 @@
 """One writer of the concurrency table (test_concurrency_table.py), run as its own process.
 
 ``python -m tests.storage.concurrency_writer ROLE ROOT BARRIER INDEX [ARG…]``, with the checkout
-on ``PYTHONPATH``. Every writer imports what it
-needs, does what it must do before the race (stage its bundles), touches
-``BARRIER/ready-{INDEX}``, and waits for ``BARRIER/go``: the test touches it once every writer
-is ready, so the races start together rather than one process start-up apart. A writer that
-commits touches ``BARRIER/committed-{INDEX}`` when it has finished; the writers that race it
-(recovery, vacuum, compaction) go on until every committer is done, so they overlap the whole
-commit, and print what they did as one JSON line.
+on ``PYTHONPATH``. Every writer imports what it needs, does what it must before the race (stage
+its bundles), touches ``BARRIER/ready-{INDEX}`` and waits for ``BARRIER/go``: the test touches
+it once every writer is ready, so the races start together rather than one process start-up
+apart. A committer touches ``BARRIER/committed-{INDEX}`` when it has finished; the writers that
+race it (recovery, vacuum, compaction) go on until every committer is done, and a committer
+holds its last step until one of them has begun (``BARRIER/maintaining-*``), so their passes
+and the commits interleave whatever the scheduler does. Each writer prints what it did as one
+JSON line.
 
 Roles:
 
@@ -15,7 +16,8 @@ Roles:
   (local-thread).
 - ``commit RECORDS``: commit pickled function steps one by one, as the engine records them.
 - ``commit-staged RECORDS``: stage them all before the race, then commit each staged bundle.
-- ``recover``, ``vacuum``, ``compact``: the maintenance of one root, in a loop.
+- ``recover COMMITTERS``, ``vacuum COMMITTERS``, ``compact COMMITTERS``: the maintenance of
+  one root, in a loop, until the COMMITTERS committers are done.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from stemma.storage.maintenance import compact_root, vacuum_root
 
 DEADLINE_SECONDS = 120.0
 """How long a writer waits for the others before it gives up (the test then fails)."""
-PASS_PAUSE_SECONDS = 0.02
+PASS_PAUSE_SECONDS = 0.1
 """Between two passes of a maintenance loop: leaves the committers the CPU (2 cores, 4 writers)."""
 
 Records = list[tuple[ExecutionRecord, StepOutputs, list[StepEvent]]]
@@ -72,24 +74,51 @@ def run_pipeline(root: Path, barrier: Path, index: int, seed: int, writers: int)
     }
 
 
-def commit(store: DeltaStore, records: Records, staged: list[Path] | None) -> int:
-    """Commit each step's bundle as its own wave, then its events; how many bundles it wrote."""
+def commit(store: DeltaStore, barrier: Path, records: Records, staged: list[Path] | None) -> int:
+    """Commit each step's bundle as its own wave, then its events; how many bundles it wrote.
+
+    The last step waits until a racing writer has begun its first pass: however the processes
+    are scheduled, that pass and this writer's commits interleave.
+    """
     written = 0
     for number, (execution, outputs, events) in enumerate(records):
+        if number == len(records) - 1:
+            wait_for(lambda: count(barrier, "maintaining-*") > 0, "a racing writer to begin")
         bundle = store.stage_execution(execution) if staged is None else staged[number]
         written += store.commit_wave([bundle], step_outputs=outputs).committed
         store.record_events(events)
     return written
 
 
-def until_done(barrier: Path, committers: int, once: Any) -> list[Any]:
+def until_done(barrier: Path, index: int, committers: int, once: Any) -> list[Any]:
     """Call ``once()`` until every committer is done, and once more after: its results."""
+    (barrier / f"maintaining-{index}").touch()
     results: list[Any] = []
     while count(barrier, "committed-*") < committers:
         results.append(once())
         time.sleep(PASS_PAUSE_SECONDS)
     results.append(once())  # whatever the last commit left is seen by one pass at least
     return results
+
+
+def maintain(role: str, root: Path, barrier: Path, index: int, committers: int) -> dict[str, Any]:
+    """Recover, vacuum or compact the root until the committers are done; what it did."""
+    store = DeltaStore(root)
+    if role == "recover":
+        passes = until_done(barrier, index, committers, store.recover)
+        done: dict[str, Any] = {"committed": sum(passes)}
+    elif role == "vacuum":
+        # an hour, the shortest retention vacuum_root accepts: what `stemma vacuum --apply` may do
+        passes = until_done(
+            barrier, index, committers, lambda: vacuum_root(root, apply=True, retain_hours=1)
+        )
+        done = {"removed": [str(r.path) for p in passes for r in p.removals]}
+    elif role == "compact":
+        passes = until_done(barrier, index, committers, lambda: compact_root(root))
+        done = {"compacted": sum(c.files_before - c.files_after for p in passes for c in p)}
+    else:
+        raise SystemExit(f"unknown role {role!r}: pipeline, commit, commit-staged, recover, …")
+    return done | {"passes_while_committing": len(passes) - 1}
 
 
 def main(argv: list[str]) -> None:
@@ -105,25 +134,13 @@ def main(argv: list[str]) -> None:
     (barrier / f"ready-{index}").touch()
     wait_for((barrier / "go").exists, "the go")
     report: dict[str, Any] = {"role": role, "index": index}
-    committers = int(argv[4]) if role in ("recover", "vacuum", "compact") else 0
     if role == "pipeline":
         report |= run_pipeline(root, barrier, index, seed=int(argv[4]), writers=int(argv[5]))
     elif role in ("commit", "commit-staged"):
-        report["committed"] = commit(store, records, staged)
-    elif role == "recover":
-        report["committed"] = sum(until_done(barrier, committers, store.recover))
-    elif role == "vacuum":
-        passes = until_done(
-            barrier, committers, lambda: vacuum_root(root, retain_hours=1, apply=True)
-        )
-        report["removed"] = [str(r.path) for p in passes for r in p.removals]
-    elif role == "compact":
-        passes = until_done(barrier, committers, lambda: compact_root(root))
-        report["compacted"] = sum(c.files_before - c.files_after for p in passes for c in p)
-    else:
-        raise SystemExit(f"unknown role {role!r}: pipeline, commit, commit-staged, recover, …")
-    if role in ("commit", "commit-staged"):
+        report["committed"] = commit(store, barrier, records, staged)
         (barrier / f"committed-{index}").touch()
+    else:
+        report |= maintain(role, root, barrier, index, committers=int(argv[4]))
     print(json.dumps(report))
 
 

@@ -244,6 +244,13 @@ def assert_every_commit_once(
     assert found[METRICS.name].height == 1, case.expected
 
 
+def assert_raced(reports: list[dict[str, Any]], case: Case) -> None:
+    """Each recovering or maintaining writer made a pass before the committers were done."""
+    racing = [r for r in reports if "passes_while_committing" in r]
+    assert racing, case.expected
+    assert all(r["passes_while_committing"] >= 1 for r in racing), f"{case.expected}: {racing}"
+
+
 def race_recovery(root: Root, case: Case) -> None:
     """Half the writers commit bundles they staged; the other half recover the root meanwhile."""
     store = DeltaStore(root.path)
@@ -258,6 +265,7 @@ def race_recovery(root: Root, case: Case) -> None:
     ]
     writers += [root.start("recover", i, committers) for i in range(committers, case.writers)]
     reports = root.race(writers)
+    assert_raced(reports, case)
     made = [*dead, *(step for batch in batches for step in batch)]
     found = assert_sound(root.path, case)
     assert_every_commit_once(found, made, case, died=len(dead))
@@ -321,6 +329,7 @@ def race_maintenance(root: Root, case: Case) -> None:
     role = "vacuum" if case.race is Race.VACUUM else "compact"
     writers.append(root.start(role, committers, committers))
     reports = root.race(writers)
+    assert_raced(reports, case)
     found = assert_sound(root.path, case)
     assert_every_commit_once(found, [*before, *(s for batch in batches for s in batch)], case)
     for name, frame in kept.items():
