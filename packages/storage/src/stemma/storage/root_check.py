@@ -77,10 +77,11 @@ def _settle(problem: Problem, repair: bool) -> Finding:
 def _staging(layout: RootLayout, *, live: bool, tables_sound: bool) -> list[Problem]:
     """Finished work staged but not committed, and bundles quarantined as unreadable."""
     waves = [w for w in (layout.staging / WAVES).glob("wave-*") if w.is_dir()]
-    bundles = [b for b in staged_bundles(layout) if is_complete(b)]
+    claimed = [b for w in waves for b in (w / "bundles").glob("*/*") if b.is_dir()]
+    bundles = [b for b in staged_bundles(layout) if is_complete(b)] + claimed
     problems: list[Problem] = []
-    if (waves or bundles) and not live:  # a live run commits its own as it goes
-        count = f"{len(bundles)} staged bundles and {len(waves)} claimed waves"
+    if bundles and not live:  # a live run commits its own as it goes
+        count = f"{len(bundles)} bundle{'s' if len(bundles) > 1 else ''}"
         if tables_sound:
             problems.append(
                 Problem(
@@ -120,7 +121,7 @@ def _staging(layout: RootLayout, *, live: bool, tables_sound: bool) -> list[Prob
 
 def _commit_staged(layout: RootLayout) -> str:
     committed = DeltaStore(layout.root).recover()  # what every run does at its start
-    return f"committed {committed} staged bundles, each once"
+    return f"committed {committed} staged bundle{'s' if committed != 1 else ''}, each once"
 
 
 def _run_states(layout: RootLayout) -> list[RunState | Path]:
