@@ -33,6 +33,19 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 def _resume(args: argparse.Namespace) -> int:
     root = existing_root(args.root)
     run_id = resolve_run_id(root, args.run)
+    relaunch, started = resume_run(root, run_id)
+    return _report(run_id, relaunch, started)
+
+
+def resume_run(root: Path, run_id: str) -> tuple[Relaunch, Detached]:
+    """Start ``run_id``'s recorded command again, detached; wait for the run that resumes it.
+
+    The dashboard's ``r`` calls this too (in a thread: it waits up to a minute for the run).
+
+    Raises:
+        CliError: the run cannot be resumed (see :func:`~.relaunch.relaunch_of`), it is known
+            only from history, or the launcher failed; the message says what to do instead.
+    """
     try:
         state = read_state(root, run_id)
     except FileNotFoundError:
@@ -46,7 +59,7 @@ def _resume(args: argparse.Namespace) -> int:
         what=f"run {run_id}'s command",
         wanted=lambda new: new.resumes == run_id,
     )
-    return _report(run_id, relaunch, started)
+    return relaunch, started
 
 
 def _report(run_id: str, relaunch: Relaunch, started: Detached) -> int:

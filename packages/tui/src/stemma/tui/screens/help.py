@@ -39,7 +39,7 @@ the bar says what the next press does.
   3 hard: everything killed; staged work commits later
 Same levels as `stemma cancel RUN --level N` and Ctrl-C.
 
-[b]stale[/b]: the run's orchestrator died; nothing runs.
+[b]stale[/b]: its orchestrator died; its screen's r resumes it,
 `stemma reap RUN` settles it. cncl: cancelled units.
 """
 

@@ -1,7 +1,9 @@
 """One run: its steps live, as a tree by dependencies; progress, counts, ETAs; ``c`` cancels.
 
 Each step hangs under the step it reads from; a running step's time column shows ``~`` and the
-time left at its earlier runs' pace (or, with no earlier run, at its own pace so far).
+time left at its earlier runs' pace (or, with no earlier run, at its own pace so far). A stale
+run (its orchestrator gone) says which of its elements its scheduler still holds, and ``r``
+resumes it as ``stemma resume`` does (on any other run, ``r`` shows only the running steps).
 """
 
 from __future__ import annotations
@@ -17,12 +19,14 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 from textual.worker import Worker
 
+from stemma.core.live import RunStatus
 from stemma.tui.client.step_tree import TreeRow, step_tree, tree_label
 from stemma.tui.client.table_damage import read_failed
 from stemma.tui.client.views import RunView
 from stemma.tui.messages import LoadFailed, RunLoaded
 from stemma.tui.row_filter import RowFilter
 from stemma.tui.screens.showing import showing
+from stemma.tui.screens.stale_jobs import JobsLoaded, StaleJobs
 from stemma.tui.widgets.cancel_bar import CancelBar, how_it_ended
 from stemma.tui.widgets.cells import (
     duration_text,
@@ -54,6 +58,8 @@ class RunScreen(Screen[None]):
         Binding("x", "only('failed')", "Failed only", group=STATUS_KEYS),
         Binding("r", "only('running')", "Running only", group=STATUS_KEYS),
         Binding("a", "only('all')", "All steps", group=STATUS_KEYS),
+        # r's other meaning: on a stale run (where nothing runs) the filter is off and r resumes.
+        Binding("r", "resume_run", "Resume"),
         Binding("slash", "filter", "Filter"),
     ]
 
@@ -70,6 +76,9 @@ class RunScreen(Screen[None]):
         self._loading: Worker[None] | None = None
         self.status_filter = "all"
         self.row_filter = RowFilter()
+        self.stale_jobs = StaleJobs()
+        """What the scheduler still holds of this run, while it is stale."""
+        self._stale = False
 
     @property
     def stemma(self) -> StemmaApp:
@@ -77,7 +86,14 @@ class RunScreen(Screen[None]):
         return cast("StemmaApp", self.app)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Launch and cancel are off in read-only mode: the app's one rule for every screen."""
+        """Launch, cancel and resume are off in read-only mode (the app's one rule).
+
+        ``r`` resumes a stale run, and shows the running steps of any other.
+        """
+        if action == "resume_run":
+            return self._stale and self.stemma.allows("launch")
+        if action == "only" and parameters == ("running",):
+            return not self._stale
         return self.stemma.allows(action)
 
     def compose(self) -> ComposeResult:
@@ -142,6 +158,10 @@ class RunScreen(Screen[None]):
             f"{ended or row.status.value}{where} · {duration_text(row.duration(now))} · "
             f"steps {row.steps_done}/{row.steps_total} · {source}"
         )
+        if view.state is not None and view.state.resumes:
+            facts += f" · resumes {view.state.resumes}"
+        if row.status is RunStatus.STALE:
+            facts += "\n" + self.stale_jobs.describe(self.run_id, resumable=self._can_resume())
         showing_only = [self.status_filter] if self.status_filter != "all" else []
         if self.row_filter.active:
             showing_only.append(self.row_filter.describe())
@@ -151,8 +171,9 @@ class RunScreen(Screen[None]):
             self._facts = facts
             self.query_one("#run-facts", Static).update(facts)
         self.query_one("#run-facts", Static).set_class(True, f"status-{row.status.value}")
+        self._note_staleness(row.status is RunStatus.STALE)
         self.query_one(CancelBar).show_levels(row.cancel_level, self.presses, row.status)
-        tree = step_tree(view.steps)
+        tree = step_tree(self.stale_jobs.steps(view.steps) if self._stale else view.steps)
         columns = step_columns(width, tree)  # all steps: the columns do not jump as one filters
         shown = [r for r in tree if step_matches(r.step, self.status_filter)]
         self._draw_steps(columns, self.row_filter.select(shown, step_text), view.etas, now)
@@ -267,6 +288,49 @@ class RunScreen(Screen[None]):
     @on(FilterBox.Done)
     def _filter_done(self) -> None:
         table_at(self, "#steps").focus()
+
+    def _can_resume(self) -> bool:
+        return self.stemma.allows("launch")
+
+    def _note_staleness(self, stale: bool) -> None:
+        """A run turned stale: ``r`` now resumes it; its scheduler is asked what is left."""
+        if stale != self._stale:
+            self._stale = stale
+            self.refresh_bindings()
+        if stale and self.stale_jobs.due() and showing(self):
+            self.stale_jobs.asked()
+            self._load_jobs()
+
+    @work(thread=True, exclusive=True, group="stale-jobs", exit_on_error=False)
+    def _load_jobs(self) -> None:
+        from stemma.core.cli.alive_jobs import alive_jobs  # (only for a stale run)
+
+        self.post_message(JobsLoaded(alive_jobs(self.stemma.client.root, self.run_id)))
+
+    @on(JobsLoaded)
+    def _show_jobs(self, message: JobsLoaded) -> None:
+        self.stale_jobs.took(message.jobs)
+        if self.view is not None:
+            self._draw(self.view, self.size.width)
+
+    def action_resume_run(self) -> None:
+        """``r`` on a stale run: start its recorded command again, detached."""
+        self.notify(f"resuming {self.run_id[-8:]}…", timeout=3)
+        self._resume()
+
+    @work(thread=True, exclusive=True, group="launch", exit_on_error=False)
+    def _resume(self) -> None:
+        from stemma.core.cli.exit_codes import CliError
+        from stemma.core.cli.resume_command import resume_run
+        from stemma.tui.messages import Launched, LaunchFailed
+
+        line = f"stemma resume {self.run_id}"
+        try:
+            _, started = resume_run(self.stemma.client.root, self.run_id)
+        except CliError as err:  # alive after all, no recorded command, its script gone…
+            self.post_message(LaunchFailed(line, str(err)))
+            return
+        self.post_message(Launched(line, started))  # the app says it, as for a new run
 
     @property
     def presses(self) -> int:

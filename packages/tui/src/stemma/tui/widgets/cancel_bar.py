@@ -45,7 +45,7 @@ def how_it_ended(status: RunStatus, applied: int) -> str:
     if status is RunStatus.CANCELLED and applied:
         return f"cancelled at {CancelLevel(min(applied, CancelLevel.HARD)).name.lower()}"
     if status is RunStatus.STALE:
-        return "stale (its orchestrator is gone)"
+        return "stale (orchestrator gone)"
     return status.value
 
 
