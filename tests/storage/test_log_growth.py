@@ -210,7 +210,8 @@ def test_stemma_vacuum_says_how_many_log_entries_it_removed(root: Path) -> None:
     dry = stemma("--retain-hours", "2")
     assert f"would remove {expired} log entries of {EXECUTIONS.name}" in dry
     assert "add --apply to delete" in dry
+    assert "nothing older than" not in dry
     applied = stemma("--retain-hours", "2", "--apply")
     assert f"removed {expired} log entries of {EXECUTIONS.name}" in applied
-    assert f"removed {expired} log entries of 1 tables older than 2 h" in applied
+    assert f"removed {expired} log entries of 1 table older than 2 h" in applied
     assert _versions(_log(root))[0] == CHECKPOINT_INTERVAL - 1

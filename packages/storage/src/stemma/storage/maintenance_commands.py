@@ -85,27 +85,25 @@ def _print_report(report: VacuumReport) -> None:
     verb = "removed" if report.applied else "would remove"
     for removal in report.removals:
         print(f"{verb} {removal.kind}: {removal.path} ({removal.size} bytes)")
-    kinds = Counter(removal.kind.split(" ")[0] for removal in report.removals)
-    summary = ", ".join(f"{count} {kind}" for kind, count in sorted(kinds.items())) or "nothing"
-    print(
-        f"{verb} {summary} older than {report.retain_hours} h: "
-        f"{_human(report.bytes)} ({report.bytes} bytes)"
-    )
-    _print_log_entries(report, verb)
-    if not report.applied and (report.removals or report.log_entries):
-        print("dry run: nothing was deleted; add --apply to delete")
-
-
-def _print_log_entries(report: VacuumReport, verb: str) -> None:
-    """One line per table, not per entry: a busy table has thousands of log entries."""
+    # one line per table, not per entry: a busy table has thousands of log entries
     per_table = Counter(entry.kind.removeprefix("log ") for entry in report.log_entries)
     for table, count in sorted(per_table.items()):
         print(f"{verb} {count} log entries of {table} (before its newest checkpoint)")
-    if per_table:
+    if report.removals or not report.log_entries:
+        kinds = Counter(removal.kind.split(" ")[0] for removal in report.removals)
+        summary = ", ".join(f"{count} {kind}" for kind, count in sorted(kinds.items()))
         print(
-            f"{verb} {len(report.log_entries)} log entries of {len(per_table)} tables older "
-            f"than {report.retain_hours} h: {_human(report.log_bytes)} ({report.log_bytes} bytes)"
+            f"{verb} {summary or 'nothing'} older than {report.retain_hours} h: "
+            f"{_human(report.bytes)} ({report.bytes} bytes)"
         )
+    if report.log_entries:
+        tables = f"{len(per_table)} table{'' if len(per_table) == 1 else 's'}"
+        print(
+            f"{verb} {len(report.log_entries)} log entries of {tables} older than "
+            f"{report.retain_hours} h: {_human(report.log_bytes)} ({report.log_bytes} bytes)"
+        )
+    if not report.applied and (report.removals or report.log_entries):
+        print("dry run: nothing was deleted; add --apply to delete")
 
 
 def _human(size: int) -> str:
