@@ -39,7 +39,8 @@ all: ``plan``'s alone imports the step specs and pydantic (~0.1 s), which ``stem
 
 _EPILOG = (
     "exit codes: 0 ok, 1 run failed, 2 usage error, 3 not found, 4 a package is missing, "
-    "5 run cancelled, 6 run stale, 130 interrupted"
+    "5 run cancelled, 6 run stale, 7 a table is damaged (stemma check), 8 check repaired all, "
+    "130 interrupted"
 )
 
 
