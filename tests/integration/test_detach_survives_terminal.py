@@ -82,6 +82,9 @@ def test_run_detach_started_in_tmux_finishes_after_the_tmux_server_is_killed(
     assert final.status is RunStatus.COMPLETED, _log_of(root)
     assert final.steps[1].succeeded == 8
     assert final.steps[1].failed == 0
+    # What `stemma resume` would run again: the detached process's own command line, and where.
+    assert final.launch == (sys.executable, "-m", "stemma.core.cli.main", "run", "hangup.py", "8")
+    assert final.cwd == str(tmp_path)
 
 
 def _log_of(root: Path) -> str:

@@ -49,6 +49,16 @@ if __name__ == "__main__":  # workers are spawned: they import this file
 """
 
 
+QUICK = """
+import sys
+from stemma.core.examples import DataGenerator
+from stemma.core.front.pipeline import Pipeline
+
+if __name__ == "__main__":
+    Pipeline.create("quick").run(DataGenerator, params={"count": int(sys.argv[1]), "rows": 1})
+"""
+
+
 def _killed_mid_step(tmp_path: Path, root: Path) -> str:
     """``python resumable.py 0.8`` run from ``tmp_path``, SIGKILLed mid-step: its run id."""
     (tmp_path / "resumable.py").write_text(SCRIPT)
@@ -112,6 +122,33 @@ def test_resume_starts_a_killed_runs_recorded_command_and_the_new_run_says_it_re
     copy = resumed.steps[1]
     assert copy.succeeded == UNITS
     assert copy.cached >= 2  # what the dead run finished is not run again
+
+
+def test_stemma_run_records_its_own_command_line_for_a_resume(tmp_path: Path) -> None:
+    (tmp_path / "quick.py").write_text(QUICK)
+    root = tmp_path / "store"
+    stemma = Path(sys.executable).parent / "stemma"
+    done = subprocess.run(
+        [str(stemma), "--root", str(root), "run", "--quiet", "quick.py", "3"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == ExitCode.OK, done.stderr
+    [state] = list_states(root)
+    assert state.launch == (
+        sys.executable,
+        str(stemma),
+        "--root",
+        str(root),
+        "run",
+        "--quiet",
+        "quick.py",
+        "3",
+    )
+    assert (state.command, state.cwd) == (("quick.py", "3"), str(tmp_path))
 
 
 def test_resume_of_an_unknown_run_names_the_close_ones(
