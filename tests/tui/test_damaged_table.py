@@ -13,10 +13,10 @@ import time
 from pathlib import Path
 
 import pytest
-from deltalake import DeltaTable
 from textual.pilot import Pilot
 from textual.widgets._toast import Toast
 
+from stemma.storage.root_check import check_root
 from stemma.tui.app import StemmaApp
 from stemma.tui.client import DashboardClient
 from stemma.tui.client.history import HistoryCache
@@ -83,7 +83,7 @@ def test_garbage_parquet_file_is_said_once_with_its_name_and_the_runs_stay(
         assert lines_seen == looks  # and the summary line kept saying it all along
         said = next(iter(app.errors_said))
         assert "is not Parquet" in said
-        assert f"DeltaTable('{root / STEPS}').repair()" in said
+        assert f"Fix: `stemma check --repair {root}` moves it out" in said
         app.open_run(filled.run_id)  # a run still opens, from its state file
         await until(pilot, lambda: isinstance(app.screen, RunScreen), "the run screen")
         await until(pilot, lambda: row_count(app, "#steps") == 4, "its steps")
@@ -101,9 +101,9 @@ def test_the_fix_the_message_gives_makes_history_readable_again(
     assert [row.run_id for row in client.runs()] == [filled.run_id]
     assert client.damage is not None
     assert f"{damaged.name} is not Parquet" in client.damage
-    # The fix as said: move the file out of the table, then drop it from the table's log.
-    damaged.rename(tmp_path / damaged.name)
-    DeltaTable(str(root / STEPS)).repair()
+    assert f"`stemma check --repair {root}`" in client.damage
+    assert check_root(root, repair=True).repaired  # the fix as said
+    assert not damaged.exists()
     assert HistoryCache(root).rows()  # every other commit of the table reads again
 
 

@@ -52,9 +52,8 @@ class TableDamage:
         The most useful words first: a narrow screen's summary line cuts the end.
         """
         table = _relative(self.table, root)
-        lost = " (its rows are lost)" if self.file.endswith(".parquet") else ""
         tail = f" {still_shown}" if still_shown else ""
-        return f"damaged table {table}: {self.file} {self.problem}. Fix: {self.fix}{lost}.{tail}"
+        return f"damaged table {table}: {self.file} {self.problem}. Fix: {self.fix}.{tail}"
 
 
 class DamageWatch:
@@ -110,7 +109,7 @@ def find_damage(root: Path, error: BaseException) -> TableDamage | None:
 
     None means the error is something else (a bug, a full disk): the caller raises it on.
     """
-    text = str(error)
+    text = f"{error} {error.__cause__ or ''}"  # a DamagedTableError: delta-rs's words below
     gap = _GAP.search(text)
     if gap is not None:
         return _missing_commit(Path(gap["log"]), int(gap["before"]), int(gap["after"]))
@@ -128,7 +127,8 @@ def _missing_commit(table: Path, before: int, after: int) -> TableDamage:
         table=table,
         file=missing,
         problem=f"is missing (commits {before} and {after} are there, not what is between)",
-        fix=f"put {missing} back from a backup: Delta reads no table past a missing commit",
+        fix=f"put {missing} back from a backup: Delta reads no table past a missing commit "
+        f"(`stemma check {_root_of(table)}` says more)",
     )
 
 
@@ -157,7 +157,7 @@ def _check_files(table: Path, named: str | None) -> TableDamage | None:
                 table=table,
                 file=_relative(path, table),
                 problem=problem,
-                fix=_drop_file_fix(table, moved=path.exists()),
+                fix=_drop_file_fix(table),
             )
     return None
 
@@ -178,11 +178,20 @@ def _problem(path: Path) -> str | None:
     return None
 
 
-def _drop_file_fix(table: Path, *, moved: bool) -> str:
-    repair = f"python -c \"from deltalake import DeltaTable; DeltaTable('{table}').repair()\""
-    if moved:
-        return f"put it back from a backup, or move it out of the table and run `{repair}`"
-    return f"put it back from a backup, or run `{repair}` to drop it from the table's log"
+def _drop_file_fix(table: Path) -> str:
+    """The fix ``stemma check`` gives: ``--repair`` where rows only record what ran."""
+    from stemma.storage.table_check import REBUILDABLE  # only once a read failed
+
+    root = _root_of(table)
+    name = table.relative_to(root / "delta").as_posix()
+    if name in REBUILDABLE:
+        return f"`stemma check --repair {root}` moves it out (its work runs again when asked)"
+    return f"put it back from a backup (`stemma check {root}` says how)"
+
+
+def _root_of(table: Path) -> Path:
+    """The stemma root a table's directory is in: the parent of its ``delta`` directory."""
+    return next((p.parent for p in table.parents if p.name == "delta"), table.parent)
 
 
 def _relative(path: Path, base: Path) -> str:
