@@ -83,6 +83,8 @@ def test_commits_checkpoint_the_table_every_interval(built: Path) -> None:
     checkpoints = sorted(path.name for path in log.glob("*.checkpoint.parquet"))
 
     assert checkpoints == [f"{CHECKPOINT_INTERVAL - 1:020}.checkpoint.parquet"]
+    settings = DeltaTable(log.parent).metadata().configuration
+    assert settings == {"delta.checkpointInterval": str(CHECKPOINT_INTERVAL)}
     assert (log / "_last_checkpoint").is_file()
     assert newest_checkpoint(log) == CHECKPOINT_INTERVAL - 1
     # versions 0.._COMMITS: a reader replays the ones after the checkpoint, not all of them

@@ -102,11 +102,12 @@ def append_rows(
 
 
 CHECKPOINT_INTERVAL = 100
-"""Commits between two checkpoints of a table: delta-rs's default ``delta.checkpointInterval``.
+"""Commits between two checkpoints of a table (its ``delta.checkpointInterval``).
 
-Every stemma append checkpoints the table when its version reaches a multiple of this (the
+After every this many commits the append that made the last one writes a checkpoint (the
 post-commit hook delta-rs runs by default), so opening a table replays at most this many commit
-files; docs/design/0012-log-growth.md has the measurements behind keeping the default."""
+files. The same as delta-rs's default, set on each table stemma creates so that it stays so;
+docs/design/0012-log-growth.md has the measurements behind it."""
 
 _handles = threading.local()
 
@@ -155,7 +156,12 @@ def _open_or_create(path: Path, spec: TableSpec) -> DeltaTable:
     if table_exists(path):
         return open_table(path)
     path.mkdir(parents=True, exist_ok=True)
-    return DeltaTable.create(path, spec.arrow_schema, mode="ignore")
+    return DeltaTable.create(
+        path,
+        spec.arrow_schema,
+        mode="ignore",
+        configuration={"delta.checkpointInterval": str(CHECKPOINT_INTERVAL)},
+    )
 
 
 def _new_rows(table: DeltaTable, spec: TableSpec, frame: pl.DataFrame) -> pl.DataFrame:
