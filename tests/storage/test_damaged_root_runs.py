@@ -9,6 +9,8 @@ import pytest
 
 from stemma.core import OUT, ArtifactStep, apply, run
 from stemma.core.errors import StepFailedError
+from stemma.core.examples import DataGenerator
+from stemma.core.front.pipeline import Pipeline
 from stemma.storage import executions
 from stemma.storage.check_findings import Severity
 from stemma.storage.errors import DamagedTableError
@@ -69,4 +71,38 @@ def test_run_on_a_table_missing_a_commit_keeps_its_work_staged_then_commits_it_o
     assert sorted(rows) == ["t/first/0", "t/first/1", "t/second/0", "t/second/1"]
     assert _run(root, "second") == [True, True]  # committed work is a cache hit: nothing reruns
     assert len(executions(root)) == 4
+    assert check_root(root).clean
+
+
+def _generate(root: Path, seed: int) -> bool:
+    """One DataGenerator step of a Pipeline on ``root``; whether its unit was a cache hit."""
+    pipeline = Pipeline.create("gen", root=root, backend="local-thread")
+    try:
+        result = pipeline.run(DataGenerator, params={"count": 2, "rows": 5, "seed": seed})
+    finally:
+        pipeline.finalize()
+    assert result.success
+    return result.cached_count == result.total_count
+
+
+def test_pipeline_on_a_damaged_table_raises_it_named_then_commits_once_after_the_fix(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "root"
+    _generate(root, 1)
+    _generate(root, 2)  # the artifact index: commits 0, 1 and 2
+    commit = root / "delta" / "artifacts" / "index" / "_delta_log" / f"{1:020d}.json"
+    backup = tmp_path / "backup.json"
+    commit.rename(backup)
+
+    with pytest.raises(DamagedTableError, match="Nothing is lost") as failure:
+        _generate(root, 3)
+    assert failure.value.table == "artifacts/index"
+    with pytest.raises(DamagedTableError, match="artifacts/index"):  # the next start says it too
+        Pipeline.create("gen", root=root, backend="local-thread")
+
+    backup.rename(commit)
+    assert _generate(root, 3)  # its start committed the staged unit: a cache hit
+    seeds = executions(root, step_name="example.generate").get_column("success")
+    assert seeds.to_list() == [True, True, True]  # one execution row per unit run, none twice
     assert check_root(root).clean
