@@ -112,7 +112,10 @@ def maintain(role: str, root: Path, barrier: Path, index: int, committers: int) 
         passes = until_done(
             barrier, index, committers, lambda: vacuum_root(root, apply=True, retain_hours=1)
         )
-        done = {"removed": [str(r.path) for p in passes for r in p.removals]}
+        done = {
+            "removed": [str(r.path) for p in passes for r in p.removals],
+            "log_entries": [str(r.path) for p in passes for r in p.log_entries],
+        }
     elif role == "compact":
         passes = until_done(barrier, index, committers, lambda: compact_root(root))
         done = {"compacted": sum(c.files_before - c.files_after for p in passes for c in p)}

@@ -81,11 +81,11 @@ CASES = [
     Case(2, Race.VACUUM,
          "one process commits while the other vacuums (--apply, an hour's retention): every "
          "commit lands once, no committed row is lost, only the old files nothing references "
-         "are removed, and every table still reads"),
+         "and the old log entries before each checkpoint are removed, every table still reads"),
     Case(4, Race.VACUUM,
          "three processes commit while the fourth vacuums: every commit lands once, no "
-         "committed row is lost, only the old files nothing references are removed, and "
-         "every table still reads"),
+         "committed row is lost, only the old files nothing references and the old log "
+         "entries before each checkpoint are removed, every table still reads"),
     Case(2, Race.COMPACTION,
          "one process commits while the other compacts every table, again and again: every "
          "commit lands once, no row is lost, the tables are compacted and still read"),
@@ -288,21 +288,19 @@ def _history(store: DeltaStore) -> list[FunctionStep]:
     return made
 
 
-def _old_leftovers(store: DeltaStore) -> list[Path]:
-    """What a vacuum removes, three hours old: an orphan data file in each table, and a log.
+def _old_leftovers(store: DeltaStore) -> tuple[list[Path], list[Path]]:
+    """What a vacuum removes, three hours old: files, and each table's log before its checkpoint.
 
-    An orphan is what a commit that lost a conflict leaves; the files compaction just replaced
-    are younger than any retention a vacuum accepts, so they must stay. The log entries before
-    each table's checkpoint are aged too, so a vacuum that also removes old log entries does so
-    while the commits race it.
+    The files: an orphan data file in each table (what a commit that lost a conflict leaves) and
+    a failure log. The files compaction just replaced are younger than any retention a vacuum
+    accepts, so they must stay.
     """
     three_hours_ago = time.time() - 3 * 3600
     old: list[Path] = []
+    entries: list[Path] = []
     for _, path in delta_tables(store.layout):
         checkpoint = max(int(p.name.split(".")[0]) for p in path.glob("_delta_log/*.checkpoint.*"))
-        for entry in path.glob("_delta_log/*.json"):
-            if int(entry.name.split(".")[0]) < checkpoint:
-                os.utime(entry, (three_hours_ago, three_hours_ago))
+        entries += [e for e in path.glob("_delta_log/*.json") if int(e.stem) < checkpoint]
         orphan = path / "part-00000-orphan-of-a-lost-conflict.zstd.parquet"
         orphan.write_bytes(next(path.glob("*.parquet")).read_bytes())
         old.append(orphan)
@@ -310,16 +308,17 @@ def _old_leftovers(store: DeltaStore) -> list[Path]:
     log.parent.mkdir(parents=True)
     log.write_text("Traceback: an old failure")
     old.append(log)
-    for path in old:
+    assert entries, "the history left no log entry before a checkpoint: nothing to vacuum there"
+    for path in (*old, *entries):
         os.utime(path, (three_hours_ago, three_hours_ago))
-    return old
+    return old, entries
 
 
 def race_maintenance(root: Root, case: Case) -> None:
     """All writers but one commit steps; the last vacuums or compacts the root meanwhile."""
     store = DeltaStore(root.path)
     before = _history(store)
-    old = _old_leftovers(store) if case.race is Race.VACUUM else []
+    old, entries = _old_leftovers(store) if case.race is Race.VACUUM else ([], [])
     kept = tables(root.path)
     committers = case.writers - 1
     batches = [_steps(f"live{i}", _STEPS_PER_COMMITTER) for i in range(committers)]
@@ -337,7 +336,8 @@ def race_maintenance(root: Root, case: Case) -> None:
     (maintenance,) = [r for r in reports if r["role"] == role]
     if case.race is Race.VACUUM:
         assert sorted(maintenance["removed"]) == sorted(map(str, old)), case.expected
-        assert not any(path.exists() for path in old), case.expected
+        assert sorted(maintenance["log_entries"]) == sorted(map(str, entries)), case.expected
+        assert not any(path.exists() for path in (*old, *entries)), case.expected
     else:
         assert maintenance["compacted"] > 0, case.expected
         for _, path in delta_tables(store.layout):
