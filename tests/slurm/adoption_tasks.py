@@ -1,6 +1,7 @@
 """An operation that counts its unit starts, for the adoption tests (imported by name by jobs)."""
 
 import os
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -22,3 +23,11 @@ class CountedSlowScale(SlowScale):
             job = f"{os.environ.get('SLURM_ARRAY_JOB_ID')}_{os.environ.get('SLURM_ARRAY_TASK_ID')}"
             (ran / f"{path.stem}.{uuid.uuid4().hex[:8]}").write_text(job)
         return super().execute(inp)
+
+
+def slow_square(i: int, seconds: float, out_path: str) -> int:
+    """``i * i`` after ``seconds``, leaving a file per start in ``$STEMMA_TEST_RAN_DIR``."""
+    (Path(os.environ[RAN_DIR]) / f"square_{i}.{uuid.uuid4().hex[:8]}").write_text("")
+    time.sleep(seconds)
+    Path(out_path).write_text(str(i * i))
+    return i * i

@@ -18,14 +18,15 @@ import polars as pl
 import pytest
 from slurm_testing import queued, wait_until
 
-from stemma.core.live import RunStatus, read_state
+from stemma.core.live import RunStatus, list_states, read_state
 from stemma.slurm.job_ledger import read_ledger
 from stemma.storage import artifacts, executions
 
 pytestmark = pytest.mark.slurm
 
 SCRIPT = pathlib.Path(__file__).with_name("adoptable_on_slurm.py")
-SECONDS = "4"
+LAZY = pathlib.Path(__file__).with_name("adoptable_lazy.py")
+SECONDS = "3"
 SLOW = "test.counted_slow_scale"
 
 
@@ -34,24 +35,37 @@ def _env(ran: pathlib.Path) -> dict[str, str]:
     return {**os.environ, "STEMMA_TEST_RAN_DIR": str(ran)}
 
 
-def _start(root: pathlib.Path, ran: pathlib.Path) -> tuple[subprocess.Popen[str], str]:
-    process = subprocess.Popen(
-        [sys.executable, str(SCRIPT), str(root), SECONDS],
+def _start(
+    root: pathlib.Path, ran: pathlib.Path, script: pathlib.Path = SCRIPT
+) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, str(script), str(root), SECONDS],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env=_env(ran),
         start_new_session=True,
     )
+
+
+def _run_id(process: subprocess.Popen[str]) -> str:
     assert process.stdout is not None
     run_id = process.stdout.readline().strip()
     assert run_id, process.stderr.read() if process.stderr else "no run id"
-    return process, run_id
+    return run_id
 
 
-def _run(root: pathlib.Path, ran: pathlib.Path) -> tuple[str, dict[str, Any]]:
+def _kill(process: subprocess.Popen[str]) -> None:
+    """``kill -9`` the orchestrator (its jobs are not in its process group)."""
+    os.killpg(process.pid, signal.SIGKILL)
+    process.communicate(timeout=30)  # (and its pipes closed)
+
+
+def _finish(
+    root: pathlib.Path, ran: pathlib.Path, script: pathlib.Path = SCRIPT, *backend: str
+) -> list[str]:
     done = subprocess.run(
-        [sys.executable, str(SCRIPT), str(root), SECONDS],
+        [sys.executable, str(script), str(root), SECONDS, *backend],
         capture_output=True,
         text=True,
         env=_env(ran),
@@ -59,7 +73,11 @@ def _run(root: pathlib.Path, ran: pathlib.Path) -> tuple[str, dict[str, Any]]:
         check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    lines = done.stdout.splitlines()
+    return done.stdout.splitlines()
+
+
+def _run(root: pathlib.Path, ran: pathlib.Path, *backend: str) -> tuple[str, dict[str, Any]]:
+    lines = _finish(root, ran, SCRIPT, *backend)
     return lines[0], json.loads(lines[-1])
 
 
@@ -85,9 +103,12 @@ def _tables(root: pathlib.Path) -> tuple[list[str], dict[str, list[str]]]:
 
 @pytest.fixture(scope="module")
 def clean(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], dict[str, list[str]]]:
-    """A clean run's tables, for every case to compare with."""
+    """A clean run's tables, for every case to compare with.
+
+    Run on the local backend: keys and artifact ids never depend on where units ran.
+    """
     base = tmp_path_factory.mktemp("clean")
-    _, summary = _run(base / "store", base / "ran")
+    _, summary = _run(base / "store", base / "ran", "local")
     assert summary["overall_success"] is True, summary
     return _tables(base / "store")
 
@@ -96,11 +117,11 @@ def test_a_rerun_waits_for_the_elements_a_killed_orchestrator_left_and_runs_noth
     tmp_path: pathlib.Path, slurm_cluster: None, clean: tuple[list[str], dict[str, list[str]]]
 ) -> None:
     root, ran = tmp_path / "store", tmp_path / "ran"
-    process, first = _start(root, ran)
+    process = _start(root, ran)
+    first = _run_id(process)
     tag = f"stemma-{first[-8:]}"
     wait_until(lambda: queued(f"{tag}-s1", "RUNNING"), 120, "the slow step's elements to run")
-    os.killpg(process.pid, signal.SIGKILL)  # the orchestrator (its jobs are not in its group)
-    process.communicate(timeout=30)  # (and its pipes closed)
+    _kill(process)
     assert queued(f"{tag}-s1"), "the elements should outlive their orchestrator"
     assert read_state(root, first).status is RunStatus.STALE
 
@@ -120,3 +141,50 @@ def test_a_rerun_waits_for_the_elements_a_killed_orchestrator_left_and_runs_noth
     assert adopted, ledger
     assert not queued(tag)
     assert not queued(f"stemma-{second[-8:]}")
+
+
+def test_an_element_that_died_while_nobody_watched_is_sent_again_and_the_rest_adopted(
+    tmp_path: pathlib.Path, slurm_cluster: None, clean: tuple[list[str], dict[str, list[str]]]
+) -> None:
+    root, ran = tmp_path / "store", tmp_path / "ran"
+    process = _start(root, ran)
+    tag = f"stemma-{_run_id(process)[-8:]}"
+    wait_until(lambda: queued(f"{tag}-s1", "RUNNING"), 120, "the slow step's elements to run")
+    _kill(process)
+    victim = queued(f"{tag}-s1", "RUNNING")[0].split("|")[0]
+    wait_until(
+        lambda: any(p.read_text() == victim for p in ran.iterdir()), 60, f"{victim} to start"
+    )
+    subprocess.run(["scancel", "--signal=KILL", "--full", victim], check=True)
+    wait_until(lambda: victim not in str(queued(tag)), 60, f"{victim} to leave the queue")
+    [killed] = [p.name.split(".")[0] for p in ran.iterdir() if p.read_text() == victim]
+
+    _, summary = _run(root, ran)
+
+    assert summary["overall_success"] is True, summary
+    starts = _starts(ran)
+    assert starts == {**dict.fromkeys(starts, 1), killed: 2}, starts  # only it ran again
+    assert len(starts) == 6, starts
+    assert _tables(root) == clean
+
+
+def test_a_lazy_rerun_waits_for_the_leaves_a_killed_run_left_running(
+    tmp_path: pathlib.Path, slurm_cluster: None
+) -> None:
+    root, ran = tmp_path / "store", tmp_path / "ran"
+    process = _start(root, ran, LAZY)
+    wait_until(lambda: list_states(root), 60, "the lazy run's state")
+    (state,) = list_states(root)
+    tag = f"stemma-{state.run_id[-8:]}"
+    wait_until(lambda: queued(tag, "RUNNING"), 120, "the leaves' elements to run")
+    _kill(process)
+
+    lines = _finish(root, ran, LAZY)
+
+    assert lines[-1] == str(sum(i * i for i in range(6)))
+    starts = _starts(ran)
+    assert len(starts) == 6, starts
+    assert set(starts.values()) == {1}, starts  # no leaf ran twice
+    rerun = next(s for s in list_states(root) if s.run_id != state.run_id)
+    ledger = list(read_ledger(root / "runs" / rerun.run_id / "slurm_jobs.jsonl"))
+    assert any(entry.job_name.startswith(tag) for entry in ledger), ledger

@@ -15,9 +15,9 @@ the work to be done again.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from concurrent.futures import Future
-from typing import Any
+from typing import Any, TypeVar
 
 from stemma.core.backends.base import AdoptedElement, Backend, WaveRequest
 from stemma.core.engine.planned_step import PlannedStep
@@ -25,41 +25,62 @@ from stemma.core.engine.units import ExecutionUnit
 
 log = logging.getLogger(__name__)
 
+_T = TypeVar("_T")
+
 Adopt = Callable[[Collection[str], WaveRequest], Iterable[AdoptedElement]]
 
 
 def adopt_in_flight(
     backend: Backend, step: PlannedStep, units: list[ExecutionUnit], request: WaveRequest
 ) -> tuple[list[ExecutionUnit], list[tuple[Future[Any], list[ExecutionUnit]]]]:
-    """Split ``units`` into those still to send and the packs already running elsewhere.
+    """Split a step's ``units`` into those still to send and the packs already running elsewhere.
 
     Returns:
         The units to send, and per adopted element its future and the units it computes (the
         rerun's own, in the element's order).
     """
-    adopt: Adopt | None = getattr(backend, "adopt", None)
-    if adopt is None or not units or step.skip_cache:
+    if step.skip_cache:
         return units, []
-    by_key = {unit.execution_spec_id: unit for unit in units}
-    taken: set[str] = set()
-    packs: list[tuple[Future[Any], list[ExecutionUnit]]] = []
-    runs: set[str] = set()
-    for element in adopt(by_key.keys(), request):
-        # (the backend offers only elements of wanted keys, each key once: checked again here,
-        # because a key committed twice is the one thing adoption must never cause)
-        if not taken.isdisjoint(element.keys) or not all(k in by_key for k in element.keys):
-            continue
-        taken.update(element.keys)
-        packs.append((element.future, [by_key[key] for key in element.keys]))
-        runs.add(element.run_id)
+    packs = adopted_packs(backend, {unit.execution_spec_id: unit for unit in units}, request)
     if not packs:
         return units, []
-    log.info(
-        "step %s: %d of its units are still running on the cluster for %s: waiting for "
-        "those %d jobs instead of sending them again",
-        step.name,
-        len(taken),
-        ", ".join(sorted(runs)),
-        len(packs),
-    )
-    return [unit for unit in units if unit.execution_spec_id not in taken], packs
+    taken = {id(unit) for _, pack in packs for unit in pack}
+    return [unit for unit in units if id(unit) not in taken], packs
+
+
+def adopted_packs(
+    backend: Backend, wanted: Mapping[str, _T], request: WaveRequest
+) -> list[tuple[Future[Any], list[_T]]]:
+    """The elements the backend adopts among ``wanted`` (by execution key), as packs of its values.
+
+    Empty when the backend cannot adopt (its jobs do not outlive their orchestrator).
+    """
+    adopt: Adopt | None = getattr(backend, "adopt", None)
+    if adopt is None or not wanted:
+        return []
+    taken: set[str] = set()
+    packs: list[tuple[Future[Any], list[_T]]] = []
+    runs: set[str] = set()
+    try:
+        elements = list(adopt(wanted.keys(), request))
+    except Exception as error:  # never a reason not to run: the units are sent as misses are
+        log.warning("could not look for work left running by dead runs: %s", error)
+        return []
+    for element in elements:
+        # (the backend offers only elements of wanted keys, each key once: checked again here,
+        # because a key committed twice is the one thing adoption must never cause)
+        if not taken.isdisjoint(element.keys) or not all(k in wanted for k in element.keys):
+            continue
+        taken.update(element.keys)
+        packs.append((element.future, [wanted[key] for key in element.keys]))
+        runs.add(element.run_id)
+    if packs:
+        log.info(
+            "%d units of %s are still running on the cluster for %s: waiting for those %d "
+            "jobs instead of sending them again",
+            len(taken),
+            request.job_name,
+            ", ".join(sorted(runs)),
+            len(packs),
+        )
+    return packs

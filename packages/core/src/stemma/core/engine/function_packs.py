@@ -32,6 +32,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
+from stemma.core.engine.adoption import adopted_packs
 from stemma.core.engine.pack_sizing import PackSizer
 from stemma.core.engine.planned_step import PlannedStep
 from stemma.core.engine.references import StepResult
@@ -223,12 +224,32 @@ class FunctionPacks:
             for kind, queue in self._waiting.items():
                 by_resources.setdefault(kind[2], []).extend(queue)
                 queue.clear()
-        for resources, units in by_resources.items():
+        for resources, gathered in by_resources.items():
+            units = self._adopt(("wave", False, resources), gathered)
             if not units:
                 continue
             count = len(units) if self._most_packs is None else min(len(units), self._most_packs)
             packs = [units[i::count] for i in range(count)]
             self._submit(("wave", False, resources), packs, gpu=False)
+
+    def _adopt(self, kind: tuple[Any, ...], units: list[_Waiting]) -> list[_Waiting]:
+        """Wait for the elements a dead run left computing some of ``units``; the others."""
+        if not units:
+            return units
+        ctx = self._ctx
+        wanted = {w.unit.execution_spec_id: w for w in units if not w.step.skip_cache}
+        request = step_wave_request(ctx, units[0].step, len(units))
+        packs = adopted_packs(ctx.backend, wanted, request)
+        at = time.monotonic()
+        for future, pack in packs:
+            for waiting in pack:
+                ctx.monitor.units_sent(waiting.step.number, 1)
+            out = _Out(SentPack([w.unit for w in pack], at, adopted=True), pack, kind, False)
+            with self._changed:
+                self._out[future] = out
+            future.add_done_callback(self._on_done)
+        taken = {id(waiting) for _, pack in packs for waiting in pack}
+        return [waiting for waiting in units if id(waiting) not in taken]
 
     def _submit(self, kind: tuple[Any, ...], packs: list[list[_Waiting]], *, gpu: bool) -> None:
         ctx = self._ctx
@@ -259,6 +280,15 @@ class FunctionPacks:
                 self._out[future] = out
             future.add_done_callback(self._on_done)
 
+    def _wait_again(self, kind: tuple[Any, ...], units: list[_Waiting]) -> None:
+        """Queue ``units`` to be sent in the next wave."""
+        now = time.monotonic()
+        with self._changed:
+            if not any(self._waiting.values()):
+                self._first_at = now
+            self._last_at = now
+            self._waiting.setdefault(kind, deque()).extend(units)
+
     def _on_done(self, future: Future[Any]) -> None:
         with self._changed:
             self._returned.append(future)
@@ -272,12 +302,11 @@ class FunctionPacks:
         if not ctx.backend.queues_whole_waves:
             ctx.worker_slots.give()
         sizer = self._sizers.get(out.kind)
-        died = (
-            len(out.units) > 1
-            and not future.cancelled()
-            and not ctx.cancel_level
-            and future.exception() is not None
-        )
+        lost = not future.cancelled() and not ctx.cancel_level and future.exception() is not None
+        if lost and out.sent.adopted:  # a dead run's element died: its units are ours, sent
+            self._wait_again(out.kind, out.units)  # again in the next wave
+            return
+        died = lost and len(out.units) > 1
         if died and not ctx.backend.queues_whole_waves:
             if sizer is not None:
                 sizer.died(len(out.units))
