@@ -6,8 +6,9 @@ a long debug dump, a data file that is not Parquet a Rust panic (pyo3's ``PanicE
 :class:`~stemma.storage.errors.DamagedTableError` naming the table and ``stemma check``, which
 finds the file and says the fix (:mod:`stemma.storage.root_check`).
 
-Anything else (a bug, an interrupt) goes through untouched: only the failures a damaged file
-can cause are translated.
+Anything else goes through untouched: an interrupt, a bug, a full disk. Only a failure that a
+damaged file explains is translated: delta-rs named the gap, or a check of the table
+(:func:`~stemma.storage.table_check.check_table`, on the error path only) finds the file.
 """
 
 from __future__ import annotations
@@ -84,7 +85,9 @@ def reading(layout: RootLayout, spec: TableSpec) -> Generator[None, None, None]:
     except BaseException as err:
         if not is_damage(err):
             raise
-        table = damaged_table_named(layout, err) or spec.name
+        table = damaged_table_named(layout, err) or _if_damaged(layout, spec.name)
+        if table is None:
+            raise
         raise DamagedTableError(table, layout.root, cause(err)) from err
 
 
@@ -132,6 +135,18 @@ def committing(layout: RootLayout) -> Generator[None, None, None]:
 def _cause_of(error: DamagedTableError) -> str:
     inner = error.__cause__
     return cause(inner) if inner is not None else "it is damaged"
+
+
+def _if_damaged(layout: RootLayout, name: str) -> str | None:
+    """``name`` if a check of that table finds a damaged file, else None."""
+    from stemma.storage.check_findings import Severity  # only once a read failed
+    from stemma.storage.table_check import check_table
+
+    path = layout.delta / name
+    if not (path / "_delta_log").is_dir():
+        return None
+    problems = check_table(layout, name, path)
+    return name if any(p.severity is Severity.DAMAGED for p in problems) else None
 
 
 def _first_damaged(layout: RootLayout) -> str | None:
