@@ -5,9 +5,15 @@ Open it by name with ``stemma.core.store.open_store(kind="delta")`` or directly 
 :func:`artifacts` and :func:`lineage`.
 """
 
+from stemma.storage.check_findings import CheckReport, Finding, Problem, Severity
 from stemma.storage.commit import commit_staged
 from stemma.storage.delta_store import DeltaStore
-from stemma.storage.errors import CommitConflictError, StagedBundleError, StorageError
+from stemma.storage.errors import (
+    CommitConflictError,
+    DamagedTableError,
+    StagedBundleError,
+    StorageError,
+)
 from stemma.storage.maintenance import (
     Compaction,
     LiveRunError,
@@ -18,6 +24,7 @@ from stemma.storage.maintenance import (
 )
 from stemma.storage.queries import StoreRoot, artifacts, executions, lineage, steps
 from stemma.storage.recovery import recover_staged
+from stemma.storage.root_check import check_root
 from stemma.storage.schemas import (
     ARTIFACT_EDGES,
     ARTIFACT_INDEX,
@@ -62,6 +69,12 @@ __all__ = [
     "vacuum_root",
     "Compaction",
     "VacuumReport",
+    # Checking a root (stemma check): each problem with its file and fix, safe repairs
+    "check_root",
+    "CheckReport",
+    "Finding",
+    "Problem",
+    "Severity",
     # Queries
     "StoreRoot",
     "steps",
@@ -85,6 +98,7 @@ __all__ = [
     "StorageError",
     "StagedBundleError",
     "CommitConflictError",
+    "DamagedTableError",
     "MaintenanceError",
     "LiveRunError",
 ]
