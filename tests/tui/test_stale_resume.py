@@ -21,6 +21,7 @@ from stemma.core.cli.alive_jobs import AliveElement, AliveJobs
 from stemma.core.live import RunState, RunStatus, StepState, list_states, write_state
 from stemma.tui.app import StemmaApp
 from stemma.tui.screens import RunScreen
+from stemma.tui.screens.resume import ResumeScreen
 from stemma.tui.screens.stale_jobs import JOBS_SECONDS, StaleJobs
 
 from .conftest import drive, live_state, row_count, until
@@ -64,7 +65,17 @@ def test_r_on_a_stale_run_resumes_it_and_the_new_run_says_so(tmp_path: Path) -> 
         assert _facts(app).startswith("stale (orchestrator gone)")
         assert "r resumes it" in _facts(app)
         assert _r_key(screen) == "resume_run"  # in the footer, as Resume
+        await pilot.press("r")  # shows the command first: Esc starts nothing
+        await until(pilot, lambda: isinstance(app.screen, ResumeScreen), "the resume dialog")
+        said = str(app.screen.query_one("#command", Static).render())
+        assert f"cd {tmp_path} && {sys.executable} live.py" in said
+        assert f"root {root}, backend local" in said
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is screen, "the run screen again")
+        assert [s.run_id for s in list_states(root)] == [state.run_id]
         await pilot.press("r")
+        await until(pilot, lambda: isinstance(app.screen, ResumeScreen), "the resume dialog")
+        await pilot.press("enter")
         await until(pilot, lambda: _resumed(root, state.run_id) is not None, "the resumed run", 120)
         assert screen.status_filter == "all"  # r resumed: it did not filter the steps
 

@@ -171,6 +171,23 @@ def test_resume_of_a_live_run_is_refused_and_says_stemma_cancel(
     assert f"stemma cancel {state.run_id}" in err
 
 
+def test_resume_of_a_run_already_being_resumed_names_the_run_resuming_it(
+    tmp_path: Path, root: Path, make_state: StateFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "flow.py").write_text("")
+    launch = (sys.executable, "flow.py")
+    dead = make_state(status=RunStatus.STALE)
+    write_state(
+        root, dataclasses.replace(dead, command=launch[1:], launch=launch, cwd=str(tmp_path))
+    )
+    resuming = make_state("first_20261129_110000_bbbbbbbb")  # alive: this process
+    write_state(root, dataclasses.replace(resuming, resumes=dead.run_id))
+    assert main(["--root", str(root), "resume", dead.run_id]) == ExitCode.USAGE
+    err = capsys.readouterr().err
+    assert f"already being resumed by {resuming.run_id}" in err
+    assert f"stemma watch {resuming.run_id}" in err
+
+
 def test_resume_of_a_run_with_no_recorded_command_says_what_to_run_by_hand(
     root: Path, make_state: StateFactory, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -23,7 +23,7 @@ from stemma.core.cli.relaunch import Relaunch, relaunch_of
 from stemma.core.cli.roots import existing_root
 from stemma.core.cli.run_lookup import history_events, resolve_run_id
 from stemma.core.cli.run_rows import provenance_of
-from stemma.core.live import read_state
+from stemma.core.live import RunStatus, list_states, read_state
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
@@ -51,6 +51,7 @@ def resume_run(root: Path, run_id: str) -> tuple[Relaunch, Detached]:
     except FileNotFoundError:
         raise CliError(_history_only(root, run_id), ExitCode.NOT_FOUND) from None
     relaunch = relaunch_of(state, root)
+    _refuse_a_second_resume(root, run_id)
     started = launch_detached(
         root,
         relaunch.command,
@@ -60,6 +61,17 @@ def resume_run(root: Path, run_id: str) -> tuple[Relaunch, Detached]:
         wanted=lambda new: new.resumes == run_id,
     )
     return relaunch, started
+
+
+def _refuse_a_second_resume(root: Path, run_id: str) -> None:
+    """A run already being resumed is not resumed twice (a second ``r``, a second shell)."""
+    for other in list_states(root):
+        if other.resumes == run_id and other.status is RunStatus.RUNNING:
+            raise CliError(
+                f"run {run_id} is already being resumed by {other.run_id} (pid {other.pid} on "
+                f"{other.host}); follow it with `stemma watch {other.run_id}`",
+                ExitCode.USAGE,
+            )
 
 
 def _report(run_id: str, relaunch: Relaunch, started: Detached) -> int:

@@ -23,10 +23,10 @@ from stemma.core.live import RunStatus
 from stemma.tui.client.step_tree import TreeRow, step_tree, tree_label
 from stemma.tui.client.table_damage import read_failed
 from stemma.tui.client.views import RunView
-from stemma.tui.messages import LoadFailed, RunLoaded
+from stemma.tui.messages import Launched, LaunchFailed, LoadFailed, RunLoaded
 from stemma.tui.row_filter import RowFilter
 from stemma.tui.screens.showing import showing
-from stemma.tui.screens.stale_jobs import JobsLoaded, StaleJobs
+from stemma.tui.screens.stale_jobs import JobsLoaded, ResumeReady, StaleJobs
 from stemma.tui.widgets.cancel_bar import CancelBar, how_it_ended
 from stemma.tui.widgets.cells import (
     duration_text,
@@ -314,20 +314,43 @@ class RunScreen(Screen[None]):
             self._draw(self.view, self.size.width)
 
     def action_resume_run(self) -> None:
-        """``r`` on a stale run: start its recorded command again, detached."""
-        self.notify(f"resuming {self.run_id[-8:]}…", timeout=3)
-        self._resume()
+        """``r`` on a stale run: show its recorded command, to start again with Enter."""
+        self._prepare_resume()
+
+    @work(thread=True, exclusive=True, group="launch", exit_on_error=False)
+    def _prepare_resume(self) -> None:
+        from stemma.core.cli.exit_codes import CliError
+        from stemma.core.cli.relaunch import relaunch_of
+        from stemma.core.live import read_state
+
+        root = self.stemma.client.root
+        try:
+            relaunch = relaunch_of(read_state(root, self.run_id), root)
+        except (CliError, OSError, ValueError) as err:  # no command, its script gone, …
+            self.post_message(LaunchFailed(f"stemma resume {self.run_id}", str(err)))
+            return
+        self.post_message(ResumeReady(relaunch))
+
+    @on(ResumeReady)
+    def _ask_resume(self, message: ResumeReady) -> None:
+        from stemma.tui.screens.resume import ResumeScreen
+
+        def chosen(resume: bool | None) -> None:
+            if resume:
+                self.notify(f"resuming {self.run_id[-8:]}…", timeout=3)
+                self._resume()
+
+        self.stemma.push_screen(ResumeScreen(self.run_id, message.relaunch), chosen)
 
     @work(thread=True, exclusive=True, group="launch", exit_on_error=False)
     def _resume(self) -> None:
         from stemma.core.cli.exit_codes import CliError
         from stemma.core.cli.resume_command import resume_run
-        from stemma.tui.messages import Launched, LaunchFailed
 
         line = f"stemma resume {self.run_id}"
         try:
             _, started = resume_run(self.stemma.client.root, self.run_id)
-        except CliError as err:  # alive after all, no recorded command, its script gone…
+        except CliError as err:  # alive again, already resumed elsewhere, …
             self.post_message(LaunchFailed(line, str(err)))
             return
         self.post_message(Launched(line, started))  # the app says it, as for a new run

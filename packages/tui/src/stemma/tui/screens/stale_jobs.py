@@ -9,11 +9,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
 from stemma.core.cli.alive_jobs import AliveJobs
 from stemma.core.live import StepState
+
+if TYPE_CHECKING:
+    # Annotations only: the relaunch checks (and launching) are for r, not for every stale run.
+    from stemma.core.cli.relaunch import Relaunch
 
 JOBS_SECONDS = 10.0
 """How often the scheduler is asked again while the run screen shows a stale run."""
@@ -25,6 +30,14 @@ class JobsLoaded(Message):
     def __init__(self, jobs: AliveJobs) -> None:
         super().__init__()
         self.jobs = jobs
+
+
+class ResumeReady(Message):
+    """A stale run's recorded command was read and checked: ask before starting it."""
+
+    def __init__(self, relaunch: Relaunch) -> None:
+        super().__init__()
+        self.relaunch = relaunch
 
 
 class StaleJobs:
