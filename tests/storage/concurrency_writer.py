@@ -26,8 +26,9 @@ import json
 import pickle
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from stemma.core.execution_records import ExecutionRecord, StepEvent, StepOutputs
 from stemma.storage import DeltaStore
@@ -38,10 +39,11 @@ DEADLINE_SECONDS = 120.0
 PASS_PAUSE_SECONDS = 0.1
 """Between two passes of a maintenance loop: leaves the committers the CPU (2 cores, 4 writers)."""
 
+T = TypeVar("T")
 Records = list[tuple[ExecutionRecord, StepOutputs, list[StepEvent]]]
 
 
-def wait_for(condition: Any, what: str) -> None:
+def wait_for(condition: Callable[[], bool], what: str) -> None:
     """Poll ``condition()`` until it holds; fail loudly past the deadline."""
     deadline = time.monotonic() + DEADLINE_SECONDS
     while not condition():
@@ -90,10 +92,10 @@ def commit(store: DeltaStore, barrier: Path, records: Records, staged: list[Path
     return written
 
 
-def until_done(barrier: Path, index: int, committers: int, once: Any) -> list[Any]:
+def until_done(barrier: Path, index: int, committers: int, once: Callable[[], T]) -> list[T]:
     """Call ``once()`` until every committer is done, and once more after: its results."""
     (barrier / f"maintaining-{index}").touch()
-    results: list[Any] = []
+    results: list[T] = []
     while count(barrier, "committed-*") < committers:
         results.append(once())
         time.sleep(PASS_PAUSE_SECONDS)

@@ -1,38 +1,31 @@
 """Concurrency cases as a table, in delta-rs's style: writers by race, each with its outcome.
 
 Every row starts its writers as separate processes on one real root
-(``concurrency_writer.py``), holds them at a barrier until all are ready, and lets them race;
-then it checks the outcome the row states, and what holds after every race: each table readable,
-no row written twice, nothing left staged. docs/concepts/store.md ("Concurrency cases") is this
-table in words.
+(``concurrency_writer.py``), holds them at a barrier until all are ready, and lets them race
+(``race_harness.py``); then it checks the outcome the row states, and what holds after every
+race: each table readable, no row written twice, nothing left staged.
+docs/concepts/store.md ("Concurrency cases") is this table in words.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import pickle
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote
 
 import polars as pl
 import pytest
-from deltalake import DeltaTable
 
 from stemma.storage import ARTIFACT_INDEX, EXECUTIONS, METRICS, STEPS, DeltaStore
 from stemma.storage.maintenance import compact_root, delta_tables
 
-from .conftest import FunctionStep, build_function_step, commit_function_step, read_delta
+from .conftest import FunctionStep, build_function_step, commit_function_step
+from .race_harness import Root, assert_sound, ids, rows, tables
 
-CHECKOUT = Path(__file__).resolve().parents[2]
-_DEADLINE_SECONDS = 120.0
 _STEPS_PER_COMMITTER = 3
 
 
@@ -95,101 +88,6 @@ CASES = [
 ]  # fmt: skip
 
 
-@dataclass(frozen=True)
-class Root:
-    """The root a row races on, and the barrier directory its writers meet at."""
-
-    path: Path
-    barrier: Path
-
-    def start(self, role: str, index: int, *args: object) -> subprocess.Popen[str]:
-        """Start a writer; it stops at the barrier until :meth:`race` says go."""
-        argv = ["-m", "tests.storage.concurrency_writer", role, str(self.path), str(self.barrier)]
-        path = os.pathsep.join(filter(None, [str(CHECKOUT), os.environ.get("PYTHONPATH")]))
-        return subprocess.Popen(
-            [sys.executable, *argv, str(index), *(str(arg) for arg in args)],
-            cwd=self.barrier,
-            env={**os.environ, "PYTHONPATH": path},
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-
-    def race(self, writers: list[subprocess.Popen[str]]) -> list[dict[str, Any]]:
-        """Once every writer is ready, let them all go; what each reported, in start order."""
-        deadline = time.monotonic() + _DEADLINE_SECONDS
-        while len(list(self.barrier.glob("ready-*"))) < len(writers):
-            crashed = [w for w in writers if w.poll() is not None]
-            assert not crashed, crashed[0].communicate()[1][-3000:]
-            assert time.monotonic() < deadline, "the writers never got ready"
-            time.sleep(0.01)
-        (self.barrier / "go").touch()
-        reports: list[dict[str, Any]] = []
-        for writer in writers:
-            out, err = writer.communicate(timeout=_DEADLINE_SECONDS)
-            assert writer.returncode == 0, err[-3000:]
-            reports.append(json.loads(out.strip().splitlines()[-1]))
-        return reports
-
-    def committer_records(self, index: int, steps: list[FunctionStep]) -> Path:
-        """Pickle the steps a committer records, as the engine hands them to the store."""
-        path = self.barrier.parent / f"records-{index}.pickle"
-        path.write_bytes(
-            pickle.dumps([(s.execution, s.step_outputs, [s.running, s.final]) for s in steps])
-        )
-        return path
-
-
-# ---------------------------------------------------------------- what holds after every race
-
-
-def tables(root: Path) -> dict[str, pl.DataFrame]:
-    """Every Delta table of the root by name, each read whole (so: readable)."""
-    return {name: read_delta(path) for name, path in delta_tables(DeltaStore(root).layout)}
-
-
-def duplicates(name: str, frame: pl.DataFrame) -> int:
-    """How many rows of a table repeat a key that must be unique in it."""
-    if name.startswith("artifacts/"):
-        key = ["artifact_id"]
-    elif name == "orchestration/executions":
-        key = ["execution_run_id"]
-    elif name == "orchestration/steps":
-        key = ["step_run_id", "status"]
-    else:  # edges and step outputs: a whole row repeated
-        key = frame.columns
-    return frame.height - frame.select(key).unique().height
-
-
-def assert_sound(root: Path, case: Case) -> dict[str, pl.DataFrame]:
-    """Every table reads, every data file it references is there, no row is there twice."""
-    found = tables(root)
-    assert {name: duplicates(name, frame) for name, frame in found.items()} == dict.fromkeys(
-        found, 0
-    ), case.expected
-    for name, path in delta_tables(DeltaStore(root).layout):
-        missing = [u for u in DeltaTable(str(path)).file_uris() if not _exists(u)]
-        assert not missing, f"{case.expected}: {name} references removed files {missing}"
-    left = [p for p in (root / "staging").glob("*/*/*/*") if p.parts[-4] != ".retired"]
-    assert not left, f"{case.expected}: still staged {left}"
-    assert not list((root / "staging").glob(".waves/*")), case.expected
-    return found
-
-
-def _exists(uri: str) -> bool:
-    return Path(unquote(uri.removeprefix("file://"))).exists()
-
-
-def rows(frame: pl.DataFrame) -> set[str]:
-    """Each row of a table as a canonical JSON line (nulls compare equal, unlike in a join)."""
-    return {json.dumps(row, sort_keys=True, default=str) for row in frame.iter_rows(named=True)}
-
-
-def ids(frame: pl.DataFrame, column: str) -> list[str]:
-    """A column's values, sorted."""
-    return sorted(frame.get_column(column).to_list())
-
-
 # ---------------------------------------------------------------- the races
 
 
@@ -199,7 +97,7 @@ def race_pipelines(root: Root, case: Case) -> None:
     seeds = [0 if same else index for index in range(case.writers)]
     writers = [root.start("pipeline", i, seed, case.writers) for i, seed in enumerate(seeds)]
     reports = root.race(writers)
-    found = assert_sound(root.path, case)
+    found = assert_sound(root.path, case.expected)
     ran = (root.barrier / "ran").read_text().splitlines()
     executions = found[EXECUTIONS.name]
     index = found[ARTIFACT_INDEX.name]
@@ -267,7 +165,7 @@ def race_recovery(root: Root, case: Case) -> None:
     reports = root.race(writers)
     assert_raced(reports, case)
     made = [*dead, *(step for batch in batches for step in batch)]
-    found = assert_sound(root.path, case)
+    found = assert_sound(root.path, case.expected)
     assert_every_commit_once(found, made, case, died=len(dead))
     assert sum(report["committed"] for report in reports) == len(made), case.expected
     assert set(store.completed([s.fingerprint for s in made[len(dead) :]])) == {
@@ -329,7 +227,7 @@ def race_maintenance(root: Root, case: Case) -> None:
     writers.append(root.start(role, committers, committers))
     reports = root.race(writers)
     assert_raced(reports, case)
-    found = assert_sound(root.path, case)
+    found = assert_sound(root.path, case.expected)
     assert_every_commit_once(found, [*before, *(s for batch in batches for s in batch)], case)
     for name, frame in kept.items():
         assert rows(frame) <= rows(found[name]), f"{case.expected}: {name} lost committed rows"
