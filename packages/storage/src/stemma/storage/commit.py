@@ -88,8 +88,10 @@ def commit_frames(
         frames[ARTIFACT_EDGES] = _with_artifact_types(layout, frames)
     wrote = False
     for spec in commit_order(frames):
-        if not frames[spec].is_empty():
-            wrote = append_rows(layout, spec, frames[spec], app_id=transaction) or wrote
+        if not frames[spec].is_empty() and append_rows(
+            layout, spec, frames[spec], app_id=transaction
+        ):
+            wrote = True
             crash_point(f"delta.append.{spec.name.replace('/', '.')}")
     return wrote
 
