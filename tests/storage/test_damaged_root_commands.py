@@ -50,6 +50,7 @@ def _drop_commit(root: Path, table: str) -> None:
         ("orchestration/steps", ["explain", "step1"]),
         ("artifacts/index", ["artifacts"]),
         ("orchestration/executions", ["artifacts", "--step", "step1"]),
+        ("orchestration/steps", ["compact"]),
     ],
 )
 def test_command_on_damaged_table_says_one_line_naming_it_and_check_exit_7(

@@ -13,6 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 from stemma.core.cli import CliError, Command, ExitCode, existing_root
+from stemma.core.layout import RootLayout
 from stemma.storage.maintenance import (
     DEFAULT_RETAIN_HOURS,
     MIN_RETAIN_HOURS,
@@ -21,6 +22,7 @@ from stemma.storage.maintenance import (
     compact_root,
     vacuum_root,
 )
+from stemma.storage.table_damage import touching_tables
 
 
 def _root(args: argparse.Namespace) -> Path:
@@ -41,7 +43,9 @@ def _add_root(parser: argparse.ArgumentParser) -> None:
 
 
 def _compact(args: argparse.Namespace) -> int:
-    done = compact_root(_root(args))
+    root = _root(args)
+    with touching_tables(RootLayout(root)):  # a damaged table: one line, `stemma check`
+        done = compact_root(root)
     for table in done:
         print(f"{table.table:<28} {table.files_before:>6} files -> {table.files_after}")
     before = sum(t.files_before for t in done)
@@ -71,10 +75,12 @@ def _configure_vacuum(parser: argparse.ArgumentParser) -> None:
 
 
 def _vacuum(args: argparse.Namespace) -> int:
+    root = _root(args)
     try:
-        report = vacuum_root(
-            _root(args), retain_hours=args.retain_hours, apply=args.apply, force=args.force
-        )
+        with touching_tables(RootLayout(root)):  # a damaged table: one line, `stemma check`
+            report = vacuum_root(
+                root, retain_hours=args.retain_hours, apply=args.apply, force=args.force
+            )
     except MaintenanceError as err:  # a live run, or too short a retention: nothing was changed
         raise CliError(str(err), ExitCode.USAGE) from err
     _print_report(report)

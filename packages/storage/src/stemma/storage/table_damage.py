@@ -110,17 +110,32 @@ def read_table_checked(
 def committing(layout: RootLayout) -> Generator[None, None, None]:
     """Commit staged work in the body; a damaged table it meets is named, the work kept staged.
 
-    A commit appends to several tables: the one that failed is the one the error names (a gap),
-    else the first :func:`~stemma.storage.root_check.damaged_tables` finds. A failure no
-    damaged table explains goes through as it was.
-
     Raises:
         DamagedTableError: with ``staged=True``: the message says nothing was lost.
+    """
+    with touching_tables(layout, staged=True):
+        yield
+
+
+@contextmanager
+def touching_tables(layout: RootLayout, *, staged: bool = False) -> Generator[None, None, None]:
+    """Read or write any of the root's tables in the body; a damaged one it meets is named.
+
+    The body may touch several tables: the one that failed is the one the error names (a gap),
+    else the first :func:`~stemma.storage.table_check.damaged_tables` finds. A failure no
+    damaged table explains goes through as it was.
+
+    Args:
+        layout: the store root.
+        staged: the body commits staged work, which stays staged: the message says so.
+
+    Raises:
+        DamagedTableError: a table of the root is damaged.
     """
     try:
         yield
     except DamagedTableError as err:
-        if err.staged:
+        if err.staged or not staged:
             raise
         raise DamagedTableError(err.table, layout.root, _cause_of(err), staged=True) from err
     except BaseException as err:
@@ -129,7 +144,7 @@ def committing(layout: RootLayout) -> Generator[None, None, None]:
         table = damaged_table_named(layout, err) or _first_damaged(layout)
         if table is None:
             raise
-        raise DamagedTableError(table, layout.root, cause(err), staged=True) from err
+        raise DamagedTableError(table, layout.root, cause(err), staged=staged) from err
 
 
 def _cause_of(error: DamagedTableError) -> str:
