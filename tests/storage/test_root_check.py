@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,7 +13,8 @@ from deltalake import DeltaTable
 
 from stemma.core.cli.exit_codes import ExitCode
 from stemma.core.cli.main import main
-from stemma.core.live.state import STATE_FILE
+from stemma.core.live import RunStatus
+from stemma.core.live.state import STATE_FILE, RunState, write_state
 from stemma.storage import DeltaStore, executions, steps, table_check
 from stemma.storage.check_findings import Severity
 from stemma.storage.errors import DamagedTableError
@@ -154,3 +158,34 @@ def test_check_names_unreadable_state_and_garbled_ledger(
     assert f"rm {broken}" in by_path[broken].fix
     assert "(2)" in by_path[ledger].what  # line 2; the torn last line is a crash's, not a problem
     assert "stemma reap broken_20260101_000000_00000000" in by_path[ledger].fix
+
+
+def test_check_names_a_run_whose_orchestrator_is_gone_with_reap(
+    store: DeltaStore, make_step: FunctionStepFactory
+) -> None:
+    root = _root_with_steps(store, make_step, count=1)
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # a process that ran on this host and is gone: its pid is free
+    long_ago = "2026-01-01T00:00:00+00:00"
+    run_id = "dead_20260101_000000_00000000"
+    write_state(
+        root,
+        RunState(
+            run_id=run_id,
+            name="dead",
+            status=RunStatus.RUNNING,
+            pid=gone.pid,
+            host=socket.gethostname(),
+            root=str(root),
+            backend="local",
+            started_at=long_ago,
+            heartbeat=long_ago,
+        ),
+    )
+
+    (finding,) = check_root(root, repair=True).findings
+
+    assert finding.problem.path == root / "runs" / run_id / STATE_FILE
+    assert "its orchestrator is gone" in finding.problem.what
+    assert finding.problem.fix.startswith(f"`stemma reap {run_id} --root {root}`")
+    assert not finding.repaired  # reaping is the user's call: it settles the run for good
