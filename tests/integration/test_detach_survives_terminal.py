@@ -1,4 +1,4 @@
-"""`stemma run --detach` and `stemma resume` outlive the terminal session that started them.
+"""`stemma run --detach` and the dashboard's `n` outlive the terminal session that started them.
 
 Started from a shell inside a real tmux session, whose server is then killed (every pane's
 terminal hangs up: SIGHUP to the shell and its process groups, as when an SSH connection
@@ -14,6 +14,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
 
 from stemma.core.live import RunStatus, read_state
 
@@ -59,14 +61,33 @@ def _wait_for_text(path: Path, seconds: float = 120) -> str:
     return path.read_text().strip()
 
 
-def test_run_detach_started_in_tmux_finishes_after_the_tmux_server_is_killed(
-    tmp_path: Path,
+# The dashboard's `n` in a process that stays open after launching, as the dashboard does until
+# the tmux server's SIGHUP ends it.
+DASHBOARD_LAUNCH = """
+import sys, time
+from pathlib import Path
+from stemma.tui.client import DashboardClient
+
+started = DashboardClient(Path(sys.argv[1])).launch("hangup.py 8")
+print(*started.run_ids, flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.parametrize("launcher", ["stemma run --detach", "dashboard n"])
+def test_a_run_started_in_tmux_finishes_after_the_tmux_server_is_killed(
+    tmp_path: Path, launcher: str
 ) -> None:
     (tmp_path / "hangup.py").write_text(SCRIPT)
     root = tmp_path / "store"
     socket = tmp_path / "tmux"
     out, err = tmp_path / "out", tmp_path / "err"
-    command = shlex.join([str(STEMMA), "--root", str(root), "run", "--detach", "hangup.py", "8"])
+    if launcher == "dashboard n":
+        command = shlex.join([sys.executable, "-c", DASHBOARD_LAUNCH, str(root)])
+    else:
+        command = shlex.join(
+            [str(STEMMA), "--root", str(root), "run", "--detach", "hangup.py", "8"]
+        )
     _in_tmux(tmp_path, socket, f"{command} > {out} 2> {err}")
     try:
         run_id = _wait_for_text(out).splitlines()[0]
