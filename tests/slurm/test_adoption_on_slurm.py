@@ -143,6 +143,40 @@ def test_a_rerun_waits_for_the_elements_a_killed_orchestrator_left_and_runs_noth
     assert not queued(f"stemma-{second[-8:]}")
 
 
+def test_a_chain_of_killed_orchestrators_each_adopting_the_last_runs_every_unit_once(
+    tmp_path: pathlib.Path, slurm_cluster: None, clean: tuple[list[str], dict[str, list[str]]]
+) -> None:
+    root, ran = tmp_path / "store", tmp_path / "ran"
+    # The first is killed as soon as sbatch returned (its elements still wait in the queue)…
+    process = _start(root, ran)
+    first = _run_id(process)
+    ledger = root / "runs" / first / "slurm_jobs.jsonl"
+    wait_until(
+        lambda: any(e.step_number == 1 for e in read_ledger(ledger)), 120, "the slow step's array"
+    )
+    _kill(process)
+    # …the second adopts them, and is killed once some have finished and staged…
+    process = _start(root, ran)
+    second = _run_id(process)
+    adopted = root / "runs" / second / "slurm_jobs.jsonl"
+    wait_until(lambda: list(read_ledger(adopted)), 120, "the second run to adopt the elements")
+    logs = root / "logs" / "slurm" / first
+    wait_until(lambda: list(logs.glob("*_result.pkl")), 120, "an adopted element to finish")
+    _kill(process)
+    # …and the third recovers what they staged, adopts the rest from the second's ledger (the
+    # first's too: the same elements), and finishes.
+    third, summary = _run(root, ran)
+
+    assert summary["overall_success"] is True, summary
+    starts = _starts(ran)
+    assert len(starts) == 6, starts
+    assert set(starts.values()) == {1}, starts
+    assert _tables(root) == clean
+    lines = list(read_ledger(adopted))
+    assert [e.job_name[:15] for e in lines] == [f"stemma-{first[-8:]}"], lines
+    assert not queued(f"stemma-{third[-8:]}-s1"), "the third sent nothing of the slow step"
+
+
 def test_an_element_that_died_while_nobody_watched_is_sent_again_and_the_rest_adopted(
     tmp_path: pathlib.Path, slurm_cluster: None, clean: tuple[list[str], dict[str, list[str]]]
 ) -> None:
