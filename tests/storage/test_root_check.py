@@ -189,3 +189,45 @@ def test_check_names_a_run_whose_orchestrator_is_gone_with_reap(
     assert "its orchestrator is gone" in finding.problem.what
     assert finding.problem.fix.startswith(f"`stemma reap {run_id} --root {root}`")
     assert not finding.repaired  # reaping is the user's call: it settles the run for good
+
+
+def test_check_repair_replaces_a_damaged_checkpoint_whose_commits_are_all_there(
+    store: DeltaStore, make_step: FunctionStepFactory
+) -> None:
+    root = _root_with_steps(store, make_step)
+    table = DeltaTable(_table(root, "orchestration/steps"))
+    table.create_checkpoint()
+    version = table.version()
+    checkpoint = _table(root, "orchestration/steps") / "_delta_log"
+    checkpoint /= f"{version:020d}.checkpoint.parquet"
+    checkpoint.write_bytes(b"junk")
+
+    (finding,) = check_root(root, repair=True).findings
+
+    assert finding.problem.path == checkpoint
+    assert finding.done == (
+        f"moved it to quarantine/delta/orchestration/steps/_delta_log/{checkpoint.name} "
+        f"and wrote a new checkpoint at version {version}"
+    )
+    assert len(steps(root)) == 6  # the table opens again, every row there
+    assert check_root(root).clean
+
+
+def test_check_damaged_checkpoint_without_its_commits_needs_a_backup(
+    store: DeltaStore, make_step: FunctionStepFactory
+) -> None:
+    root = _root_with_steps(store, make_step)
+    log = _table(root, "orchestration/steps") / "_delta_log"
+    version = DeltaTable(log.parent).version()
+    DeltaTable(log.parent).create_checkpoint()
+    (log / f"{1:020d}.json").unlink()  # as vacuum's log clean-up does, before the checkpoint
+    checkpoint = log / f"{version:020d}.checkpoint.parquet"
+    checkpoint.write_bytes(b"junk")
+
+    found = {f.problem.path: f for f in check_root(root, repair=True).needs_you}
+
+    assert set(found) == {checkpoint, log / f"{1:020d}.json"}  # with 1 back, --repair can
+    finding = found[checkpoint]
+    assert "no longer all in the log" in finding.problem.what
+    assert "put it back from a backup" in finding.problem.fix
+    assert checkpoint.read_bytes() == b"junk"

@@ -51,6 +51,7 @@ def check_table(layout: RootLayout, name: str, path: Path) -> list[Problem]:
     checkpoint = _last_checkpoint(log)
     problems = [_unreadable_commit(layout, p) for p in commits.values() if not _parses(p)]
     problems.extend(_gaps(layout, log, commits, checkpoint))
+    problems.extend(_damaged_checkpoints(layout, name, path, commits, checkpoint))
     if problems:
         return problems  # delta-rs would stop at these: opening it says nothing more
     try:
@@ -105,6 +106,44 @@ def _last_checkpoint(log: Path) -> int | None:
         if file.name[:20].isdigit() and _data_file_problem(file) is None:
             versions.append(int(file.name[:20]))
     return max(versions, default=None)
+
+
+def _damaged_checkpoints(
+    layout: RootLayout, name: str, path: Path, commits: dict[int, Path], sound: int | None
+) -> list[Problem]:
+    """Checkpoints newer than the newest sound one that do not read (delta-rs opens from them).
+
+    One is safely replaced when every commit it sums up is still in the log: moved aside, the
+    table opens from those commits, and a new checkpoint is written.
+    """
+    problems: list[Problem] = []
+    for file in sorted((path / "_delta_log").glob("*.checkpoint*.parquet")):
+        version = int(file.name[:20]) if file.name[:20].isdigit() else -1
+        found = _data_file_problem(file)
+        if found is None or version <= (sound if sound is not None else -1):
+            continue
+        first = 0 if sound is None else sound + 1
+        if all(v in commits for v in range(first, version + 1)):
+            problems.append(
+                Problem(
+                    severity=Severity.DAMAGED,
+                    path=file,
+                    what=f"{found}: the table is opened from this checkpoint, so it cannot be",
+                    fix=f"`stemma check --repair {layout.root}` moves it aside and writes a new "
+                    "one (every commit it sums up is still in the log)",
+                    repair=lambda file=file: _replace_checkpoint(layout, name, path, file),
+                )
+            )
+        else:
+            problems.append(
+                Problem(
+                    severity=Severity.DAMAGED,
+                    path=file,
+                    what=f"{found}, and the commits it sums up are no longer all in the log",
+                    fix=_restore(layout, file) + "; there is no safe repair without it",
+                )
+            )
+    return problems
 
 
 def _gaps(
@@ -208,6 +247,21 @@ def _checkpoint(layout: RootLayout, name: str, path: Path) -> str:
         table = DeltaTable(path)
         table.create_checkpoint()
     return f"wrote a checkpoint at version {table.version()}"
+
+
+def _replace_checkpoint(layout: RootLayout, name: str, table: Path, file: Path) -> str:
+    """Move a damaged checkpoint aside, let the table open from its commits, checkpoint anew."""
+    log = table / "_delta_log"
+    target = layout.root / QUARANTINE / "delta" / name / "_delta_log" / file.name
+    with table_lock(layout, name):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(file, target)
+        # It names the checkpoint just moved: without it, delta-rs lists the log instead.
+        (log / "_last_checkpoint").unlink(missing_ok=True)
+        fresh = DeltaTable(table)
+        fresh.create_checkpoint()
+    where = relative(target, layout.root)
+    return f"moved it to {where} and wrote a new checkpoint at version {fresh.version()}"
 
 
 def _quarantine_file(layout: RootLayout, name: str, table: Path, file: Path) -> str:
