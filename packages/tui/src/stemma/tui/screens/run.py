@@ -9,13 +9,12 @@ resumes it as ``stemma resume`` does (on any other run, ``r`` shows only the run
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING, ClassVar, cast
+from typing import ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.events import Resize
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 from textual.worker import Worker
 
@@ -23,10 +22,10 @@ from stemma.core.live import RunStatus
 from stemma.tui.client.step_tree import TreeRow, step_tree, tree_label
 from stemma.tui.client.table_damage import read_failed
 from stemma.tui.client.views import RunView
-from stemma.tui.messages import Launched, LaunchFailed, LoadFailed, RunLoaded
+from stemma.tui.messages import LoadFailed, RunLoaded
 from stemma.tui.row_filter import RowFilter
 from stemma.tui.screens.showing import showing
-from stemma.tui.screens.stale_jobs import JobsLoaded, ResumeReady, StaleJobs
+from stemma.tui.screens.stale_run import StaleRun
 from stemma.tui.widgets.cancel_bar import CancelBar, how_it_ended
 from stemma.tui.widgets.cells import (
     duration_text,
@@ -40,14 +39,11 @@ from stemma.tui.widgets.filter_box import FilterBox
 from stemma.tui.widgets.step_columns import STEP_FILTERS, step_columns, step_matches, step_text
 from stemma.tui.widgets.tables import new_table, plain, table_at
 
-if TYPE_CHECKING:
-    from stemma.tui.app import StemmaApp
-
 POLL_SECONDS = 1.0
 STATUS_KEYS = Binding.Group("status", compact=True)
 
 
-class RunScreen(Screen[None]):
+class RunScreen(StaleRun):
     """A run's steps. Enter opens a step; ``c`` asks the run to cancel, harder each press."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -64,8 +60,7 @@ class RunScreen(Screen[None]):
     ]
 
     def __init__(self, run_id: str) -> None:
-        super().__init__()
-        self.run_id = run_id
+        super().__init__(run_id)
         self.view: RunView | None = None
         self.numbers: list[int] = []
         self.columns: tuple[FittedColumn, ...] = ()
@@ -76,25 +71,6 @@ class RunScreen(Screen[None]):
         self._loading: Worker[None] | None = None
         self.status_filter = "all"
         self.row_filter = RowFilter()
-        self.stale_jobs = StaleJobs()
-        """What the scheduler still holds of this run, while it is stale."""
-        self._stale = False
-
-    @property
-    def stemma(self) -> StemmaApp:
-        """The app, typed."""
-        return cast("StemmaApp", self.app)
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Launch, cancel and resume are off in read-only mode (the app's one rule).
-
-        ``r`` resumes a stale run, and shows the running steps of any other.
-        """
-        if action == "resume_run":
-            return self._stale and self.stemma.allows("launch")
-        if action == "only" and parameters == ("running",):
-            return not self._stale
-        return self.stemma.allows(action)
 
     def compose(self) -> ComposeResult:
         """Header, cancel bar, the filter box (hidden), the steps table and the keys."""
@@ -148,6 +124,11 @@ class RunScreen(Screen[None]):
         self.view = message.view
         self._draw(message.view, self.size.width or self.stemma.size.width)
 
+    def redraw(self) -> None:
+        """Draw the run again as last read (what the scheduler holds of a stale run changed)."""
+        if self.view is not None:
+            self._draw(self.view, self.size.width)
+
     def _draw(self, view: RunView, width: int) -> None:
         now = dt.datetime.now(dt.UTC)
         row = view.row
@@ -158,22 +139,19 @@ class RunScreen(Screen[None]):
             f"{ended or row.status.value}{where} · {duration_text(row.duration(now))} · "
             f"steps {row.steps_done}/{row.steps_total} · {source}"
         )
-        if view.state is not None and view.state.resumes:
-            facts += f" · resumes {view.state.resumes}"
-        if row.status is RunStatus.STALE:
-            facts += "\n" + self.stale_jobs.describe(self.run_id, resumable=self._can_resume())
+        self.note_staleness(row.status is RunStatus.STALE)
         showing_only = [self.status_filter] if self.status_filter != "all" else []
         if self.row_filter.active:
             showing_only.append(self.row_filter.describe())
         if showing_only:
             facts += f" · showing {', '.join(showing_only)}"
+        facts += self.stale_facts(view.state)
         if facts != self._facts:  # an unchanged Static still repaints when updated
             self._facts = facts
             self.query_one("#run-facts", Static).update(facts)
         self.query_one("#run-facts", Static).set_class(True, f"status-{row.status.value}")
-        self._note_staleness(row.status is RunStatus.STALE)
         self.query_one(CancelBar).show_levels(row.cancel_level, self.presses, row.status)
-        tree = step_tree(self.stale_jobs.steps(view.steps) if self._stale else view.steps)
+        tree = step_tree(self.stale_jobs.steps(view.steps) if self.stale else view.steps)
         columns = step_columns(width, tree)  # all steps: the columns do not jump as one filters
         shown = [r for r in tree if step_matches(r.step, self.status_filter)]
         self._draw_steps(columns, self.row_filter.select(shown, step_text), view.etas, now)
@@ -288,72 +266,6 @@ class RunScreen(Screen[None]):
     @on(FilterBox.Done)
     def _filter_done(self) -> None:
         table_at(self, "#steps").focus()
-
-    def _can_resume(self) -> bool:
-        return self.stemma.allows("launch")
-
-    def _note_staleness(self, stale: bool) -> None:
-        """A run turned stale: ``r`` now resumes it; its scheduler is asked what is left."""
-        if stale != self._stale:
-            self._stale = stale
-            self.refresh_bindings()
-        if stale and self.stale_jobs.due() and showing(self):
-            self.stale_jobs.asked()
-            self._load_jobs()
-
-    @work(thread=True, exclusive=True, group="stale-jobs", exit_on_error=False)
-    def _load_jobs(self) -> None:
-        from stemma.core.cli.alive_jobs import alive_jobs  # (only for a stale run)
-
-        self.post_message(JobsLoaded(alive_jobs(self.stemma.client.root, self.run_id)))
-
-    @on(JobsLoaded)
-    def _show_jobs(self, message: JobsLoaded) -> None:
-        self.stale_jobs.took(message.jobs)
-        if self.view is not None:
-            self._draw(self.view, self.size.width)
-
-    def action_resume_run(self) -> None:
-        """``r`` on a stale run: show its recorded command, to start again with Enter."""
-        self._prepare_resume()
-
-    @work(thread=True, exclusive=True, group="launch", exit_on_error=False)
-    def _prepare_resume(self) -> None:
-        from stemma.core.cli.exit_codes import CliError
-        from stemma.core.cli.relaunch import relaunch_of
-        from stemma.core.live import read_state
-
-        root = self.stemma.client.root
-        try:
-            relaunch = relaunch_of(read_state(root, self.run_id), root)
-        except (CliError, OSError, ValueError) as err:  # no command, its script gone, …
-            self.post_message(LaunchFailed(f"stemma resume {self.run_id}", str(err)))
-            return
-        self.post_message(ResumeReady(relaunch))
-
-    @on(ResumeReady)
-    def _ask_resume(self, message: ResumeReady) -> None:
-        from stemma.tui.screens.resume import ResumeScreen
-
-        def chosen(resume: bool | None) -> None:
-            if resume:
-                self.notify(f"resuming {self.run_id[-8:]}…", timeout=3)
-                self._resume()
-
-        self.stemma.push_screen(ResumeScreen(self.run_id, message.relaunch), chosen)
-
-    @work(thread=True, exclusive=True, group="launch", exit_on_error=False)
-    def _resume(self) -> None:
-        from stemma.core.cli.exit_codes import CliError
-        from stemma.core.cli.resume_command import resume_run
-
-        line = f"stemma resume {self.run_id}"
-        try:
-            _, started = resume_run(self.stemma.client.root, self.run_id)
-        except CliError as err:  # alive again, already resumed elsewhere, …
-            self.post_message(LaunchFailed(line, str(err)))
-            return
-        self.post_message(Launched(line, started))  # the app says it, as for a new run
 
     @property
     def presses(self) -> int:
