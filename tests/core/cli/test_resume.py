@@ -122,6 +122,9 @@ def test_resume_starts_a_killed_runs_recorded_command_and_the_new_run_says_it_re
     copy = resumed.steps[1]
     assert copy.succeeded == UNITS
     assert copy.cached >= 2  # what the dead run finished is not run again
+    capsys.readouterr()
+    assert main(["--root", str(root), "status", new]) == ExitCode.OK
+    assert f"resuming {old}" in capsys.readouterr().out
 
 
 def test_stemma_run_records_its_own_command_line_for_a_resume(tmp_path: Path) -> None:
