@@ -171,7 +171,10 @@ def _cancel(args: argparse.Namespace) -> int:
             f"run {run_id} is not running (no live state); nothing to cancel", ExitCode.NOT_FOUND
         ) from None
     if state.status is not RunStatus.RUNNING:
-        hint = f": its orchestrator is gone, `stemma reap {run_id}` settles it"
+        hint = (
+            f": its orchestrator is gone; `stemma resume {run_id}` starts it again, "
+            f"`stemma reap {run_id}` settles it"
+        )
         stale = state.status is RunStatus.STALE
         print(
             f"run {run_id} is {state.status}; nothing to cancel" + (hint if stale else ""),
