@@ -96,6 +96,21 @@ def _reply(client: BlockingKernelClient, msg_id: str, timeout: float = 60) -> di
             return message["content"]
 
 
+def _next_cell(client: BlockingKernelClient, code: str) -> dict[str, Any]:
+    """Run ``code`` as the user's next cell; its execute_reply's content.
+
+    After a cell ends in an error, ipykernel aborts (does not run) the requests that reach it
+    before it has left its stop-on-error state, a moment later; a user types the next cell
+    seconds later. A reply ``aborted`` means the cell never ran: it is sent again.
+    """
+    for _ in range(20):
+        reply = _reply(client, client.execute(code))
+        if reply["status"] != "aborted":
+            return reply
+        time.sleep(0.25)
+    return reply
+
+
 def _slow_units_running(state: RunState) -> bool:
     return sum(step.running for step in state.steps if "slow" in step.name) >= 2
 
@@ -131,8 +146,8 @@ def test_notebook_interrupt_cancels_a_pipeline_and_the_kernel_lives_on(
     assert reply["ename"] == "KeyboardInterrupt"
     assert _gone(workers), f"workers left running: {alive(workers)}"
     assert manager.is_alive()
-    msg_id = client.execute('print(pipeline.finalize()["steps"][1]["status"])')
-    assert _reply(client, msg_id)["status"] == "ok"  # the kernel answers the next cell
+    reply = _next_cell(client, 'print(pipeline.finalize()["steps"][1]["status"])')
+    assert reply["status"] == "ok"  # the kernel answers the next cell
     (after,) = [s for s in list_states(root) if s.run_id == state.run_id]
     assert after.status is RunStatus.CANCELLED
     assert after.cancel_level == 2  # force: never hard
@@ -152,6 +167,5 @@ def test_notebook_interrupt_cancels_a_lazy_run_and_ends_it_before_the_cell_ends(
     assert after.status is RunStatus.CANCELLED  # the run ended before the cell did
     assert after.cancel_level == 2
     assert _gone(workers), f"workers left running: {alive(workers)}"
-    msg_id = client.execute("1 + 1")
-    assert _reply(client, msg_id)["status"] == "ok"
+    assert _next_cell(client, "1 + 1")["status"] == "ok"
     assert manager.is_alive()
