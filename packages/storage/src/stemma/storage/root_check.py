@@ -35,8 +35,9 @@ def check_root(root: str | os.PathLike[str] | None = None, *, repair: bool = Fal
 
     Args:
         root: the stemma root (default: ``$STEMMA_ROOT``, else ``.stemma``).
-        repair: make the safe repairs (a checkpoint, a damaged file of a table whose rows are
-            rebuilt by rerunning moved aside, staged work committed) and say what each did.
+        repair: make the safe repairs (a checkpoint written, a damaged checkpoint replaced, a
+            damaged file of a table whose rows are rebuilt by rerunning moved aside, staged
+            work committed) and say what each did.
 
     Returns:
         What was found, and what was repaired.
@@ -55,13 +56,22 @@ def check_root(root: str | os.PathLike[str] | None = None, *, repair: bool = Fal
     findings.extend(_settle(p, repair) for p in staged)
     findings.extend(_settle(p, repair) for p in _runs(layout, states))
     findings.extend(_settle(p, repair) for p in _ledgers(layout))
-    runs = len(states)
     return CheckReport(
         root=layout.root,
         findings=tuple(findings),
-        looked_at=(f"{len(tables)} tables", "staging", f"{runs} runs", "job ledgers", "locks"),
+        looked_at=(
+            _count(len(tables), "table"),
+            "staging",
+            _count(len(states), "run"),
+            "job ledgers",
+            "locks",
+        ),
         notes=tuple(_held_locks(layout, live)),
     )
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 def _settle(problem: Problem, repair: bool) -> Finding:
