@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -231,3 +233,19 @@ def test_check_damaged_checkpoint_without_its_commits_needs_a_backup(
     assert "no longer all in the log" in finding.problem.what
     assert "put it back from a backup" in finding.problem.fix
     assert checkpoint.read_bytes() == b"junk"
+
+
+def test_check_names_a_damaged_core_sqlite_with_its_fix(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    database = root / "core.sqlite"
+    with contextlib.closing(sqlite3.connect(database)) as db, db:
+        db.execute("CREATE TABLE steps (x)")
+    assert check_root(root).clean  # a sound database is no problem
+    database.write_bytes(b"SQLite format 3\x00" + b"torn" * 100)
+
+    (finding,) = check_root(root).findings
+
+    assert finding.problem.path == database
+    assert finding.problem.what.startswith("is not a sound SQLite database (")
+    assert f"sqlite3 {database} .recover" in finding.problem.fix

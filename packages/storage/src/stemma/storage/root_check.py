@@ -11,14 +11,17 @@ a root is checked the same wherever stemma-slurm is not installed.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
+import sqlite3
 from pathlib import Path
 
 from stemma.core.layout import RootLayout, resolve_root
 from stemma.core.live import RunStatus, list_states
 from stemma.core.live.state import STATE_FILE, RunState
+from stemma.core.sqlite_store.schema import DATABASE_FILE
 from stemma.storage.check_findings import CheckReport, Finding, Problem, Severity, relative
 from stemma.storage.delta_store import DeltaStore
 from stemma.storage.maintenance import delta_tables
@@ -54,6 +57,7 @@ def check_root(root: str | os.PathLike[str] | None = None, *, repair: bool = Fal
     tables_sound = all(f.repaired for f in findings if f.problem.severity is Severity.DAMAGED)
     staged = _staging(layout, live=bool(live), tables_sound=tables_sound)
     findings.extend(_settle(p, repair) for p in staged)
+    findings.extend(_settle(p, repair) for p in _core_database(layout))
     findings.extend(_settle(p, repair) for p in _runs(layout, states))
     findings.extend(_settle(p, repair) for p in _ledgers(layout))
     return CheckReport(
@@ -132,6 +136,30 @@ def _staging(layout: RootLayout, *, live: bool, tables_sound: bool) -> list[Prob
 def _commit_staged(layout: RootLayout) -> str:
     committed = DeltaStore(layout.root).recover()  # what every run does at its start
     return f"committed {committed} staged bundle{'s' if committed != 1 else ''}, each once"
+
+
+def _core_database(layout: RootLayout) -> list[Problem]:
+    """``core.sqlite`` (a root stemma-core alone recorded) checked by SQLite, read-only."""
+    database = layout.root / DATABASE_FILE
+    if not database.is_file():
+        return []
+    try:
+        with contextlib.closing(sqlite3.connect(f"{database.as_uri()}?mode=ro", uri=True)) as db:
+            verdict = [str(row[0]) for row in db.execute("PRAGMA quick_check")]
+    except sqlite3.DatabaseError as err:
+        verdict = [str(err)]
+    if verdict == ["ok"]:
+        return []
+    where = relative(database, layout.root)
+    return [
+        Problem(
+            severity=Severity.DAMAGED,
+            path=database,
+            what=f"is not a sound SQLite database ({'; '.join(verdict[:3])})",
+            fix=f"put it back from a backup of the root: `cp -a BACKUP/{where} {database}`; "
+            f"without one, `sqlite3 {database} .recover` writes out what it can still read",
+        )
+    ]
 
 
 def _run_states(layout: RootLayout) -> list[RunState | Path]:
