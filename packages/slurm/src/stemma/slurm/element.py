@@ -22,6 +22,7 @@ from typing import Any
 
 from stemma.core.backends.base import WorkerCrashedError
 from stemma.core.engine.failure_logs import tail_lines
+from stemma.core.shared_paths import warn_if_writable_by_others
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,7 @@ def read_outcome(files: ElementFiles) -> tuple[Any, BaseException | None]:
     """``(value, None)`` or ``(None, exception)`` from an element's result file (which exists)."""
     from submitit.core.utils import pickle_load
 
+    warn_if_writable_by_others(files.result, what="a SLURM job's result")
     try:
         status, payload = pickle_load(files.result)
     except Exception as error:  # torn or unreadable: the job is as good as dead

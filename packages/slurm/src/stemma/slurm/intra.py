@@ -22,6 +22,7 @@ from typing import Any
 
 from stemma.core.backends.base import WaveRequest, WorkerCrashedError
 from stemma.core.cancel_levels import CancelLevel, cancel_grace
+from stemma.core.shared_paths import warn_if_writable_by_others
 from stemma.slurm import commands
 from stemma.slurm.backend import SLURM_CANCEL_GRACE
 from stemma.slurm.element import ElementFiles, ElementResult, crash_error
@@ -133,6 +134,7 @@ class SlurmIntraBackend:
                 else f"the run was cancelled ({self._cancelled.describe()})"
             )
             raise crash_error(files, state="FAILED", exit_code=code, reason=reason)
+        warn_if_writable_by_others(files.result, what="a slurm-intra step's result")
         result = pickle_load(files.result)
         if not isinstance(result, ElementResult):
             raise WorkerCrashedError(
