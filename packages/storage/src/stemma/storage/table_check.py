@@ -56,7 +56,8 @@ def check_table(layout: RootLayout, name: str, path: Path) -> list[Problem]:
         return problems  # delta-rs would stop at these: opening it says nothing more
     try:
         table = DeltaTable(path)
-        files = [_local_path(uri) for uri in table.file_uris()]
+        escaped = "%" in table.table_uri  # a root whose path needs escaping: so do its files
+        files = [_local_path(uri, escaped=escaped) for uri in table.file_uris()]
     except BaseException as err:
         if not is_damage(err):
             raise
@@ -237,9 +238,10 @@ def _restore(layout: RootLayout, path: Path) -> str:
     return f"put it back from a backup of the root: `cp -a BACKUP/{where} {path}`"
 
 
-def _local_path(uri: str) -> Path:
-    """A data file's path: delta-rs gives plain paths, or ``file://`` URIs with escapes."""
-    return Path(unquote(uri.removeprefix("file://"))) if uri.startswith("file://") else Path(uri)
+def _local_path(uri: str, *, escaped: bool) -> Path:
+    """A data file's path: delta-rs gives plain paths, or escaped ones (and maybe ``file://``)."""
+    path = uri.removeprefix("file://")
+    return Path(unquote(path) if escaped else path)
 
 
 def _checkpoint(layout: RootLayout, name: str, path: Path) -> str:

@@ -17,6 +17,7 @@ import re
 from collections.abc import Generator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import unquote
 
 import polars as pl
 from deltalake.exceptions import CommitFailedError, DeltaError
@@ -66,7 +67,8 @@ def damaged_table_named(layout: RootLayout, error: BaseException) -> str | None:
     if gap is None:
         return None
     try:
-        return Path(gap["table"]).relative_to(layout.delta).as_posix()
+        # delta-rs escapes the path as a URL's (a root with a space: ``%20``)
+        return Path(unquote(gap["table"])).relative_to(layout.delta).as_posix()
     except ValueError:
         return None
 
