@@ -41,14 +41,14 @@ class FileLock:
         polls with backoff.
         """
         try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
         except FileNotFoundError:
             if not self.create_parents:
                 raise
             # (made only when missing: a wave commit takes thousands of locks in a row, and a
             # mkdir before each cost a fifth of each)
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
         try:
             acquired = self._wait(fd, timeout)
         except BaseException:  # interrupted (KeyboardInterrupt included): never leak the fd
