@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from stemma.core.crash_points import AT_ENV, LOG_ENV
+from stemma.core.crash_points import AT_ENV, LOG_ENV, SCOPE_ENV
 
 SCRIPT = """
 from stemma.core.crash_points import crash_point
@@ -23,10 +23,18 @@ print("finished")
 """
 
 
-def _run(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if k not in (AT_ENV, LOG_ENV)}
+PARENT = f"""
+import subprocess, sys
+child = subprocess.run([sys.executable, "-c", {SCRIPT!r}], check=False)
+print("parent alive, child", child.returncode)
+"""
+"""A parent whose child reaches the points, both in one process group."""
+
+
+def _run(env: dict[str, str], script: str = SCRIPT) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if k not in (AT_ENV, LOG_ENV, SCOPE_ENV)}
     return subprocess.run(
-        [sys.executable, "-c", SCRIPT],
+        [sys.executable, "-c", script],
         env=clean | env,
         capture_output=True,
         text=True,
@@ -81,11 +89,28 @@ def test_crash_points_armed_at_a_point_never_reached_let_the_run_finish(
 
 
 @pytest.mark.parametrize(
+    ("scope", "parent_survives"), [("group", False), ("", False), ("process", True)]
+)
+def test_crash_points_kill_the_process_group_unless_scoped_to_the_process(
+    tmp_path: pathlib.Path, scope: str, parent_survives: bool
+) -> None:
+    env = {LOG_ENV: str(tmp_path / "points.log"), AT_ENV: "wave.sealed:1", SCOPE_ENV: scope}
+    done = _run(env, PARENT)
+    if parent_survives:
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == f"parent alive, child {-signal.SIGKILL}"
+    else:
+        assert done.returncode == -signal.SIGKILL, done.stderr
+        assert done.stdout == ""
+
+
+@pytest.mark.parametrize(
     ("env", "message"),
     [
         ({AT_ENV: "staging.tables:0", LOG_ENV: "x"}, "must be N or NAME:K"),
         ({AT_ENV: "twelve", LOG_ENV: "x"}, "must be N or NAME:K"),
         ({AT_ENV: "12"}, f"set {LOG_ENV} to a file path"),
+        ({SCOPE_ENV: "run"}, "must be group or process"),
     ],
 )
 def test_crash_points_refuse_a_malformed_address_before_the_run_starts(

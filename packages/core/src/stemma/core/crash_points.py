@@ -16,6 +16,9 @@ environment is read again. Armed, by environment variables inherited by every pr
     once; a SLURM element loses its job step). Needs ``STEMMA_CRASH_LOG``, which counts the
     points across processes. ``NAME:K`` addresses a point whatever other points (a timer's
     heartbeat) did meanwhile.
+``STEMMA_CRASH_SCOPE=process``
+    kill only the process that reached the point (a worker the OOM killer took), not its
+    group; ``group`` (the default) is the power cut.
 
 See ``docs/design/0013-crash-points.md`` for the fault model and the points.
 """
@@ -30,6 +33,8 @@ AT_ENV = "STEMMA_CRASH_AT"
 """The point that kills the run: ``N`` (the Nth of the run) or ``NAME:K``."""
 LOG_ENV = "STEMMA_CRASH_LOG"
 """The file every point reached is appended to, one ``seq pid name`` line each."""
+SCOPE_ENV = "STEMMA_CRASH_SCOPE"
+"""What the armed point kills: ``group`` (the process group: the run) or ``process``."""
 
 
 def _target(text: str) -> tuple[str | None, int] | None:
@@ -57,6 +62,9 @@ if _TARGET is not None and not _LOG:
         f"${AT_ENV} is set but ${LOG_ENV} is not: set {LOG_ENV} to a file path; it counts the "
         "points reached across the run's processes"
     )
+_SCOPE = os.environ.get(SCOPE_ENV, "").strip() or "group"
+if _SCOPE not in ("group", "process"):
+    raise ValueError(f"${SCOPE_ENV} must be group or process, got {_SCOPE!r}")
 ARMED = bool(_LOG)
 """Whether this process reports its points (read once, at import)."""
 
@@ -80,6 +88,8 @@ def _reached(name: str) -> None:
     finally:
         os.close(fd)
     if _TARGET is not None and _TARGET in ((None, seq), (name, nth)):
+        if _SCOPE == "process":
+            os.kill(os.getpid(), signal.SIGKILL)
         os.killpg(os.getpgrp(), signal.SIGKILL)
 
 
