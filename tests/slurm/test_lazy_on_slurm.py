@@ -79,3 +79,21 @@ def test_ready_lazy_steps_sharing_resources_go_out_as_one_array(
     assert again[0].cached
     assert again[0].value == 25
     assert len(command_log.calls("sbatch")) == 2
+
+
+def test_a_fan_out_whose_function_has_history_goes_out_in_sized_elements(
+    slurm_cluster: None, tmp_path: pathlib.Path, command_log: CommandLog
+) -> None:
+    # Twelve leaves with no history go out one element each; once `square` has a record (here
+    # from a run on the local pool), twelve new leaves calling it share 8 elements: milliseconds
+    # of work each, spread over as many elements as run at once by default.
+    def leaves(version: str) -> list[ArtifactStep]:
+        return [apply(f"sq/{i}", square, version=version, i=i, out_path=OUT) for i in range(12)]
+
+    run(*leaves("v0"), root=tmp_path, backend="local")
+    built = run(*leaves("v1"), root=tmp_path, backend="slurm")
+    assert [a.value for a in built] == [i * i for i in range(12)]
+    assert not any(a.cached for a in built)
+    (sbatch,) = command_log.calls("sbatch")
+    script = pathlib.Path(sbatch[-1]).read_text()
+    assert "#SBATCH --array=0-7%8" in script, script

@@ -28,6 +28,7 @@ from stemma.core.engine.function_operation import (
     input_artifact_ids,
 )
 from stemma.core.engine.function_packs import PendingStep
+from stemma.core.engine.function_waves import FUNCTION_KEY, function_id
 from stemma.core.engine.planned_step import PlannedStep
 from stemma.core.engine.references import StepResult
 from stemma.core.engine.run_context import PipelineContext
@@ -146,7 +147,9 @@ def _finish(
     # outputs table rows: a function step's outputs are in its final event).
     final = ctx.group_commit.commit(
         list(tally.bundles),
-        lambda problems: final_event(ctx, step, event, started, tally, problems, extra=extra),
+        lambda problems: final_event(
+            ctx, step, event, started, tally, problems, extra={**extra, **_function(step)}
+        ),
     )
     ctx.monitor.step_finished(step.number, final.status)
     result = step_result(step, final.step_run_id, final, started, cache=None)
@@ -167,6 +170,12 @@ def _finish(
     )
     fresh = dataclasses.replace(artifact_from_record(ctx.store.layout.root, record), cached=False)
     return dataclasses.replace(result, artifact=fresh)
+
+
+def _function(step: PlannedStep) -> dict[str, str]:
+    """The step's function, in its final event: what sizes a later wave of its calls."""
+    fn = function_id(step)
+    return {FUNCTION_KEY: fn} if fn is not None else {}
 
 
 def function_unit(

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from stemma.core.engine.adoption import adopted_packs
+from stemma.core.engine.function_waves import wave_elements
 from stemma.core.engine.pack_sizing import PackSizer
 from stemma.core.engine.planned_step import PlannedStep
 from stemma.core.engine.references import StepResult
@@ -228,7 +229,7 @@ class FunctionPacks:
             units = self._adopt(("wave", False, resources), gathered)
             if not units:
                 continue
-            count = len(units) if self._most_packs is None else min(len(units), self._most_packs)
+            count = wave_elements(self._ctx, [w.step for w in units], self._most_packs)
             packs = [units[i::count] for i in range(count)]
             self._submit(("wave", False, resources), packs, gpu=False)
 

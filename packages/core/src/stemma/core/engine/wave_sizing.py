@@ -66,12 +66,12 @@ def recorded_unit_seconds(
         operation: the operation's name.
     """
     same = completed.get(fingerprint) if fingerprint is not None else None
-    found = _unit_seconds(same)
+    found = unit_seconds_of(same)
     if found is not None:
         return found
-    runs = [e for e in completed.values() if e.operation == operation and _unit_seconds(e)]
+    runs = [e for e in completed.values() if e.operation == operation and unit_seconds_of(e)]
     newest = max(runs, key=lambda e: e.timestamp, default=None)
-    return _unit_seconds(newest)
+    return unit_seconds_of(newest)
 
 
 def units_per_element(
@@ -104,7 +104,8 @@ def units_per_element(
     return max(1, min(wanted, ceiling, units))
 
 
-def _unit_seconds(event: StepEvent | None) -> float | None:
+def unit_seconds_of(event: StepEvent | None) -> float | None:
+    """The mean seconds per unit a step's final event recorded; None without one."""
     if event is None:
         return None
     value = event.metadata.get("unit_seconds")
