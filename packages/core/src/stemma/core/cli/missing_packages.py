@@ -19,6 +19,7 @@ SIBLING_COMMANDS: dict[str, str] = {
     "lineage": "stemma-storage",
     "compact": "stemma-storage",
     "vacuum": "stemma-storage",
+    "check": "stemma-storage",
     "tui": "stemma-tui",
 }
 """The commands the sibling packages register under ``stemma.commands``, and their package
