@@ -29,7 +29,7 @@ from stemma.slurm.element import ElementFiles, crash_error, run_element
 from stemma.slurm.errors import SubmissionError
 from stemma.slurm.job_ledger import JobLedger, LedgerEntry, ledger_path, now_iso, store_root
 from stemma.slurm.poller import ElementFuture, PollSettings, RunPoller
-from stemma.slurm.sbatch_options import split_wave, submitit_parameters
+from stemma.slurm.sbatch_options import check_sbatch_text, split_wave, submitit_parameters
 
 _SQUEUE_DRAIN_SECONDS = 30.0
 """After a hard scancel, how long ``terminate`` waits for the run's jobs to leave squeue."""
@@ -120,6 +120,7 @@ class SlurmBackend:
             return []
         log_dir = Path(request.log_dir or self.default_root / "logs" / "slurm" / request.run_id)
         log_dir = log_dir.expanduser().absolute()
+        check_sbatch_text("the SLURM log folder (under the root)", str(log_dir))
         log_dir.mkdir(parents=True, exist_ok=True)
         parameters = submitit_parameters(request, python_path=_python_path())
         futures: list[ElementFuture] = []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from stemma.core.backends.base import WaveRequest
@@ -11,6 +12,11 @@ from stemma.core.operations.time_limits import time_limit_seconds
 # submitit's own parameters that a WaveRequest.extra must not override: they carry the array
 # layout, the throttle and the log paths the backend relies on.
 _RESERVED = frozenset({"array", "output", "error", "job_name", "array_parallelism", "time"})
+_OPTION_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+# submitit writes each parameter as one ``#SBATCH --key=value`` line of a bash script, quoting
+# the value but not the key; a line break (or any control character) in either would end that
+# comment line and run the rest as a command.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def time_limit_minutes(text: str) -> int:
@@ -70,7 +76,32 @@ def submitit_parameters(request: WaveRequest, *, python_path: str = "") -> dict[
             additional[key.replace("_", "-")] = value
     if additional:
         parameters["additional_parameters"] = additional
+    for key, value in (*parameters.items(), *additional.items()):
+        if key not in ("setup", "additional_parameters"):  # setup: our own quoted line
+            _check_sbatch_option(request.job_name, key, value)
     return parameters
+
+
+def check_sbatch_text(field: str, text: str) -> None:
+    """Refuse text bound for an sbatch script line (a path, a name) holding a control character.
+
+    Raises:
+        ValueError: naming ``field``, the text and the fix.
+    """
+    if _CONTROL.search(text):
+        raise ValueError(
+            f"{field} {text!r} holds a line break or another control character, which would "
+            "end its line of the sbatch script and run the rest as a command; remove it"
+        )
+
+
+def _check_sbatch_option(job_name: str, key: str, value: object) -> None:
+    if not _OPTION_NAME.fullmatch(key):
+        raise ValueError(
+            f"{job_name}: sbatch option name {key!r} is not one: use letters, digits, '-' and "
+            "'_', starting with a letter (for example 'reservation')"
+        )
+    check_sbatch_text(f"{job_name}: sbatch option {key!r} value", str(value))
 
 
 def split_wave(count: int, max_array_size: int) -> list[range]:
