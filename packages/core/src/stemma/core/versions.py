@@ -9,6 +9,10 @@ from stemma.core.errors import LoweringError
 
 MUTABLE_VERSION = "dev"
 _FORBIDDEN = frozenset({"", ".", ".."})
+MAX_NAME_BYTES = 200
+"""The longest step name or version, in UTF-8 bytes: each names folders under the root
+(``outputs/{name}/{version}-{16 hex}``, ``staging/{number}_{name}``), and a file name longer
+than the filesystem's 255 bytes fails only once the step runs."""
 
 
 def is_mutable(version: str) -> bool:
@@ -28,7 +32,12 @@ def _segment_problem(segment: str) -> str | None:
 
 @functools.lru_cache(maxsize=1024)
 def _version_problem(version: str) -> str | None:
-    return _segment_problem(version)
+    return _segment_problem(version) or _length_problem(version)
+
+
+def _length_problem(text: str) -> str | None:
+    size = len(text.encode("utf-8", "surrogatepass"))
+    return f"is {size} bytes long (at most {MAX_NAME_BYTES})" if size > MAX_NAME_BYTES else None
 
 
 # The common shape of a name, checked in one regex match; anything else gets the full check.
@@ -77,3 +86,6 @@ def check_name(name: str) -> None:
         raise LoweringError(
             f"step name {name!r}: segment {segment!r} {problem}; use names like 'example/json'"
         )
+    too_long = _length_problem(name)
+    if too_long is not None:
+        raise LoweringError(f"step name {name[:40]!r}… {too_long}; use a shorter name")

@@ -17,7 +17,7 @@ from stemma.core.operations.specs import InputSpec, OutputSpec, get_artifact_typ
 if TYPE_CHECKING:
     from stemma.core.operations.definition import OperationDefinition
 
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,199}")
 
 
 def refuse(cls: type[OperationDefinition], problem: str) -> NoReturn:
@@ -33,8 +33,12 @@ def _overrides(cls: type[OperationDefinition], method: str) -> bool:
 
 def check_declaration(cls: type[OperationDefinition]) -> None:
     """Check the name, the role specs and ``group_by``; normalize ``group_by`` to the enum."""
-    if not isinstance(cls.name, str) or not _NAME.match(cls.name):
-        refuse(cls, f"name {cls.name!r} must match {_NAME.pattern} (it names paths and tables)")
+    if not isinstance(cls.name, str) or not _NAME.fullmatch(cls.name):
+        refuse(
+            cls,
+            f"name {cls.name!r} must be 1-200 letters, digits, '_', '.' or '-', starting with a "
+            "letter or '_' (it names paths and tables)",
+        )
     for attr, spec_type in (("inputs", InputSpec), ("outputs", OutputSpec)):
         for role, spec in getattr(cls, attr).items():
             if not isinstance(role, str) or not role.isidentifier():
