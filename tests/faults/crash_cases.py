@@ -20,10 +20,14 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from stemma.core.crash_points import AT_ENV, LOG_ENV
+from stemma.core.crash_points import AT_ENV, LOG_ENV, SCOPE_ENV
 from tests.faults.crash_tables import delta_tables, differences, duplicates, row_set
+from tests.faults.sqlite_tables import sqlite_tables
 
 SCRIPT = pathlib.Path(__file__).parent / "crash_pipeline.py"
+STORE_ENV = "STEMMA_STORE"
+SENTINELS = {"delta": "executions.parquet", "sqlite": "sentinel.json"}
+"""The file whose presence makes a staged bundle complete, per store."""
 RUN_TIMEOUT = 240.0
 """Seconds one run of the pipeline may take on a loaded machine (it takes a few)."""
 TIMER_DRIVEN = frozenset({"live.state"})
@@ -59,10 +63,16 @@ class CleanRun:
 
 
 def run_pipeline(
-    root: pathlib.Path, backend: str, *, log: pathlib.Path | None = None, at: str | None = None
+    root: pathlib.Path,
+    backend: str,
+    *,
+    log: pathlib.Path | None = None,
+    at: str | None = None,
+    store: str = "delta",
 ) -> subprocess.CompletedProcess[str]:
     """Run ``crash_pipeline.py`` in its own session (a crash kills its process group only)."""
-    env = {k: v for k, v in os.environ.items() if k not in (AT_ENV, LOG_ENV)}
+    env = {k: v for k, v in os.environ.items() if k not in (AT_ENV, LOG_ENV, SCOPE_ENV)}
+    env[STORE_ENV] = store
     if log is not None:
         env[LOG_ENV] = str(log)
     if at is not None:
@@ -77,6 +87,11 @@ def run_pipeline(
         check=False,
         start_new_session=True,
     )
+
+
+def tables_of(root: pathlib.Path, store: str) -> dict[str, pl.DataFrame]:
+    """The root's records as Delta tables, whichever store kept them."""
+    return sqlite_tables(root) if store == "sqlite" else delta_tables(root)
 
 
 def points_of(log: pathlib.Path) -> tuple[Point, ...]:
@@ -105,7 +120,7 @@ def out_files(root: pathlib.Path) -> dict[str, bytes]:
     }
 
 
-def clean_run(base: pathlib.Path, backend: str) -> CleanRun:
+def clean_run(base: pathlib.Path, backend: str, store: str = "delta") -> CleanRun:
     """Run the pipeline once, unkilled, listing its points.
 
     Raises:
@@ -113,12 +128,12 @@ def clean_run(base: pathlib.Path, backend: str) -> CleanRun:
     """
     base.mkdir(parents=True, exist_ok=True)
     root, log = base / "root", base / "points.log"
-    done = run_pipeline(root, backend, log=log)
+    done = run_pipeline(root, backend, log=log, store=store)
     assert done.returncode == 0, done.stderr[-3000:]
     return CleanRun(
         points=points_of(log),
         outputs=json.loads(done.stdout),
-        tables=dict(delta_tables(root)),
+        tables=tables_of(root, store),
         out_files=out_files(root),
     )
 
@@ -131,6 +146,7 @@ def crash_case(
     *,
     kills_the_run: bool = True,
     start_from: pathlib.Path | None = None,
+    store: str = "delta",
 ) -> list[str]:
     """Kill a run at ``point``, run it again; every way the result falls short of ``clean``.
 
@@ -138,31 +154,32 @@ def crash_case(
     point on the local backend). A point reached inside a SLURM element kills that element
     only, and the run, which outlives it, may finish by itself. ``start_from``: a root to
     start from (a copy of it), as a crash left it; the run killed there is then a restart.
+    ``store``: ``delta`` or ``sqlite``, the store the runs keep their records in.
     """
     base.mkdir(parents=True, exist_ok=True)
     root, log = base / "root", base / "points.log"
     if start_from is not None:
         shutil.copytree(start_from, root, symlinks=True)
-    killed = run_pipeline(root, backend, log=log, at=point.address)
+    killed = run_pipeline(root, backend, log=log, at=point.address, store=store)
     problems: list[str] = []
     if kills_the_run and killed.returncode != -signal.SIGKILL:
         problems.append(
             f"the run was not killed there (exit {killed.returncode}): {killed.stderr[-1500:]}"
         )
-    committed = delta_tables(root)
+    committed = tables_of(root, store)
     problems.extend(f"after the crash: {p}" for p in duplicates(committed))
 
-    rerun = run_pipeline(root, backend)
+    rerun = run_pipeline(root, backend, store=store)
     if rerun.returncode != 0:
         return [*problems, f"the rerun failed (exit {rerun.returncode}): {rerun.stderr[-3000:]}"]
     if json.loads(rerun.stdout) != clean.outputs:
         problems.append(f"the rerun offers other artifacts: {rerun.stdout.strip()}")
-    after = delta_tables(root)
+    after = tables_of(root, store)
     problems.extend(differences(after, clean.tables))
     for name, frame in committed.items():
         if not row_set(frame) <= row_set(after.get(name, frame.clear())):
             problems.append(f"{name} lost rows committed before the crash")
-    problems.extend(staging_left(root))
+    problems.extend(staging_left(root, SENTINELS[store]))
     if out_files(root) != clean.out_files:
         problems.append("the published OUT files differ from a clean run's")
     return problems
@@ -197,7 +214,7 @@ def recovery_points(base: pathlib.Path, backend: str, crashed: pathlib.Path) -> 
     return points[:first]
 
 
-def staging_left(root: pathlib.Path) -> list[str]:
+def staging_left(root: pathlib.Path, sentinel: str) -> list[str]:
     """Complete bundles, waves or quarantined bundles still in staging after the rerun.
 
     A bundle without its sentinel, its writer killed, is left for an hour by design (its writer
@@ -206,7 +223,7 @@ def staging_left(root: pathlib.Path) -> list[str]:
     staging = root / "staging"
     complete = [
         path.parent
-        for path in staging.glob("*/*/*/*/executions.parquet")
+        for path in staging.glob(f"*/*/*/*/{sentinel}")
         if path.parts[-5] not in (".retired", ".waves", ".quarantine")
     ]
     found = [f"a complete bundle left in staging: {p.relative_to(root)}" for p in complete]

@@ -57,6 +57,20 @@ EXPECTED_POINTS = frozenset(
     }
 )
 """The kinds of write a clean local run of the pipeline makes (docs/design/0013-crash-points.md)."""
+EXPECTED_SQLITE_POINTS = frozenset(
+    {
+        "live.state",
+        "sqlite.commit",
+        "staging.tables",
+        "staging.sentinel",
+        "retire.renamed",
+        "retire.removed",
+        "out.published",
+    }
+)
+"""The kinds of write the same run makes on the SQLite store (``STEMMA_STORE=sqlite``): one
+transaction per wave where Delta appends each table."""
+SQLITE_CASES = 24
 RESTARTS_KILLED_AGAIN = ("wave.claimed:1", "retire.renamed:1")
 """Crashes whose restart is itself killed at each point of its recovery. The first leaves a wave
 its claimer had not sealed: recovery hands its bundle back and commits it alone (the paths only
@@ -67,6 +81,25 @@ recovery through the same code as by its claimer, whose every point the first te
 @pytest.fixture(scope="module")
 def clean(tmp_path_factory: pytest.TempPathFactory) -> CleanRun:
     return clean_run(tmp_path_factory.mktemp("clean"), "local")
+
+
+@pytest.fixture(scope="module")
+def clean_sqlite(tmp_path_factory: pytest.TempPathFactory) -> CleanRun:
+    return clean_run(tmp_path_factory.mktemp("clean-sqlite"), "local", "sqlite")
+
+
+def _run_cases(
+    tmp_path: pathlib.Path, clean: CleanRun, points: list[Point], store: str = "delta"
+) -> None:
+    def case(point: Point) -> tuple[Point, list[str]]:
+        base = tmp_path / f"case-{point.seq}"
+        return point, crash_case(base, "local", point, clean, store=store)
+
+    with ThreadPoolExecutor(PARALLEL_CASES) as pool:
+        results = list(pool.map(case, points))
+
+    failed = [f"{p.address} (point {p.seq}): {issue}" for p, found in results for issue in found]
+    assert not failed, f"{len(failed)} problem(s) in {len(results)} cases:\n" + "\n".join(failed)
 
 
 def test_every_write_point_of_a_local_run_is_reached_and_listed(clean: CleanRun) -> None:
@@ -94,14 +127,17 @@ def test_the_comparison_names_a_repeated_row_an_orphan_and_a_lost_execution(
 def test_a_crash_at_every_write_point_then_a_rerun_ends_as_a_clean_run(
     tmp_path: pathlib.Path, clean: CleanRun
 ) -> None:
-    def case(point: Point) -> tuple[Point, list[str]]:
-        return point, crash_case(tmp_path / f"case-{point.seq}", "local", point, clean)
+    _run_cases(tmp_path, clean, cases(clean.points))
 
-    with ThreadPoolExecutor(PARALLEL_CASES) as pool:
-        results = list(pool.map(case, cases(clean.points)))
 
-    failed = [f"{p.address} (point {p.seq}): {issue}" for p, found in results for issue in found]
-    assert not failed, f"{len(failed)} problem(s) in {len(results)} cases:\n" + "\n".join(failed)
+@pytest.mark.timeout(CASE_BUDGET_SECONDS)
+def test_a_crash_at_every_write_point_of_the_sqlite_store_then_a_rerun_ends_as_a_clean_run(
+    tmp_path: pathlib.Path, clean_sqlite: CleanRun
+) -> None:
+    assert {point.name for point in clean_sqlite.points} == EXPECTED_SQLITE_POINTS
+    points = cases(clean_sqlite.points)
+    assert len(points) == SQLITE_CASES
+    _run_cases(tmp_path, clean_sqlite, points, "sqlite")
 
 
 @pytest.mark.timeout(CASE_BUDGET_SECONDS)
