@@ -103,11 +103,12 @@ def _next_cell(client: BlockingKernelClient, code: str) -> dict[str, Any]:
     before it has left its stop-on-error state, a moment later; a user types the next cell
     seconds later. A reply ``aborted`` means the cell never ran: it is sent again.
     """
+    reply = _reply(client, client.execute(code))
     for _ in range(20):
-        reply = _reply(client, client.execute(code))
         if reply["status"] != "aborted":
-            return reply
+            break
         time.sleep(0.25)
+        reply = _reply(client, client.execute(code))
     return reply
 
 
