@@ -28,6 +28,7 @@ SCRIPT = pathlib.Path(__file__).with_name("adoptable_on_slurm.py")
 LAZY = pathlib.Path(__file__).with_name("adoptable_lazy.py")
 SECONDS = "3"
 SLOW = "test.counted_slow_scale"
+START_SCRIPT = pathlib.Path(__file__).parents[2] / "scripts" / "slurm-dev-cluster.sh"
 
 
 def _env(ran: pathlib.Path) -> dict[str, str]:
@@ -222,3 +223,35 @@ def test_a_lazy_rerun_waits_for_the_leaves_a_killed_run_left_running(
     rerun = next(s for s in list_states(root) if s.run_id != state.run_id)
     ledger = list(read_ledger(root / "runs" / rerun.run_id / "slurm_jobs.jsonl"))
     assert any(entry.job_name.startswith(tag) for entry in ledger), ledger
+
+
+def _restart_controller() -> None:
+    """Stop slurmctld and start it again (jobs on the node run on; the controller recovers them
+    from its saved state)."""
+    subprocess.run(["pkill", "-x", "slurmctld"], check=False)
+    wait_until(
+        lambda: subprocess.run(["pgrep", "-x", "slurmctld"], check=False).returncode != 0,
+        60,
+        "slurmctld to stop",
+    )
+    subprocess.run(["bash", str(START_SCRIPT), "start"], check=True, capture_output=True)
+
+
+def test_a_rerun_adopts_across_a_controller_restart_while_nobody_watched(
+    tmp_path: pathlib.Path, slurm_cluster: None, clean: tuple[list[str], dict[str, list[str]]]
+) -> None:
+    root, ran = tmp_path / "store", tmp_path / "ran"
+    process = _start(root, ran)
+    tag = f"stemma-{_run_id(process)[-8:]}"
+    wait_until(lambda: queued(f"{tag}-s1", "RUNNING"), 120, "the slow step's elements to run")
+    _kill(process)
+    _restart_controller()
+    assert queued(f"{tag}-s1"), "the controller should have recovered the dead run's elements"
+
+    _, summary = _run(root, ran)
+
+    assert summary["overall_success"] is True, summary
+    starts = _starts(ran)
+    assert len(starts) == 6, starts
+    assert set(starts.values()) == {1}, starts
+    assert _tables(root) == clean
