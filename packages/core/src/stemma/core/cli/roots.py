@@ -35,13 +35,24 @@ def existing_root(value: str | os.PathLike[str] | None) -> Path:
     else:
         source = f"the default root, {DEFAULT_ROOT} in the current directory"
     fix = f"pass --root DIR or set ${ROOT_ENV} to the root your runs write to"
-    if root.is_file():
-        raise CliError(f"{root} ({source}) is a file, not a stemma root; {fix}", ExitCode.NOT_FOUND)
-    if not root.is_dir():
-        raise CliError(f"there is no stemma root at {root} ({source}); {fix}", ExitCode.NOT_FOUND)
-    if not any((root / mark).exists() for mark in ROOT_MARKS):
+    shown = str(root) if str(root).isprintable() else repr(str(root))  # one line, always
+    try:
+        kind = "file" if root.is_file() else "dir" if root.is_dir() else None
+        marked = kind == "dir" and any((root / mark).exists() for mark in ROOT_MARKS)
+    except OSError as err:  # a name too long for the filesystem, a folder not ours to read
         raise CliError(
-            f"{root} ({source}) is not a stemma root: it has none of "
+            f"cannot read a stemma root at {shown} ({source}): {err.strerror}; {fix}",
+            ExitCode.NOT_FOUND,
+        ) from None
+    if kind == "file":
+        raise CliError(
+            f"{shown} ({source}) is a file, not a stemma root; {fix}", ExitCode.NOT_FOUND
+        )
+    if kind is None:
+        raise CliError(f"there is no stemma root at {shown} ({source}); {fix}", ExitCode.NOT_FOUND)
+    if not marked:
+        raise CliError(
+            f"{shown} ({source}) is not a stemma root: it has none of "
             f"{', '.join(ROOT_MARKS)}; {fix}",
             ExitCode.NOT_FOUND,
         )

@@ -21,6 +21,7 @@ from stemma.core.execution_records import StepEvent
 from stemma.core.history_source import open_history_store
 from stemma.core.live import list_states, run_dir
 from stemma.core.live.state import STATE_FILE
+from stemma.core.run_ids import check_run_id
 
 
 def history_events(root: Path, run_id: str | None = None) -> list[StepEvent]:
@@ -46,8 +47,13 @@ def resolve_run_id(root: Path, given: str) -> str:
     """The run id ``given`` names: itself, a pipeline name's newest run, or the one id it starts.
 
     Raises:
-        CliError: no run matches (NOT_FOUND), or several do (USAGE), listing them.
+        CliError: no run matches (NOT_FOUND), or several do (USAGE), listing them; ``given``
+            cannot be (the start of) a run id: a path, a line break (USAGE).
     """
+    try:
+        check_run_id(given)
+    except ValueError as err:  # never a path: nothing outside runs/ is looked at
+        raise CliError(str(err), ExitCode.USAGE) from None
     if (run_dir(root, given) / STATE_FILE).is_file():
         return given
     live = _live_ids(root)
