@@ -42,3 +42,25 @@ def test_alive_lines_of_a_run_with_nothing_left_say_both_ways_on_and_any_problem
         f"  nothing of it is left in a scheduler; `stemma resume {RUN}` starts it again "
         f"(what it finished is cached), `stemma reap {RUN}` settles it",
     ]
+
+
+def test_watch_s_last_line_of_a_stale_run_names_resume_then_reap() -> None:
+    from stemma.core.cli.watch_lines import summary_line
+    from stemma.core.live import RunState, RunStatus
+
+    state = RunState(
+        run_id=RUN,
+        name="train",
+        status=RunStatus.STALE,
+        pid=1,
+        host="login1",
+        root="/r",
+        backend="slurm",
+        started_at="2026-12-02T10:00:00+00:00",
+        heartbeat="2026-12-02T10:05:00+00:00",
+    )
+    line = summary_line(state)
+    assert line.endswith(
+        f"its orchestrator is gone: `stemma resume {RUN}` starts it again "
+        f"(waiting for what still runs), `stemma reap {RUN}` settles it"
+    ), line

@@ -71,7 +71,10 @@ def summary_line(state: RunState) -> str:
         f"{done}/{total} units, {failed} failed, {cancelled} cancelled"
     )
     if state.status is RunStatus.STALE:
-        line += f"; its orchestrator is gone: `stemma reap {state.run_id}` settles it"
+        line += (
+            f"; its orchestrator is gone: `stemma resume {state.run_id}` starts it again "
+            f"(waiting for what still runs), `stemma reap {state.run_id}` settles it"
+        )
     return line
 
 
