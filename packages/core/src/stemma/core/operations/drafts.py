@@ -26,6 +26,28 @@ _ID = re.compile(r"^[0-9a-f]{32}$")
 _JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
+MAX_FILE_NAME_BYTES = 200
+_UNWRITABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+"""The longest ``original_name``: a file name, with room for the ``_{8 hex}`` a second input
+of the same name gets (filesystems stop at 255 bytes)."""
+
+
+def file_name_problem(name: str) -> str | None:
+    """Why ``name`` is no plain file name (a folder part, ``..``, a control character); or None.
+
+    A line break or NUL in a file name would split or cut the lists of paths tools read.
+    """
+    if not isinstance(name, str) or not name or name in (".", ".."):  # pyright: ignore[reportUnnecessaryIsInstance]
+        return "empty, '.' or '..'"
+    if "/" in name or "\\" in name:
+        return "it has a folder part"
+    if _UNWRITABLE.search(name):
+        return "it has a NUL, a line break, another control character or undecodable bytes"
+    if len(name.encode("utf-8")) > MAX_FILE_NAME_BYTES:
+        return f"longer than {MAX_FILE_NAME_BYTES} bytes"
+    return None
+
+
 @dataclass(frozen=True, kw_only=True)
 class FinalizedArtifact:
     """An artifact with its id: what gets staged into the index and its content table."""
@@ -64,9 +86,12 @@ class ArtifactDraft(ABC):
     default_extension: str = field(default="", init=False, repr=False)
 
     def __post_init__(self) -> None:
-        name = self.original_name
-        if not name or "/" in name or "\\" in name or name in (".", ".."):
-            raise ArtifactTypeError(f"original_name must be a plain file name, got {name!r}")
+        problem = file_name_problem(self.original_name)
+        if problem is not None:
+            raise ArtifactTypeError(
+                f"original_name must be a plain file name, got {self.original_name!r} "
+                f"({problem}); it names the file the artifact is written to as an input"
+            )
 
     @property
     @abstractmethod

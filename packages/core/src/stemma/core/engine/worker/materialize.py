@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from stemma.core.operations.definition import OperationDefinition
-from stemma.core.operations.drafts import FinalizedArtifact
+from stemma.core.operations.drafts import FinalizedArtifact, file_name_problem
 from stemma.core.operations.specs import UNDECLARED_INPUT, InputSpec
 
 Loader = Callable[[Collection[str]], Mapping[str, FinalizedArtifact]]
@@ -108,6 +108,10 @@ def _plan(
     if extension is None and artifact.artifact_type in _JSON_TYPES:
         extension = ".json"
     name = artifact.original_name
+    if file_name_problem(name) is not None:
+        # Drafts refuse such names, but this one was read from the tables (an older stemma,
+        # another writer of a shared root): the role's folder must still hold the file.
+        name = artifact.artifact_id
     if extension is not None and not name.endswith(extension):
         name = name[: len(name) - len(PurePosixPath(name).suffix)] + extension
     if name in taken:  # two inputs of one role share a name: keep both
