@@ -99,7 +99,7 @@ def _check_answer(code: int, errors: str) -> None:
     assert "Traceback" not in errors
     assert code in (0, 2, 3), errors
     if code != 0:
-        last = errors.rstrip("\n").splitlines()[-1]
+        last = errors.rstrip("\n").split("\n")[-1]
         assert last.startswith("stemma"), errors  # one line that names the command and the fix
 
 

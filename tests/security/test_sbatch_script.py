@@ -14,7 +14,16 @@ from submitit.slurm.slurm import _make_sbatch_string  # pyright: ignore[reportPr
 from stemma.core.backends.base import WaveRequest
 from stemma.slurm.sbatch_options import check_sbatch_text, submitit_parameters
 
-_NASTY = ["r1\ntouch pwned #", "x\r\nid", "a\x00b", "--uid=0", "-", "../../etc", "é" * 300]
+_NASTY = [
+    "r1\ntouch pwned #",
+    "x\r\nid",
+    "a\x00b",
+    "a\x85b\u2028c",
+    "--uid=0",
+    "-",
+    "../../etc",
+    "é" * 300,
+]
 _texts = st.one_of(st.sampled_from(_NASTY), st.text(max_size=40))
 _keys = st.one_of(
     st.sampled_from(["reservation", "comment", "mail-user", "qos", "x=y\nid\n#", "-", "a b"]),
@@ -35,8 +44,11 @@ def _request(extra: dict[str, str], job_name: str = "stemma-ab12cd34-s2-step") -
 
 
 def _commands(script: str) -> list[str]:
-    """The script's lines bash runs (not blank, not a comment)."""
-    return [line for line in script.splitlines() if line.strip() and not line.startswith("#")]
+    """The script's lines bash runs (not blank, not a comment).
+
+    Split at ``\n`` alone, as bash does (``str.splitlines`` would also split at ``\x85``).
+    """
+    return [line for line in script.split("\n") if line.strip() and not line.startswith("#")]
 
 
 @settings(max_examples=150, deadline=None)
