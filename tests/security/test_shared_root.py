@@ -82,3 +82,32 @@ def test_warning_is_given_once_per_place(tmp_path: pathlib.Path) -> None:
         for _ in range(3):
             read_outcome(files)
     assert len([w for w in caught if w.category is WritableByOthersWarning]) == 1
+
+
+def test_slurm_wave_into_a_log_folder_others_can_write_warns_before_anything_is_submitted(
+    tmp_path: pathlib.Path,
+) -> None:
+    # The jobs unpickle their units from the log folder; the option refused below stops the
+    # wave after the warning and before sbatch, so no cluster is needed.
+    from stemma.core.backends.base import WaveRequest
+    from stemma.slurm import SlurmBackend
+
+    log_dir = tmp_path / "root" / "logs" / "slurm" / "run-1"
+    log_dir.mkdir(parents=True)
+    _open_to_others(log_dir)
+    request = WaveRequest(
+        job_name="stemma-ab12cd34-s1-step",
+        run_id="p_20261202_101500_ab12cd34",
+        run_tag="stemma-ab12cd34",
+        step_number=1,
+        max_parallel=1,
+        log_dir=str(log_dir),
+        extra={"reservation": "r1\nid"},
+    )
+    backend = SlurmBackend()
+    with (
+        pytest.warns(WritableByOthersWarning, match="pickled units"),
+        pytest.raises(ValueError, match="line break"),
+    ):
+        backend.submit_wave(abs, [1], request)
+    assert list(log_dir.iterdir()) == []

@@ -46,12 +46,16 @@ def warn_if_writable_by_others(path: Path, *, what: str) -> None:
         what: what it is, for the message (``"a SLURM job's result"``).
     """
     found = writable_by_others(path)
-    if found is not None:
-        _warn_once(str(found), what)
+    if found is not None and str(found) not in _WARNED:
+        _WARNED.add(str(found))
+        _warn(str(found), what)
 
 
-@functools.cache
-def _warn_once(place: str, what: str) -> None:
+_WARNED: set[str] = set()
+"""Places already warned about: one warning per place and process, whatever is loaded there."""
+
+
+def _warn(place: str, what: str) -> None:
     warnings.warn(
         f"{place} can be written by another user, and stemma is about to load {what} "
         f"(a Python pickle, which can run code) from below it; make it yours alone with "

@@ -23,6 +23,7 @@ from typing import Any
 
 from stemma.core.backends.base import AdoptedElement, WaveRequest
 from stemma.core.cancel_levels import CancelLevel, cancel_grace
+from stemma.core.shared_paths import warn_if_writable_by_others
 from stemma.slurm import commands
 from stemma.slurm.adoption import adopted_entry, find_orphans
 from stemma.slurm.element import ElementFiles, crash_error, run_element
@@ -122,6 +123,8 @@ class SlurmBackend:
         log_dir = log_dir.expanduser().absolute()
         check_sbatch_text("the SLURM log folder (under the root)", str(log_dir))
         log_dir.mkdir(parents=True, exist_ok=True)
+        # Each job unpickles its units from here (submitit's *_submitted.pkl), on a compute node.
+        warn_if_writable_by_others(log_dir, what="the pickled units its SLURM jobs run")
         parameters = submitit_parameters(request, python_path=_python_path())
         futures: list[ElementFuture] = []
         submitted: list[str] = []
