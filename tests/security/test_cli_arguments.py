@@ -3,7 +3,7 @@
 Run ids, step names, artifact ids, filters, limits and roots are tried with ``../``, NUL, line
 breaks, 300+ characters, undecodable bytes (as ``surrogateescape`` gives them from argv) and
 leading dashes, against a real root with one finished run. Every command here reads only, so
-the tree around the root must be unchanged afterwards.
+nothing may appear in the tree around the root (what the run retired may still be removed).
 """
 
 import contextlib
@@ -111,7 +111,7 @@ def test_cli_given_hostile_arguments_answers_or_refuses_in_one_line(
     before = _tree(workdir)
     code, errors = _stemma(["--root", str(workdir / "root"), *argv])
     _check_answer(code, errors)
-    assert _tree(workdir) == before
+    assert _tree(workdir) <= before  # nothing made (retired bundles may go meanwhile)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -122,7 +122,7 @@ def test_cli_given_a_hostile_root_answers_or_refuses_and_creates_nothing(
     before = _tree(workdir)
     code, errors = _stemma(["--root", root, *command])
     _check_answer(code, errors)
-    assert _tree(workdir) == before
+    assert _tree(workdir) <= before  # nothing made (retired bundles may go meanwhile)
 
 
 @pytest.mark.parametrize(
@@ -152,4 +152,4 @@ def test_stemma_process_given_undecodable_or_hostile_bytes_exits_with_one_line(
     errors = done.stderr.decode("utf-8", "replace")
     _check_answer(done.returncode, errors)
     assert done.returncode != 0
-    assert _tree(workdir) == before
+    assert _tree(workdir) <= before  # nothing made (retired bundles may go meanwhile)
