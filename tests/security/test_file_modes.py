@@ -38,17 +38,18 @@ def test_lock_file_is_created_with_the_users_umask(tmp_path: pathlib.Path) -> No
 
 
 @pytest.mark.usefixtures("group_umask")
-def test_a_run_creates_every_file_with_the_umask_and_none_executable(
-    tmp_path: pathlib.Path,
+@pytest.mark.parametrize("backend", ["local-thread", "local"])
+def test_a_run_creates_everything_with_the_umask_and_nothing_executable(
+    tmp_path: pathlib.Path, backend: str
 ) -> None:
     store = open_pipeline_store(tmp_path / "root")
     step = apply(name="modes/text", fn=_write_text, version="v0", text="hello", out=OUT)
-    assert resolve(step, store=store, backend="local-thread").value == 5
-    files = [p for p in (tmp_path / "root").rglob("*") if p.is_file() and not p.is_symlink()]
-    assert len(files) > 5
+    assert resolve(step, store=store, backend=backend).value == 5
+    made = [p for p in (tmp_path / "root").rglob("*") if not p.is_symlink()]
+    assert len(made) > 20
     wrong = {
         str(p.relative_to(tmp_path)): oct(stat.S_IMODE(p.stat().st_mode))
-        for p in files
-        if stat.S_IMODE(p.stat().st_mode) != 0o664
+        for p in made
+        if stat.S_IMODE(p.stat().st_mode) != (0o775 if p.is_dir() else 0o664)
     }
     assert wrong == {}, "created without the umask's group write, or executable"
