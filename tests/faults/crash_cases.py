@@ -69,14 +69,20 @@ def run_pipeline(
     log: pathlib.Path | None = None,
     at: str | None = None,
     store: str = "delta",
+    scope: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """Run ``crash_pipeline.py`` in its own session (a crash kills its process group only)."""
+    """Run ``crash_pipeline.py`` in its own session (a crash kills its process group only).
+
+    ``scope``: ``$STEMMA_CRASH_SCOPE`` (``process`` kills only the process reaching the point).
+    """
     env = {k: v for k, v in os.environ.items() if k not in (AT_ENV, LOG_ENV, SCOPE_ENV)}
     env[STORE_ENV] = store
     if log is not None:
         env[LOG_ENV] = str(log)
     if at is not None:
         env[AT_ENV] = at
+    if scope is not None:
+        env[SCOPE_ENV] = scope
     return subprocess.run(
         [sys.executable, str(SCRIPT), str(root), backend],
         cwd=root.parent,
@@ -147,6 +153,7 @@ def crash_case(
     kills_the_run: bool = True,
     start_from: pathlib.Path | None = None,
     store: str = "delta",
+    scope: str | None = None,
 ) -> list[str]:
     """Kill a run at ``point``, run it again; every way the result falls short of ``clean``.
 
@@ -154,13 +161,14 @@ def crash_case(
     point on the local backend). A point reached inside a SLURM element kills that element
     only, and the run, which outlives it, may finish by itself. ``start_from``: a root to
     start from (a copy of it), as a crash left it; the run killed there is then a restart.
-    ``store``: ``delta`` or ``sqlite``, the store the runs keep their records in.
+    ``store``: ``delta`` or ``sqlite``, the store the runs keep their records in. ``scope``:
+    ``process`` kills only the process reaching the point (a worker), not the run.
     """
     base.mkdir(parents=True, exist_ok=True)
     root, log = base / "root", base / "points.log"
     if start_from is not None:
         shutil.copytree(start_from, root, symlinks=True)
-    killed = run_pipeline(root, backend, log=log, at=point.address, store=store)
+    killed = run_pipeline(root, backend, log=log, at=point.address, store=store, scope=scope)
     problems: list[str] = []
     if kills_the_run and killed.returncode != -signal.SIGKILL:
         problems.append(

@@ -271,3 +271,40 @@ class PipelineStore(Store, Protocol):
         With ``artifact_type``, only descendants of that type (the walk crosses every type).
         """
         ...
+
+
+StagedUnitKey = tuple[str, str]
+"""A unit of a step run as staging finds it: ``(step_run_id, execution_spec_id)``."""
+
+
+@runtime_checkable
+class StagedPackReader(Protocol):
+    """A store that can find what a dead worker staged before it died.
+
+    Separate from :class:`PipelineStore` so that a store without it still runs steps: a dead
+    worker's units are then recorded as crashed, and its complete bundle is committed by the
+    next :meth:`Store.recover`.
+    """
+
+    def staged_pack(
+        self, step_number: int, step_name: str, units: Collection[StagedUnitKey]
+    ) -> dict[StagedUnitKey, tuple[Path, ExecutionRecord]]:
+        """The complete bundles staged under one step's staging directory holding ``units``.
+
+        A worker names its pack's bundle after an attempt id it draws itself, so an
+        orchestrator whose worker died before reporting finds the bundle by its content: every
+        complete bundle of the step directory (``{step_number}_{step_name}``) is read for the
+        units it holds. Costly for a step with many uncommitted bundles: call it on a death
+        only.
+
+        Args:
+            step_number: the number of the step the pack's first unit belongs to (a pack of
+                function steps is staged under its first unit's step).
+            step_name: that step's name.
+            units: the pack's units, as ``(step_run_id, execution_spec_id)``.
+
+        Returns:
+            Per unit found, its bundle and its staged record (outputs per role, no
+            artifacts); a unit in several bundles (restaged) gives its newest successful one.
+        """
+        ...

@@ -16,6 +16,7 @@ from stemma.storage.execution_rows import event_frame
 from stemma.storage.recovery import recover_staged
 from stemma.storage.schemas import STEPS
 from stemma.storage.sqlite_import import import_core_records
+from stemma.storage.staged_packs import UnitKey, staged_pack
 from stemma.storage.staging import stage_execution, stage_executions
 from stemma.storage.staging_checks import WaveReport
 from stemma.storage.step_records import completed_records, latest_completed_by_name
@@ -137,6 +138,16 @@ class DeltaStore:
             OSError: the bundle was committed already (or its directory is not writable).
         """
         note_worker_log(bundle, execution_run_ids, log)
+
+    def staged_pack(
+        self, step_number: int, step_name: str, units: Collection[UnitKey]
+    ) -> dict[UnitKey, tuple[Path, ExecutionRecord]]:
+        """Per unit found, the complete bundle of the step holding it and its staged record.
+
+        What an orchestrator whose worker died asks before recording its pack as crashed
+        (``stemma.core.store.StagedPackReader``); see :mod:`stemma.storage.staged_packs`.
+        """
+        return staged_pack(self._layout, step_number, step_name, units)
 
     def commit_executions(
         self, bundles: Sequence[Path], *, step_outputs: StepOutputs | None = None

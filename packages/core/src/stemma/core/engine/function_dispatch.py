@@ -153,6 +153,8 @@ def _finish(
     )
     ctx.monitor.step_finished(step.number, final.status)
     result = step_result(step, final.step_run_id, final, started, cache=None)
+    if value_json is None and result.success and extra:  # settled from staging: no reply
+        value_json = _committed_value(ctx, extra["value_artifact_id"])
     if not result.success or not extra or value_json is None:
         return dataclasses.replace(result, exception=outcome.reply.get(EXCEPTION))
     record = StepRecord(
@@ -170,6 +172,17 @@ def _finish(
     )
     fresh = dataclasses.replace(artifact_from_record(ctx.store.layout.root, record), cached=False)
     return dataclasses.replace(result, artifact=fresh)
+
+
+def _committed_value(ctx: PipelineContext, artifact_id: str) -> str | None:
+    """The return value's JSON, read from its committed artifact.
+
+    What a unit whose worker died after staging it (``staged_outcomes``) gives instead of
+    its reply, which only the worker had.
+    """
+    found = ctx.store.load_artifacts([artifact_id]).get(artifact_id)
+    content = found.content if found is not None else None
+    return content.decode() if content is not None else None
 
 
 def _function(step: PlannedStep) -> dict[str, str]:

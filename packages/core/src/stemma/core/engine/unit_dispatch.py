@@ -18,6 +18,7 @@ from stemma.core.engine.pack_sizing import TARGET_PACK_SECONDS, PackQueue, PackS
 from stemma.core.engine.planned_step import FailurePolicy, FileInputs, PlannedStep
 from stemma.core.engine.run_context import PipelineContext
 from stemma.core.engine.scheduler_logs import keep_worker_log, worker_log_of
+from stemma.core.engine.staged_outcomes import staged_outcomes, was_staged
 from stemma.core.engine.units import ExecutionUnit
 from stemma.core.engine.worker.worker_entry import UnitOutcome, run_units
 from stemma.core.engine.worker_slots import WorkerSlots
@@ -208,6 +209,8 @@ def _sent_again(
     and its pace is learnt.
     """
     backend, sizer, queue = where
+    if _lost(ctx, future) and was_staged(ctx.store, sent.pack):
+        return False  # it died after staging its pack: settled from staging, never run twice
     if sent.adopted and _lost(ctx, future):
         queue.send_again(sent.pack)
         return True
@@ -258,7 +261,12 @@ def _settle(
         return future.result()
     if ctx.cancel_level >= CancelLevel.FORCE:  # we terminated the worker: not its failure
         return [UnitOutcome.stopped(ctx.cancel_level) for _ in pack]
-    return [UnitOutcome.crashed(unit, error, ctx.store) for unit in pack]  # the worker died
+    # The worker died, maybe after staging its pack: what it staged is those units' outcome
+    # (committed with the step), and only the others are recorded as crashed.
+    staged = staged_outcomes(ctx.store, pack)
+    return [
+        staged.get(i) or UnitOutcome.crashed(unit, error, ctx.store) for i, unit in enumerate(pack)
+    ]
 
 
 def submit_packs(

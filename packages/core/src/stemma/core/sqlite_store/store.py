@@ -16,6 +16,7 @@ from stemma.core.sqlite_store.connections import Connections
 from stemma.core.sqlite_store.event_rows import event_row
 from stemma.core.sqlite_store.recovery import recover_staged
 from stemma.core.sqlite_store.schema import DATABASE_FILE, STEP_COLUMNS, insert_sql
+from stemma.core.sqlite_store.staged_packs import UnitKey, staged_pack
 from stemma.core.sqlite_store.staging import stage_executions
 from stemma.core.sqlite_store.wave_commit import commit_wave
 from stemma.core.sqlite_store.worker_logs import note_worker_log
@@ -152,6 +153,17 @@ class SqliteStore:
             OSError: the bundle was committed already (or its directory is not writable).
         """
         note_worker_log(bundle, execution_run_ids, log)
+
+    def staged_pack(
+        self, step_number: int, step_name: str, units: Collection[UnitKey]
+    ) -> dict[UnitKey, tuple[Path, ExecutionRecord]]:
+        """Per unit found, the complete bundle of the step holding it and its staged record.
+
+        What an orchestrator whose worker died asks before recording its pack as crashed
+        (``stemma.core.store.StagedPackReader``); see
+        :mod:`stemma.core.sqlite_store.staged_packs`.
+        """
+        return staged_pack(self._layout, step_number, step_name, units)
 
     def commit_executions(
         self, bundles: Sequence[Path], *, step_outputs: StepOutputs | None = None
