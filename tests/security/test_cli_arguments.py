@@ -46,6 +46,7 @@ _roots = st.one_of(
 )
 _COMMANDS = st.one_of(
     st.tuples(st.just("status"), _hostile).map(list),
+    st.tuples(st.just("watch"), _hostile).map(list),
     st.tuples(st.just("cancel"), _hostile).map(list),
     st.tuples(st.just("cancel"), st.just("no-such-run"), st.just("--level"), _hostile).map(list),
     st.tuples(st.just("explain"), _hostile).map(list),
@@ -115,7 +116,10 @@ def test_cli_given_hostile_arguments_answers_or_refuses_in_one_line(
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(root=_roots, command=st.sampled_from([["runs"], ["status", "x"], ["artifacts"]]))
+@given(
+    root=_roots,
+    command=st.sampled_from([["runs"], ["status", "x"], ["artifacts"], ["check"], ["vacuum"]]),
+)
 def test_cli_given_a_hostile_root_answers_or_refuses_and_creates_nothing(
     workdir: pathlib.Path, root: str, command: list[str]
 ) -> None:
