@@ -44,8 +44,10 @@ EXAMPLES = int(os.environ.get("STEMMA_MODEL_EXAMPLES", "2"))
 STEPS = int(os.environ.get("STEMMA_MODEL_STEPS", "6"))
 EXPLORING = "STEMMA_MODEL_EXAMPLES" in os.environ
 """A longer local run explores with fresh randomness; CI replays the same examples each time."""
-UNIT_SECONDS = 0.6
-"""How long each slow unit sleeps: long enough for a cancel or a kill to land mid-step."""
+UNIT_SECONDS = 0.8
+"""How long each slow unit sleeps: the slow step (two waves) outlasts the ~2 s a cancel can take
+to land (the live state that shows a unit running, then the control folder, each read once a
+second)."""
 ENDS_OF_A_HARD_CANCEL = (0, -signal.SIGINT, HARD_EXIT_CODE)
 """A hard cancel raises KeyboardInterrupt in the script (docs/concepts/cancellation.md)."""
 
@@ -171,12 +173,13 @@ class RootMachine(RuleBasedStateMachine):
         if landed:
             request_cancel(self.root, running.run_id, level)
         ended = running.wait()
-        self.history.append(f"cancel {ended.run_id} of {combo} at {level} (landed: {landed})")
-        if not landed:  # it had finished first: an ordinary run
-            self._completed(ended, combo, rows, done_before=done)
-            return
         state = running.state()
         assert state is not None, ended.stderr
+        landed = landed and state.status is not RunStatus.COMPLETED
+        self.history.append(f"cancel {ended.run_id} of {combo} at {level} (landed: {landed})")
+        if not landed:  # it finished first (the request is read within a second): a plain run
+            self._completed(ended, combo, rows, done_before=done)
+            return
         assert state.cancel_level == level, ended.stderr
         assert state.status is RunStatus.CANCELLED, f"{state.status}:\n{ended.stderr}"
         codes = (0,) if level < 3 else ENDS_OF_A_HARD_CANCEL
