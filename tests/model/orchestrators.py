@@ -60,6 +60,7 @@ class Orchestrator:
             stderr=subprocess.PIPE,
             text=True,
             start_new_session=True,
+            cwd=root.parent,  # whatever a run might leave in its working directory stays in tmp
         )
         assert self.process.stdout is not None
         # The script prints its run id as soon as the run is open (a second or two).
