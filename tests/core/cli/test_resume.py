@@ -228,3 +228,23 @@ def test_resume_of_a_notebooks_run_is_refused(
     write_state(root, notebook)
     assert main(["--root", str(root), "resume", state.run_id]) == ExitCode.USAGE
     assert "started from a notebook" in capsys.readouterr().err
+
+
+def test_resume_refuses_a_command_recorded_in_a_file_another_user_could_write(
+    tmp_path: Path, root: Path, make_state: StateFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = tmp_path / "flow.py"
+    script.write_text("print('hello')\n")
+    state = make_state(status=RunStatus.STALE)
+    launch = (sys.executable, str(script), "2")
+    write_state(
+        root, dataclasses.replace(state, command=launch[1:], launch=launch, cwd=str(tmp_path))
+    )
+    recorded = root / "runs" / state.run_id / "state.json"
+    recorded.chmod(0o666)  # anyone may have written what resume would run
+    assert main(["--root", str(root), "resume", state.run_id]) == ExitCode.USAGE
+    err = capsys.readouterr().err
+    assert f"{recorded} can be written by another user" in err
+    assert f"chmod go-w {recorded}" in err
+    assert str(script) in err  # shown to be checked and started by hand
+    assert not (root / "logs" / "detached").exists()  # nothing was started

@@ -24,6 +24,8 @@ from stemma.core.cli.roots import existing_root
 from stemma.core.cli.run_lookup import history_events, resolve_run_id
 from stemma.core.cli.run_rows import provenance_of
 from stemma.core.live import RunStatus, list_states, read_state
+from stemma.core.live.state import STATE_FILE, run_dir
+from stemma.core.shared_paths import writable_by_others
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
@@ -51,6 +53,7 @@ def resume_run(root: Path, run_id: str) -> tuple[Relaunch, Detached]:
     except FileNotFoundError:
         raise CliError(_history_only(root, run_id), ExitCode.NOT_FOUND) from None
     relaunch = relaunch_of(state, root)
+    _refuse_a_foreign_record(root, run_id, relaunch)
     _refuse_a_second_resume(root, run_id)
     started = launch_detached(
         root,
@@ -61,6 +64,22 @@ def resume_run(root: Path, run_id: str) -> tuple[Relaunch, Detached]:
         wanted=lambda new: new.resumes == run_id,
     )
     return relaunch, started
+
+
+def _refuse_a_foreign_record(root: Path, run_id: str, relaunch: Relaunch) -> None:
+    """The command is read from the run's state file: one another user could write is not run.
+
+    Whoever can write ``runs/{RUN}/state.json`` chooses what a resume runs; the user is shown
+    the command to check and start by hand instead.
+    """
+    place = writable_by_others(run_dir(root, run_id) / STATE_FILE)
+    if place is not None:
+        raise CliError(
+            f"run {run_id}'s recorded command is not run: {place} can be written by another "
+            f"user, who could have chosen it. Check it, then start it by hand: "
+            f"{relaunch.shown()}  (or make the root yours alone: `chmod go-w {place}`)",
+            ExitCode.USAGE,
+        )
 
 
 def _refuse_a_second_resume(root: Path, run_id: str) -> None:
