@@ -20,6 +20,7 @@ from pathlib import Path
 
 from deltalake import DeltaTable, WriterProperties
 
+from stemma.core.crash_points import crash_point
 from stemma.core.file_lock import FileLock
 from stemma.core.layout import RootLayout, resolve_root
 from stemma.core.live import RunStatus, list_states
@@ -119,7 +120,9 @@ def compact_root(
             table = DeltaTable(path)
             before = len(table.file_uris())
             table.optimize.compact(target_size=target_size, writer_properties=_WRITER)
+            crash_point(f"delta.compacted.{_point(name)}")
             table.create_checkpoint()  # readers replay the log from here, not from version 0
+            crash_point(f"delta.checkpoint.{_point(name)}")
             after = len(table.file_uris())
         done.append(Compaction(table=name, files_before=before, files_after=after))
     return done
@@ -192,8 +195,9 @@ def _log_entries(name: str, path: Path, cutoff: dt.datetime, *, apply: bool) -> 
     retention is a reader that has not looked for that long, as with the files vacuum removes.
     """
     expired = expired_log_entries(path, cutoff.timestamp())
-    if apply:
+    if apply and expired:
         remove_log_entries(expired)
+        crash_point(f"delta.log_cleaned.{_point(name)}")
     return [Removal(kind=f"log {name}", path=entry.path, size=entry.size) for entry in expired]
 
 
@@ -210,6 +214,7 @@ def _table_files(name: str, path: Path, retain_hours: int, *, apply: bool) -> li
         listed = table.vacuum(
             retention_hours=retain_hours, dry_run=False, enforce_retention_duration=False, full=True
         )
+        crash_point(f"delta.vacuumed.{_point(name)}")
     return [
         Removal(kind=f"table {name}", path=path / relative, size=sizes.get(relative, 0))
         for relative in sorted(listed)
@@ -221,3 +226,8 @@ def _size(path: Path) -> int:
         return path.stat().st_size
     except OSError:
         return 0
+
+
+def _point(table: str) -> str:
+    """A table's name as a crash point's part (``orchestration.steps``)."""
+    return table.replace("/", ".")
