@@ -164,11 +164,11 @@ def uncommitted_hits(root: pathlib.Path, tables: Tables) -> list[str]:
     return found
 
 
-def live_counts_differ(root: pathlib.Path, tables: Tables, *, strict: bool = False) -> list[str]:
+def live_counts_differ(root: pathlib.Path, tables: Tables) -> list[str]:
     """Every final step in a finished run's live state counts as its final event in the tables.
 
     A run killed mid-way reads ``stale``: its counts stay as last written, nothing to compare.
-    ``strict`` holds hard-cancelled runs to it too (a known gap, see below).
+    A hard-cancelled run too: its stopped steps get their final event from the cancel itself.
     """
     events = {(e["pipeline_run_id"], e["step_number"]): e for e in _final_events(tables)}
     executions = tables.get(EXECUTIONS, pl.DataFrame())
@@ -180,11 +180,6 @@ def live_counts_differ(root: pathlib.Path, tables: Tables, *, strict: bool = Fal
             event = events.get((state.run_id, step.number))
             label = f"run {state.run_id} step {step.number} ({step.name})"
             if event is None:
-                if not strict and state.cancel_level >= HARD and step.status == "cancelled":
-                    # KNOWN GAP (test_model_regressions.py, strict xfail): a hard cancel writes
-                    # the live state final, but the step it stopped keeps only its `running`
-                    # event in the log, for good.
-                    continue
                 if step.status != "skipped" or step.total:
                     found.append(f"{label}: live state {step.status}, no final event in the table")
                 continue

@@ -138,11 +138,11 @@ class Canceller:
         held = lock.acquire(timeout=2)  # a commit under way finishes first; never wait longer
         try:
             self._ctx.cancel_workers(CancelLevel.HARD)
-            write_state(self._ctx.store.layout.root, self._ctx.monitor.snapshot(final=True))
-            if held:
-                with contextlib.suppress(Exception):  # best effort: cache-hit events
-                    self._ctx.store.record_events(self._ctx.deferred_events)
-                    self._ctx.deferred_events.clear()
+            final = self._ctx.monitor.snapshot(final=True)
+            write_state(self._ctx.store.layout.root, final)
+            if held:  # the deferred events (cache hits), and a final event per stopped step
+                with contextlib.suppress(Exception):  # best effort: the process ends anyway
+                    self._ctx.close_cancelled({step.number: step for step in final.steps})
         finally:
             try:
                 self._end_process()

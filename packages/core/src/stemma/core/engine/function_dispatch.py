@@ -102,6 +102,7 @@ def _execute(
     event = event_factory(ctx, step, step_run_id)
     with ctx.commit_lock:  # written with the step's final event: one write, not two
         ctx.deferred_events.append(event(StepStatus.RUNNING))
+        ctx.open_attempts[step_run_id] = (step.number, event)
     try:
         check_inputs_unchanged(spec)
     except InputsChangedError as err:

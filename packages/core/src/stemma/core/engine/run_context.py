@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from stemma.core.backends.base import Backend
 from stemma.core.cancel_levels import CancelLevel
@@ -18,7 +18,11 @@ from stemma.core.engine.worker.worker_entry import UnitOutcome
 from stemma.core.engine.worker_slots import WorkerSlots
 from stemma.core.execution_records import StepEvent
 from stemma.core.live.monitor import RunMonitor
+from stemma.core.records import StepStatus
 from stemma.core.store import PipelineStore
+
+if TYPE_CHECKING:
+    from stemma.core.live.state import StepState
 
 
 class FunctionUnits(Protocol):
@@ -75,6 +79,13 @@ class PipelineContext:
     """Packs function steps' units across steps (set by the run's ``EngineRun``)."""
     step_index: dict[str, StepEvent] | None = None
     """The store's completed steps by fingerprint, read once; a miss asks the store again."""
+    open_attempts: dict[str, tuple[int, Callable[..., StepEvent]]] = field(
+        default_factory=dict[str, tuple[int, Callable[..., StepEvent]]]
+    )
+    """Step attempts whose ``running`` event is out (or deferred) and whose final event is not,
+    by step run id: their step's number and event factory. What a hard cancel closes."""
+    closed_attempts: set[str] = field(default_factory=set[str])
+    """Attempts a hard cancel wrote final: their own final event, coming late, is not written."""
 
     def __post_init__(self) -> None:
         self.group_commit = GroupCommit(self)
@@ -92,10 +103,39 @@ class PipelineContext:
         with self.commit_lock:
             return min((e.timestamp for e in self.deferred_events), default=None)
 
+    def opened(self, step_run_id: str, number: int, event: Callable[..., StepEvent]) -> None:
+        """Step ``number``'s attempt ``step_run_id`` is under way (its ``running`` event out)."""
+        with self.commit_lock:
+            self.open_attempts[step_run_id] = (number, event)
+
     def record(self, events: Sequence[StepEvent]) -> None:
         """Write ``events`` and everything deferred, in one append (holds the commit lock)."""
         with self.commit_lock:
             batch = [*self.deferred_events, *events]
+            batch = [e for e in batch if not self._closed(e)]
             if batch:
                 self.store.record_events(batch)
             self.deferred_events.clear()  # only once written: a failed write keeps them
+            for event in batch:
+                if event.status is not StepStatus.RUNNING:
+                    self.open_attempts.pop(event.step_run_id, None)
+
+    def close_cancelled(self, steps: Mapping[int, StepState]) -> None:
+        """Write a ``cancelled`` final event for every open attempt (call with the commit lock).
+
+        A hard cancel ends the process within seconds: a stopped step's thread may never
+        write its own final event, which would leave its ``running`` event alone in the log for
+        good. Each gets the counts the live state was written final with (``steps``).
+        """
+        finals = [
+            event(StepStatus.CANCELLED, counts=steps[number].counts)
+            for number, event in self.open_attempts.values()
+            if number in steps
+        ]
+        self.store.record_events([*self.deferred_events, *finals])
+        self.deferred_events.clear()
+        self.closed_attempts.update(final.step_run_id for final in finals)
+        self.open_attempts.clear()
+
+    def _closed(self, event: StepEvent) -> bool:
+        return event.status is not StepStatus.RUNNING and event.step_run_id in self.closed_attempts

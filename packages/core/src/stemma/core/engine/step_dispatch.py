@@ -99,6 +99,7 @@ def _execute(
     # The run's provenance (git commit, user, host, command line) is the same for every unit:
     # it is recorded once, on the attempt's running event, not on each unit's execution row.
     ctx.record([event(StepStatus.RUNNING, metadata={"provenance": dict(ctx.provenance)})])
+    ctx.opened(step_run_id, step.number, event)
     promote_files(ctx, step, step_run_id)
     inputs = _resolve_inputs(ctx, step, upstream)
     if inputs and all(not ids for ids in inputs.values()):
