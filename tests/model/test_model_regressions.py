@@ -10,7 +10,6 @@ from __future__ import annotations
 import pathlib
 
 import polars as pl
-import pytest
 
 from stemma.core.engine.cancellation import HARD_EXIT_CODE
 from stemma.core.live import RunStatus, read_state, request_cancel
@@ -70,11 +69,6 @@ def test_a_hard_cancelled_step_has_a_final_event_with_the_live_states_counts(
     assert root_checks.live_counts_differ(root, tables) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Pipeline.resume cannot restore a finished IngestData step (its recorded params hold "
-    "the files' hashes, not `paths`), so the resumed run's summary leaves it out",
-)
 def test_a_resumed_runs_summary_names_every_step_of_the_run(tmp_path: pathlib.Path) -> None:
     # Found as: cancel at level 1, then resume: the resumed run completed every step it ran,
     # but its summary lacked step 0 (and, listing the first attempt's cancelled step, said

@@ -81,15 +81,22 @@ def restore_steps(events: Sequence[StepEvent]) -> tuple[dict[int, PlannedStep], 
 def _restore(event: StepEvent) -> PlannedStep | None:
     try:
         cls = get_operation(event.operation)
-        settings: dict[str, Any] = dict(event.params)
-        overrides: dict[str, Any] = dict(settings.get("overrides") or {})
+    except (StemmaError, LookupError, ValueError):
+        return None  # its operation is gone: it stays numbered, not referenceable
+    settings: dict[str, Any] = dict(event.params)
+    overrides: dict[str, Any] = dict(settings.get("overrides") or {})
+    try:
         operation = cls.build(
             params=settings.get("params"),
             environment=overrides.get("environment"),
             tool=overrides.get("tool"),
         )
-    except (StemmaError, LookupError, ValueError):
-        return None  # its operation is gone or changed: it stays numbered, not referenceable
+    except (StemmaError, ValueError):
+        # The params as recorded do not always rebuild the operation (IngestData records its
+        # files' hashes, not their paths; a class may have changed). A restored step never
+        # runs again: what its downstream steps read of it is its class (output roles, name),
+        # its fingerprint and its outputs, so an unvalidated instance serves.
+        operation = cls.model_construct()
     future: Future[StepResult] = Future()
     step = PlannedStep(
         number=event.step_number,
