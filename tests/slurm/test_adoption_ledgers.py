@@ -9,6 +9,7 @@ import os
 import pathlib
 import socket
 import subprocess
+import time
 
 import pytest
 
@@ -125,5 +126,26 @@ def test_a_resumed_run_adopts_its_earlier_life_s_elements_not_its_own(
     resumed = _run(tmp_path, RunStatus.RUNNING, os.getpid())  # alive: it is the one asking
     _submitted(tmp_path, resumed, "990006", (("a",),), finished=(0,))  # its earlier life's
     _submitted(tmp_path, resumed, "990007", (("b",),), finished=(0,))  # sent by this life
-    found = _found(tmp_path, {"a", "b"}, run_id=resumed, own_arrays={"990007"})
+    found = _found(tmp_path, {"a", "b"}, run_id=resumed, own={"990007"})
     assert found == {"990006": ("a",)}
+
+
+def test_an_element_that_finished_before_the_rerun_s_recovery_is_not_adopted(
+    tmp_path: pathlib.Path, slurm_cluster: None
+) -> None:
+    # What it staged was committed by that recovery: a failed unit of it must run again, not be
+    # "adopted" with its old failure at every rerun while the dead run stays stale.
+    dead = _run(tmp_path, RunStatus.RUNNING, _dead_pid())
+    _submitted(tmp_path, dead, "990008", (("a",), ("b",)), finished=(0, 1))
+    result = tmp_path / "logs" / "slurm" / dead / "990008_0_0_result.pkl"
+    os.utime(result, (time.time() - 60, time.time() - 60))
+    found = _found(tmp_path, {"a", "b"}, finished_since=time.time() - 5)
+    assert found == {"990008_1": ("b",)}
+
+
+def test_an_element_this_run_adopted_already_is_not_offered_again(
+    tmp_path: pathlib.Path, slurm_cluster: None
+) -> None:
+    dead = _run(tmp_path, RunStatus.RUNNING, _dead_pid())
+    _submitted(tmp_path, dead, "990009", (("a",), ("b",)), finished=(0, 1))
+    assert _found(tmp_path, {"a", "b"}, own={"990009_0"}) == {"990009_1": ("b",)}

@@ -54,7 +54,12 @@ class Orphan:
 
 
 def find_orphans(
-    root: Path, wanted: Collection[str], *, run_id: str, own_arrays: Collection[str] = ()
+    root: Path,
+    wanted: Collection[str],
+    *,
+    run_id: str,
+    own: Collection[str] = (),
+    finished_since: float = 0.0,
 ) -> list[Orphan]:
     """The elements under ``root`` that a run ``run_id`` missing ``wanted`` can wait for.
 
@@ -62,15 +67,19 @@ def find_orphans(
         root: the store root (runs' ledgers are ``{root}/runs/{run}/slurm_jobs.jsonl``).
         wanted: the execution keys the run missed in the cache.
         run_id: the run asking; its own ledger counts only for arrays it did not submit in
-            this life (``own_arrays``): those are an earlier orchestrator's of a resumed run.
-        own_arrays: the arrays this orchestrator submitted itself.
+            this life (``own``): those are an earlier orchestrator's of a resumed run.
+        own: the arrays this orchestrator submitted itself, and the elements it adopted.
+        finished_since: a finished element counts only if its result is at least this recent
+            (a Unix time: the asking run's recovery). One that finished before had what it
+            staged committed by that recovery: a failed unit of it is tried again, not adopted
+            with its old failure.
 
     Raises:
         ClusterUnavailableError: squeue does not answer.
     """
     if not wanted:
         return []
-    candidates = list(_candidates(root, wanted, run_id, set(own_arrays)))
+    candidates = list(_candidates(root, wanted, run_id, set(own)))
     if not candidates:
         return []
     live = parse_sacct(commands.squeue_lines({array_id(o.job_id) for o in candidates}))
@@ -78,12 +87,19 @@ def find_orphans(
         orphan
         for orphan in candidates
         if (orphan.job_id in live and live[orphan.job_id].phase is not Phase.ENDED)
-        or orphan.result.exists()
+        or _finished_since(orphan.result, finished_since)
     )
 
 
+def _finished_since(result: Path, since: float) -> bool:
+    try:
+        return result.stat().st_mtime >= since
+    except OSError:
+        return False
+
+
 def _candidates(
-    root: Path, wanted: Collection[str], run_id: str, own_arrays: set[str]
+    root: Path, wanted: Collection[str], run_id: str, own: set[str]
 ) -> Iterator[Orphan]:
     runs = root / "runs"
     try:
@@ -95,11 +111,11 @@ def _candidates(
         if not ledger.is_file() or not (folder.name == run_id or _orchestrator_gone(root, folder)):
             continue
         for entry in read_ledger(ledger):
-            if entry.job_id in own_arrays:
+            if entry.job_id in own:
                 continue
             for index, keys in enumerate(entry.keys):
-                if keys and all(key in wanted for key in keys):
-                    element = entry.job_id if entry.elements == 1 else f"{entry.job_id}_{index}"
+                element = entry.job_id if entry.elements == 1 else f"{entry.job_id}_{index}"
+                if element not in own and keys and all(key in wanted for key in keys):
                     yield Orphan(
                         job_id=element, keys=keys, run_id=folder.name, entry=entry, index=index
                     )

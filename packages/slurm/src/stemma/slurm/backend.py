@@ -88,6 +88,12 @@ class SlurmBackend:
         self._cluster_max_array: int | None = None
         self._escalation: threading.Timer | None = None
         self._step_elements: dict[int, list[str]] = {}
+        self._adopted: set[str] = set()
+        """Elements of dead runs' arrays this run waits for (``123_4``): cancelled one by one,
+        never as their whole array (its other elements are not this run's)."""
+        self._opened_at = time.time()
+        """A run opens its backend after its recovery: a dead run's element that finished
+        before then had what it staged committed by it, and is not adopted."""
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ submitting
@@ -164,7 +170,13 @@ class SlurmBackend:
         root = store_root(log_dir.expanduser().absolute())
         if root is None:
             return []
-        orphans = find_orphans(root, keys, run_id=request.run_id, own_arrays=self._all_arrays())
+        orphans = find_orphans(
+            root,
+            keys,
+            run_id=request.run_id,
+            own=self._arrays | self._adopted,
+            finished_since=self._opened_at,
+        )
         if not orphans:
             return []
         adopted: list[AdoptedElement] = []
@@ -174,7 +186,7 @@ class SlurmBackend:
             self._ledger.record(ledger, adopted_entry(orphans, entry))
         with self._lock:
             for orphan in orphans:
-                self._arrays.add(orphan.entry.job_id)
+                self._adopted.add(orphan.job_id)
                 self._step_elements.setdefault(request.step_number, []).append(orphan.job_id)
         for orphan in orphans:
             future = self._future(orphan.job_id, Path(orphan.entry.log_dir))
@@ -335,8 +347,11 @@ class SlurmBackend:
             future.cancel()  # a no-op for started elements
 
     def _all_arrays(self) -> list[str]:
+        """What a cancel stops: this run's arrays, and the dead runs' elements it adopted."""
         with self._lock:
-            return sorted(self._arrays | self.poller.arrays())
+            adopted = {element.split("_", 1)[0] for element in self._adopted}
+            polled = {array for array in self.poller.arrays() if array not in adopted}
+            return sorted(self._arrays | polled | self._adopted)
 
     @staticmethod
     def _wait_gone(arrays: list[str], seconds: float) -> None:

@@ -227,12 +227,13 @@ class FunctionPacks:
                 by_resources.setdefault(kind[2], []).extend(queue)
                 queue.clear()
         for resources, gathered in by_resources.items():
-            units = self._adopt(("wave", False, resources), gathered)
-            if not units:
-                continue
+            waiting = self._adopt(("wave", False, resources), gathered)
+            alone = [[w] for w in waiting if w.alone]  # their shared element died: one each
+            units = [w for w in waiting if not w.alone]
             count = wave_elements(self._ctx, [w.step for w in units], self._most_packs)
-            packs = [units[i::count] for i in range(count)]
-            self._submit(("wave", False, resources), packs, gpu=False)
+            packs = [*alone, *(units[i::count] for i in range(count))]
+            if packs:
+                self._submit(("wave", False, resources), packs, gpu=False)
 
     def _adopt(self, kind: tuple[Any, ...], units: list[_Waiting]) -> list[_Waiting]:
         """Wait for the elements a dead run left computing some of ``units``; the others."""
@@ -310,13 +311,16 @@ class FunctionPacks:
         if lost and out.sent.adopted:  # a dead run's element died: its units are ours, sent
             self._wait_again(out.kind, out.units)  # again in the next wave
             return
-        died = lost and len(out.units) > 1
-        if died and not ctx.backend.queues_whole_waves:
+        if lost and len(out.units) > 1:  # so that only the unit that kills a worker fails
             if sizer is not None:
                 sizer.died(len(out.units))
-            with self._changed:  # so that only the unit that kills a worker fails
+            for waiting in out.units:
+                waiting.alone = True
+            if ctx.backend.queues_whole_waves:  # (an element each, in the next wave)
+                self._wait_again(out.kind, out.units)
+                return
+            with self._changed:
                 for waiting in reversed(out.units):
-                    waiting.alone = True
                     self._waiting.setdefault(out.kind, deque()).appendleft(waiting)
             return
         if sizer is not None:

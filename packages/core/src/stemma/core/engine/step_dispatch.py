@@ -98,8 +98,9 @@ def _execute(
     event = event_factory(ctx, step, step_run_id)
     # The run's provenance (git commit, user, host, command line) is the same for every unit:
     # it is recorded once, on the attempt's running event, not on each unit's execution row.
-    ctx.record([event(StepStatus.RUNNING, metadata={"provenance": dict(ctx.provenance)})])
+    # Opened first: a hard cancel landing between the two still closes the attempt.
     ctx.opened(step_run_id, step.number, event)
+    ctx.record([event(StepStatus.RUNNING, metadata={"provenance": dict(ctx.provenance)})])
     promote_files(ctx, step, step_run_id)
     inputs = _resolve_inputs(ctx, step, upstream)
     if inputs and all(not ids for ids in inputs.values()):

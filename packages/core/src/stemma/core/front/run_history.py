@@ -91,12 +91,15 @@ def _restore(event: StepEvent) -> PlannedStep | None:
             environment=overrides.get("environment"),
             tool=overrides.get("tool"),
         )
-    except (StemmaError, ValueError):
+    except (StemmaError, LookupError, ValueError):
         # The params as recorded do not always rebuild the operation (IngestData records its
         # files' hashes, not their paths; a class may have changed). A restored step never
         # runs again: what its downstream steps read of it is its class (output roles, name),
-        # its fingerprint and its outputs, so an unvalidated instance serves.
-        operation = cls.model_construct()
+        # its fingerprint and its outputs, so an unvalidated instance serves, if one can be had.
+        try:
+            operation = cls.model_construct(params=None)
+        except Exception:  # (a default factory that needs what was not recorded)
+            return None  # it stays numbered, not referenceable
     future: Future[StepResult] = Future()
     step = PlannedStep(
         number=event.step_number,
