@@ -29,6 +29,7 @@ from deltalake import DeltaTable
 from pyarrow import ArrowException
 
 from stemma.core.layout import RootLayout
+from stemma.core.parquet_marks import parquet_marks_problem
 from stemma.storage.check_findings import Problem, Severity, relative
 from stemma.storage.maintenance import delta_tables, table_lock
 from stemma.storage.table_damage import cause, is_damage
@@ -38,7 +39,6 @@ REBUILDABLE = frozenset({"orchestration/executions", "orchestration/steps"})
 step event lost a step looked up again (its units then hit the execution cache)."""
 CHECKPOINT_AFTER = 100
 """Commits since the last checkpoint past which a table is worth checkpointing."""
-_MAGIC = b"PAR1"
 """What a Parquet file starts and ends with."""
 QUARANTINE = "quarantine"
 """``{root}/quarantine/delta/{table}/``: where damaged data files are moved, never deleted."""
@@ -195,22 +195,13 @@ def _unopenable(layout: RootLayout, log: Path, error: BaseException) -> Problem:
 
 def _data_file_problem(file: Path) -> str | None:
     """What is wrong with a Parquet file: missing, unreadable, or not Parquet; None if sound."""
-    try:
-        with file.open("rb") as handle:
-            head = handle.read(len(_MAGIC))
-            size = handle.seek(0, 2)
-            handle.seek(max(0, size - len(_MAGIC)))
-            tail = handle.read(len(_MAGIC))
-    except FileNotFoundError:
-        return "is missing (the table's log still lists it)"
-    except OSError as err:
-        return f"cannot be read ({err.strerror or err})"
-    if head != _MAGIC or tail != _MAGIC:
-        return f"is not Parquet ({size} bytes, no PAR1 marks)"
+    found = parquet_marks_problem(file)
+    if found is not None:
+        return found
     try:
         pq.read_metadata(file)  # pyright: ignore[reportUnknownMemberType]
     except (OSError, ArrowException):
-        return f"has a damaged Parquet footer ({size} bytes)"
+        return f"has a damaged Parquet footer ({file.stat().st_size} bytes)"
     return None
 
 

@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
+from stemma.core.parquet_marks import parquet_marks_problem
+
 DAMAGE_RETRY_SECONDS = 10.0
 """How often a damaged history is read again, to notice that it was fixed."""
-_MAGIC = b"PAR1"
 STILL_SHOWN = "Runs with a state file are still shown."
 """What the runs list goes on showing while the history is damaged."""
 _GAP = re.compile(
@@ -151,7 +152,7 @@ def _check_files(table: Path, named: str | None) -> TableDamage | None:
     if named is not None:  # the error named it: look at that one first
         paths.sort(key=lambda path: path.name != named)
     for path in paths:
-        problem = _problem(path)
+        problem = parquet_marks_problem(path)
         if problem is not None:
             return TableDamage(
                 table=table,
@@ -159,22 +160,6 @@ def _check_files(table: Path, named: str | None) -> TableDamage | None:
                 problem=problem,
                 fix=_drop_file_fix(table),
             )
-    return None
-
-
-def _problem(path: Path) -> str | None:
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(len(_MAGIC))
-            size = handle.seek(0, 2)
-            handle.seek(max(0, size - len(_MAGIC)))
-            tail = handle.read(len(_MAGIC))
-    except FileNotFoundError:
-        return "is missing (the table's log still lists it)"
-    except OSError as err:
-        return f"cannot be read ({err.strerror or err})"
-    if head != _MAGIC or tail != _MAGIC:
-        return f"is not Parquet ({size} bytes, no PAR1 marks)"
     return None
 
 
