@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -275,6 +275,27 @@ class PipelineStore(Store, Protocol):
 
 StagedUnitKey = tuple[str, str]
 """A unit of a step run as staging finds it: ``(step_run_id, execution_spec_id)``."""
+
+
+def keep_best_staged(
+    found: dict[StagedUnitKey, tuple[Path, ExecutionRecord]],
+    bundle: Path,
+    records: Iterable[ExecutionRecord],
+) -> None:
+    """Add ``bundle``'s ``records`` to ``found``, keeping per unit the best record staged.
+
+    A unit staged more than once (a pack sent again) is taken from its successful record,
+    else its newest: what ``staged_pack`` returns in every store.
+    """
+    for record in records:
+        key = (record.step_run_id, record.execution_spec_id)
+        kept = found.get(key)
+        if kept is None or _staged_rank(record) > _staged_rank(kept[1]):
+            found[key] = (bundle, record)
+
+
+def _staged_rank(record: ExecutionRecord) -> tuple[bool, float]:
+    return record.success, record.ended_at.timestamp()
 
 
 @runtime_checkable

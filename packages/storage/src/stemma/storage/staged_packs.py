@@ -19,12 +19,13 @@ import polars as pl
 
 from stemma.core.execution_records import ExecutionRecord
 from stemma.core.layout import RootLayout
+from stemma.core.store import StagedUnitKey, keep_best_staged
 from stemma.storage.execution_rows import execution_from_row
 from stemma.storage.schemas import EXECUTION_EDGES, EXECUTIONS
 from stemma.storage.sentinel import SENTINEL
 from stemma.storage.staging import is_complete, read_staged_files, staged_bundles
 
-UnitKey = tuple[str, str]
+UnitKey = StagedUnitKey
 """``(step_run_id, execution_spec_id)``: a unit of one step run."""
 _KEYS = ["step_run_id", "execution_spec_id"]
 
@@ -48,16 +49,8 @@ def staged_pack(
             records = _records_if_any(bundle, wanted)
         except (OSError, pl.exceptions.PolarsError, ValueError):
             continue  # damaged, or committed and retired while we looked
-        for record in records:
-            key = (record.step_run_id, record.execution_spec_id)
-            kept = found.get(key)
-            if kept is None or _rank(record) > _rank(kept[1]):
-                found[key] = (bundle, record)
+        keep_best_staged(found, bundle, records)
     return found
-
-
-def _rank(record: ExecutionRecord) -> tuple[bool, float]:
-    return record.success, record.ended_at.timestamp()
 
 
 def _records_if_any(bundle: Path, wanted: set[UnitKey]) -> list[ExecutionRecord]:

@@ -13,9 +13,14 @@ import sys
 from collections.abc import Generator
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from stemma.core.backends import worker_stop
 from stemma.core.layout import RootLayout, write_readable_log
+
+if TYPE_CHECKING:
+    from stemma.core.engine.units import ExecutionUnit
+    from stemma.core.execution_records import ExecutionRecord
 
 TAIL_LINES = 100
 """How many of the tool's last lines an execution record and a failure log keep."""
@@ -145,3 +150,17 @@ def append_worker_log(path: Path, worker_log: str) -> None:
     section = f"\n--- worker log (the scheduler's stdout and stderr) ---\n{worker_log.rstrip()}\n"
     with suppress(OSError), path.open("a", encoding="utf-8") as stream:
         stream.write(section)
+
+
+def unit_failure_log(unit: ExecutionUnit, record: ExecutionRecord) -> Path | None:
+    """Write the failure log of ``unit``'s failed ``record`` (its error and tool output)."""
+    return write_failure_log(
+        Path(unit.root),
+        step_number=unit.step_number,
+        operation=record.operation,
+        execution_run_id=record.execution_run_id,
+        backend=unit.backend,
+        error=record.error or "(no error message)",
+        tool_output=record.tool_output,
+        when=record.ended_at,
+    )

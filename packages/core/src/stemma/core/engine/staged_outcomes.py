@@ -16,7 +16,7 @@ import contextlib
 from collections.abc import Sequence
 from pathlib import Path
 
-from stemma.core.engine.failure_logs import write_failure_log
+from stemma.core.engine.failure_logs import unit_failure_log
 from stemma.core.engine.units import ExecutionUnit
 from stemma.core.engine.worker.worker_entry import UnitOutcome
 from stemma.core.execution_records import ExecutionRecord
@@ -76,16 +76,7 @@ def _outcome(bundle: Path, record: ExecutionRecord) -> UnitOutcome:
 
 def _failure_log(unit: ExecutionUnit, record: ExecutionRecord) -> None:
     with contextlib.suppress(Exception):  # best effort, as the worker's own
-        write_failure_log(
-            Path(unit.root),
-            step_number=unit.step_number,
-            operation=record.operation,
-            execution_run_id=record.execution_run_id,
-            backend=unit.backend,
-            error=record.error or "(no error message)",
-            tool_output=record.tool_output,
-            when=record.ended_at,
-        )
+        unit_failure_log(unit, record)
 
 
 def _summary(error: str | None) -> str:

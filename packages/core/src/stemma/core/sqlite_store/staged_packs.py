@@ -23,8 +23,9 @@ from stemma.core.sqlite_store.bundle_files import read_rows, read_sentinel
 from stemma.core.sqlite_store.execution_rows import EXECUTION_ROLES, EXECUTIONS, SQLITE_ROWS
 from stemma.core.sqlite_store.schema import EXECUTION_COLUMNS
 from stemma.core.sqlite_store.staging import staged_bundles, step_dir_name
+from stemma.core.store import StagedUnitKey, keep_best_staged
 
-UnitKey = tuple[str, str]
+UnitKey = StagedUnitKey
 """``(step_run_id, execution_spec_id)``: a unit of one step run."""
 
 
@@ -47,16 +48,8 @@ def staged_pack(
             records = _records(bundle, wanted)
         except (OSError, ValueError):
             continue  # no sentinel yet, or committed and retired while we looked
-        for record in records:
-            key = (record.step_run_id, record.execution_spec_id)
-            kept = found.get(key)
-            if kept is None or _rank(record) > _rank(kept[1]):
-                found[key] = (bundle, record)
+        keep_best_staged(found, bundle, records)
     return found
-
-
-def _rank(record: ExecutionRecord) -> tuple[bool, float]:
-    return record.success, record.ended_at.timestamp()
 
 
 def _records(bundle: Path, wanted: set[UnitKey]) -> list[ExecutionRecord]:

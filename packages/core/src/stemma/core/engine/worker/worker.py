@@ -19,7 +19,7 @@ from typing import Any
 
 from stemma.core.backends import worker_stop
 from stemma.core.engine.fail_fast import failed_fast, mark_failed_fast
-from stemma.core.engine.failure_logs import write_failure_log
+from stemma.core.engine.failure_logs import unit_failure_log
 from stemma.core.engine.units import ExecutionUnit
 from stemma.core.engine.worker.composite_runner import run_composite
 from stemma.core.engine.worker.creator_lifecycle import (
@@ -251,7 +251,7 @@ def _report(
     bundle: Path,
     seconds: float = 0.0,
 ) -> UnitReport:
-    log = None if record.success else _failure_log(unit, record)
+    log = None if record.success else unit_failure_log(unit, record)
     return UnitReport(
         execution_run_id=record.execution_run_id,
         execution_spec_id=unit.execution_spec_id,
@@ -300,18 +300,5 @@ def _unstaged(
         success=False,
         bundle=None,
         error=summary,
-        failure_log=_failure_log(unit, record),
-    )
-
-
-def _failure_log(unit: ExecutionUnit, record: ExecutionRecord) -> Path | None:
-    return write_failure_log(
-        Path(unit.root),
-        step_number=unit.step_number,
-        operation=record.operation,
-        execution_run_id=record.execution_run_id,
-        backend=unit.backend,
-        error=record.error or "(no error message)",
-        tool_output=record.tool_output,
-        when=record.ended_at,
+        failure_log=unit_failure_log(unit, record),
     )
