@@ -27,7 +27,6 @@ pytestmark = pytest.mark.slurm
 SCRIPT = pathlib.Path(__file__).with_name("adoptable_on_slurm.py")
 LAZY = pathlib.Path(__file__).with_name("adoptable_lazy.py")
 SECONDS = "3"
-SLOW = "test.counted_slow_scale"
 START_SCRIPT = pathlib.Path(__file__).parents[2] / "scripts" / "slurm-dev-cluster.sh"
 
 

@@ -38,7 +38,7 @@ from stemma.core.engine.pack_sizing import PackSizer
 from stemma.core.engine.planned_step import PlannedStep
 from stemma.core.engine.references import StepResult
 from stemma.core.engine.run_context import PipelineContext
-from stemma.core.engine.staged_outcomes import was_staged
+from stemma.core.engine.staged_outcomes import staged_outcomes
 from stemma.core.engine.unit_dispatch import SentPack, pack_outcomes, shrink_for_late, submit_packs
 from stemma.core.engine.unit_dispatch import wave_request as step_wave_request
 from stemma.core.engine.units import ExecutionUnit
@@ -307,7 +307,8 @@ class FunctionPacks:
         sizer = self._sizers.get(out.kind)
         lost = not future.cancelled() and not ctx.cancel_level and future.exception() is not None
         # (a worker that died after staging its pack: settled from staging, never run twice)
-        lost = lost and not was_staged(ctx.store, out.sent.pack)
+        staged = staged_outcomes(ctx.store, out.sent.pack) if lost else {}
+        lost = lost and not staged
         if lost and out.sent.adopted:  # a dead run's element died: its units are ours, sent
             self._wait_again(out.kind, out.units)  # again in the next wave
             return
@@ -325,7 +326,7 @@ class FunctionPacks:
             return
         if sizer is not None:
             sizer.observe(len(out.units), time.monotonic() - out.sent.at)
-        outcomes = pack_outcomes(ctx, out.sent.pack, future)
+        outcomes = pack_outcomes(ctx, out.sent.pack, future, staged)
         for waiting, outcome in zip(out.units, outcomes, strict=True):
             ctx.monitor.units_back(
                 waiting.step.number,

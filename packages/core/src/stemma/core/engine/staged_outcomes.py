@@ -43,11 +43,6 @@ def staged_outcomes(store: object, pack: Sequence[ExecutionUnit]) -> dict[int, U
     return outcomes
 
 
-def was_staged(store: object, pack: Sequence[ExecutionUnit]) -> bool:
-    """Whether a dead worker staged any of ``pack`` before dying (so it must not run again)."""
-    return bool(_staged(store, pack))
-
-
 def _staged(
     store: object, pack: Sequence[ExecutionUnit]
 ) -> dict[int, tuple[Path, ExecutionRecord]]:

@@ -18,7 +18,7 @@ from stemma.core.engine.pack_sizing import TARGET_PACK_SECONDS, PackQueue, PackS
 from stemma.core.engine.planned_step import FailurePolicy, FileInputs, PlannedStep
 from stemma.core.engine.run_context import PipelineContext
 from stemma.core.engine.scheduler_logs import keep_worker_log, worker_log_of
-from stemma.core.engine.staged_outcomes import staged_outcomes, was_staged
+from stemma.core.engine.staged_outcomes import staged_outcomes
 from stemma.core.engine.units import ExecutionUnit
 from stemma.core.engine.worker.worker_entry import UnitOutcome, run_units
 from stemma.core.engine.worker_slots import WorkerSlots
@@ -113,9 +113,11 @@ def execute_units(
             sent = pending.pop(future)
             if slots is not None:
                 slots.give()
-            if _sent_again(ctx, (backend, sizer, queue), sent, future):
+            # (a worker that died after staging its pack: settled from staging, never run twice)
+            staged = staged_outcomes(ctx.store, sent.pack) if _lost(ctx, future) else {}
+            if not staged and _sent_again(ctx, (backend, sizer, queue), sent, future):
                 continue
-            back = pack_outcomes(ctx, sent.pack, future)
+            back = pack_outcomes(ctx, sent.pack, future, staged)
             outcomes.extend(back)
             ctx.monitor.units_back(
                 step.number,
@@ -209,8 +211,6 @@ def _sent_again(
     and its pace is learnt.
     """
     backend, sizer, queue = where
-    if _lost(ctx, future) and was_staged(ctx.store, sent.pack):
-        return False  # it died after staging its pack: settled from staging, never run twice
     if sent.adopted and _lost(ctx, future):
         queue.send_again(sent.pack)
         return True
@@ -241,10 +241,17 @@ def _died_sized(
 
 
 def pack_outcomes(
-    ctx: PipelineContext, pack: list[ExecutionUnit], future: Future[Any]
+    ctx: PipelineContext,
+    pack: list[ExecutionUnit],
+    future: Future[Any],
+    staged: Mapping[int, UnitOutcome] | None = None,
 ) -> list[UnitOutcome]:
-    """The outcomes of a pack whose future is done, one per unit in order (worker log kept)."""
-    outcomes = _settle(ctx, pack, future)
+    """The outcomes of a pack whose future is done, one per unit in order (worker log kept).
+
+    ``staged``: what a dead worker staged (``staged_outcomes``), when the caller looked
+    already; None to look here if the worker died.
+    """
+    outcomes = _settle(ctx, pack, future, staged)
     log = None if future.cancelled() else worker_log_of(future)
     if log is not None:
         keep_worker_log(ctx.store, pack, outcomes, log)
@@ -252,7 +259,10 @@ def pack_outcomes(
 
 
 def _settle(
-    ctx: PipelineContext, pack: list[ExecutionUnit], future: Future[Any]
+    ctx: PipelineContext,
+    pack: list[ExecutionUnit],
+    future: Future[Any],
+    staged: Mapping[int, UnitOutcome] | None,
 ) -> list[UnitOutcome]:
     if future.cancelled():  # dropped from the backend's queue by a cancellation
         return [UnitOutcome.stopped(max(ctx.cancel_level, 1)) for _ in pack]
@@ -263,7 +273,8 @@ def _settle(
         return [UnitOutcome.stopped(ctx.cancel_level) for _ in pack]
     # The worker died, maybe after staging its pack: what it staged is those units' outcome
     # (committed with the step), and only the others are recorded as crashed.
-    staged = staged_outcomes(ctx.store, pack)
+    if staged is None:
+        staged = staged_outcomes(ctx.store, pack)
     return [
         staged.get(i) or UnitOutcome.crashed(unit, error, ctx.store) for i, unit in enumerate(pack)
     ]
