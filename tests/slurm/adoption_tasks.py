@@ -10,6 +10,9 @@ from stemma.core.examples import SlowScale
 from stemma.core.operations import ExecuteInput
 
 RAN_DIR = "STEMMA_TEST_RAN_DIR"
+GATE = "STEMMA_TEST_GATE"
+"""A file the units wait for before they return (and stage), when set: the test opens the gate
+once the run it means to watch them has adopted them."""
 
 
 class CountedSlowScale(SlowScale):
@@ -22,7 +25,11 @@ class CountedSlowScale(SlowScale):
         for path in inp.prepared["paths"]:
             job = f"{os.environ.get('SLURM_ARRAY_JOB_ID')}_{os.environ.get('SLURM_ARRAY_TASK_ID')}"
             (ran / f"{path.stem}.{uuid.uuid4().hex[:8]}").write_text(job)
-        return super().execute(inp)
+        done = super().execute(inp)
+        gate = os.environ.get(GATE)
+        while gate and not Path(gate).exists():
+            time.sleep(0.1)
+        return done
 
 
 def slow_square(i: int, seconds: float, out_path: str) -> int:

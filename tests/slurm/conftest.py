@@ -70,3 +70,19 @@ def command_log(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> Comm
         wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
     return CommandLog(log)
+
+
+@pytest.fixture(scope="session")
+def clean_adoptable(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[list[str], dict[str, list[str]]]:
+    """The adoption tests' pipeline run once, unkilled: the tables every case must end equal to.
+
+    Run on the local backend: keys and artifact ids never depend on where units ran.
+    """
+    from adoption_runs import finish_pipeline, tables
+
+    base = tmp_path_factory.mktemp("clean")
+    _, summary = finish_pipeline(base / "store", base / "ran", "local")
+    assert summary["overall_success"] is True, summary
+    return tables(base / "store")

@@ -9,7 +9,7 @@ import pytest
 
 from stemma.core.execution_records import ExecutionRecord
 from stemma.core.sqlite_store import SqliteStore
-from stemma.core.store import StagedPackReader
+from stemma.core.store import ANY_STEP_RUN, StagedPackReader
 from stemma.storage import DeltaStore
 from tests.storage.conftest import metric, record
 
@@ -68,3 +68,16 @@ def test_staged_pack_prefers_a_units_successful_bundle_then_its_newest(store: St
     store.stage_execution(record(key="k6", success=False, ended=t0 + dt.timedelta(2)))
     ((bundle, found),) = store.staged_pack(1, "score", [("run-1", "k6")]).values()
     assert (bundle, found.success) == (newer, True)
+
+
+def test_staged_pack_by_key_alone_finds_a_unit_whichever_run_staged_it(store: Store) -> None:
+    # (what an adopted element staged: under the dead run's step run, unknown to the rerun)
+    dead_run = store.stage_execution(record([metric(7)], step_run_id="run-dead", key="k7"))
+    store.stage_execution(record([metric(8)], step_run_id="run-dead", key="k8"))
+
+    found = store.staged_pack(1, "score", [(ANY_STEP_RUN, "k7"), ("run-1", "k8")])
+
+    assert set(found) == {(ANY_STEP_RUN, "k7")}  # filed under the key asked for
+    bundle, got = found[ANY_STEP_RUN, "k7"]
+    assert (bundle, got.step_run_id) == (dead_run, "run-dead")
+    assert got.outputs == {"out": (metric(7).artifact_id,)}

@@ -275,20 +275,39 @@ class PipelineStore(Store, Protocol):
 
 StagedUnitKey = tuple[str, str]
 """A unit of a step run as staging finds it: ``(step_run_id, execution_spec_id)``."""
+ANY_STEP_RUN = ""
+"""As the ``step_run_id`` of a :data:`StagedUnitKey`: the unit as staged by any run of the step.
+
+An element a rerun adopted computes units of the dead run that sent it, and stages them under
+that run's ``step_run_id``, which the rerun does not know: it looks for them by key alone."""
+
+
+def wanted_as(
+    wanted: Collection[StagedUnitKey], step_run_id: str, execution_spec_id: str
+) -> StagedUnitKey | None:
+    """The key of ``wanted`` that a staged record of this unit answers; None if none does."""
+    for key in ((step_run_id, execution_spec_id), (ANY_STEP_RUN, execution_spec_id)):
+        if key in wanted:
+            return key
+    return None
 
 
 def keep_best_staged(
     found: dict[StagedUnitKey, tuple[Path, ExecutionRecord]],
     bundle: Path,
     records: Iterable[ExecutionRecord],
+    wanted: Collection[StagedUnitKey],
 ) -> None:
-    """Add ``bundle``'s ``records`` to ``found``, keeping per unit the best record staged.
+    """Add ``bundle``'s records of ``wanted`` units to ``found``, the best one per unit.
 
-    A unit staged more than once (a pack sent again) is taken from its successful record,
-    else its newest: what ``staged_pack`` returns in every store.
+    Each is filed under the key of ``wanted`` it answers (:func:`wanted_as`). A unit staged
+    more than once (a pack sent again) is taken from its successful record, else its newest: what
+    ``staged_pack`` returns in every store.
     """
     for record in records:
-        key = (record.step_run_id, record.execution_spec_id)
+        key = wanted_as(wanted, record.step_run_id, record.execution_spec_id)
+        if key is None:
+            continue
         kept = found.get(key)
         if kept is None or _staged_rank(record) > _staged_rank(kept[1]):
             found[key] = (bundle, record)
@@ -322,7 +341,8 @@ class StagedPackReader(Protocol):
             step_number: the number of the step the pack's first unit belongs to (a pack of
                 function steps is staged under its first unit's step).
             step_name: that step's name.
-            units: the pack's units, as ``(step_run_id, execution_spec_id)``.
+            units: the pack's units, as ``(step_run_id, execution_spec_id)``; a
+                ``step_run_id`` of :data:`ANY_STEP_RUN` matches the unit staged by any run.
 
         Returns:
             Per unit found, its bundle and its staged record (outputs per role, no

@@ -19,7 +19,7 @@ import polars as pl
 
 from stemma.core.execution_records import ExecutionRecord
 from stemma.core.layout import RootLayout
-from stemma.core.store import StagedUnitKey, keep_best_staged
+from stemma.core.store import StagedUnitKey, keep_best_staged, wanted_as
 from stemma.storage.execution_rows import execution_from_row
 from stemma.storage.schemas import EXECUTION_EDGES, EXECUTIONS
 from stemma.storage.sentinel import SENTINEL
@@ -49,19 +49,19 @@ def staged_pack(
             records = _records_if_any(bundle, wanted)
         except (OSError, pl.exceptions.PolarsError, ValueError):
             continue  # damaged, or committed and retired while we looked
-        keep_best_staged(found, bundle, records)
+        keep_best_staged(found, bundle, records, wanted)
     return found
 
 
 def _records_if_any(bundle: Path, wanted: set[UnitKey]) -> list[ExecutionRecord]:
     """The bundle's records of ``wanted`` units; nothing read past the keys when none is."""
     keys = pl.read_parquet(bundle / SENTINEL, columns=_KEYS)
-    if not any(key in wanted for key in keys.iter_rows()):
+    if not any(wanted_as(wanted, *key) for key in keys.iter_rows()):
         return []
     rows = [
         row
         for row in read_staged_files(EXECUTIONS, [bundle / SENTINEL]).iter_rows(named=True)
-        if (row["step_run_id"], row["execution_spec_id"]) in wanted
+        if wanted_as(wanted, row["step_run_id"], row["execution_spec_id"])
     ]
     edges_file = bundle / EXECUTION_EDGES.staged_name
     by_run: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {}

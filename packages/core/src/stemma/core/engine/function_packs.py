@@ -307,7 +307,7 @@ class FunctionPacks:
         sizer = self._sizers.get(out.kind)
         lost = not future.cancelled() and not ctx.cancel_level and future.exception() is not None
         # (a worker that died after staging its pack: settled from staging, never run twice)
-        staged = staged_outcomes(ctx.store, out.sent.pack) if lost else {}
+        staged = staged_outcomes(ctx.store, out.sent.pack, adopted=out.sent.adopted) if lost else {}
         lost = lost and not staged
         if lost and out.sent.adopted:  # a dead run's element died: its units are ours, sent
             self._wait_again(out.kind, out.units)  # again in the next wave

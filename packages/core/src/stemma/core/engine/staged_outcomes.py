@@ -20,21 +20,26 @@ from stemma.core.engine.failure_logs import unit_failure_log
 from stemma.core.engine.units import ExecutionUnit
 from stemma.core.engine.worker.worker_entry import UnitOutcome
 from stemma.core.execution_records import ExecutionRecord
-from stemma.core.store import StagedPackReader
+from stemma.core.store import ANY_STEP_RUN, StagedPackReader
 
 _SUMMARY_CHARS = 2000
 """As long as a worker's own one-line error (``LifecycleOutcome.summary``)."""
 
 
-def staged_outcomes(store: object, pack: Sequence[ExecutionUnit]) -> dict[int, UnitOutcome]:
+def staged_outcomes(
+    store: object, pack: Sequence[ExecutionUnit], *, adopted: bool = False
+) -> dict[int, UnitOutcome]:
     """Per position in ``pack``, the outcome of a unit its dead worker staged before dying.
+
+    ``adopted``: the worker was a dead run's element this run adopted; it staged the units
+    under that run's step run, so they are looked for by execution key alone.
 
     Empty when the store cannot look (it is not a ``StagedPackReader``) or nothing of the pack
     was staged; a failure to look is not the pack's failure: its units are then recorded as
     crashed, and the bundle is committed by the next start's recovery, as before. A failed
     unit found gets the failure log its worker would have written once it had staged it.
     """
-    found = _staged(store, pack)
+    found = _staged(store, pack, adopted)
     outcomes: dict[int, UnitOutcome] = {}
     for position, (bundle, record) in found.items():
         if not record.success:
@@ -44,12 +49,14 @@ def staged_outcomes(store: object, pack: Sequence[ExecutionUnit]) -> dict[int, U
 
 
 def _staged(
-    store: object, pack: Sequence[ExecutionUnit]
+    store: object, pack: Sequence[ExecutionUnit], adopted: bool
 ) -> dict[int, tuple[Path, ExecutionRecord]]:
     if not pack or not isinstance(store, StagedPackReader):
         return {}
     first = pack[0]  # a pack (even of several function steps) is staged under its first unit
-    keys = [(unit.step_run_id, unit.execution_spec_id) for unit in pack]
+    keys = [
+        (ANY_STEP_RUN if adopted else unit.step_run_id, unit.execution_spec_id) for unit in pack
+    ]
     try:
         found = store.staged_pack(first.step_number, first.step_name, keys)
     except Exception:  # looking is best effort: crash records lose nothing

@@ -114,7 +114,8 @@ def execute_units(
             if slots is not None:
                 slots.give()
             # (a worker that died after staging its pack: settled from staging, never run twice)
-            staged = staged_outcomes(ctx.store, sent.pack) if _lost(ctx, future) else {}
+            lost = _lost(ctx, future)
+            staged = staged_outcomes(ctx.store, sent.pack, adopted=sent.adopted) if lost else {}
             if not staged and _sent_again(ctx, (backend, sizer, queue), sent, future):
                 continue
             back = pack_outcomes(ctx, sent.pack, future, staged)

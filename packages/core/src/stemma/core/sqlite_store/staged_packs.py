@@ -23,7 +23,7 @@ from stemma.core.sqlite_store.bundle_files import read_rows, read_sentinel
 from stemma.core.sqlite_store.execution_rows import EXECUTION_ROLES, EXECUTIONS, SQLITE_ROWS
 from stemma.core.sqlite_store.schema import EXECUTION_COLUMNS
 from stemma.core.sqlite_store.staging import staged_bundles, step_dir_name
-from stemma.core.store import StagedUnitKey, keep_best_staged
+from stemma.core.store import StagedUnitKey, keep_best_staged, wanted_as
 
 UnitKey = StagedUnitKey
 """``(step_run_id, execution_spec_id)``: a unit of one step run."""
@@ -48,7 +48,7 @@ def staged_pack(
             records = _records(bundle, wanted)
         except (OSError, ValueError):
             continue  # no sentinel yet, or committed and retired while we looked
-        keep_best_staged(found, bundle, records)
+        keep_best_staged(found, bundle, records, wanted)
     return found
 
 
@@ -64,7 +64,7 @@ def _records(bundle: Path, wanted: set[UnitKey]) -> list[ExecutionRecord]:
     records: list[ExecutionRecord] = []
     for values in rows[EXECUTIONS]:
         row = dict(zip(EXECUTION_COLUMNS, values, strict=True))
-        if (row["step_run_id"], row["execution_spec_id"]) in wanted:
+        if wanted_as(wanted, row["step_run_id"], row["execution_spec_id"]):
             edges = by_run.get(row["execution_run_id"], {})
             records.append(execution_from_row(row, edges, SQLITE_ROWS))
     return records
