@@ -19,9 +19,11 @@ NOW = dt.datetime.now(dt.UTC)
 STEP_RUN = "step-run-1"
 
 
-def _stage(root: Path, *, step_run_id: str = STEP_RUN, success: bool = True) -> Path:
+def _stage(
+    root: Path, *, step_run_id: str = STEP_RUN, success: bool = True, execution: str = ""
+) -> Path:
     """A Delta bundle of one unit of step 1 ("copy"), its sentinel holding its row."""
-    execution = uuid.uuid4().hex
+    execution = execution or uuid.uuid4().hex
     row: dict[str, object] = {column: None for column in EXECUTIONS.columns}
     row.update(
         execution_run_id=execution,
@@ -99,3 +101,24 @@ def test_a_failed_staged_unit_points_at_its_failure_log(tmp_path: Path) -> None:
     rows = live.rows(since=NOW - dt.timedelta(minutes=1), step_run_id=STEP_RUN)
     assert {e.execution_run_id: e.failure_log for e in rows if not e.success} == {failed.name: log}
     assert [e.failure_log for e in rows if e.success] == [None]
+
+
+def test_a_unit_that_ended_before_the_rest_of_its_pack_stays_listed_until_it_is_staged(
+    tmp_path: Path,
+) -> None:
+    live = LiveExecutions(tmp_path, number=1, name="copy", operation="op")
+    units = [uuid.uuid4().hex for _ in range(2)]
+    sandboxes = [tmp_path / "working" / "1_op" / u[:2] / u[2:4] / u for u in units]
+    for sandbox in sandboxes:
+        sandbox.mkdir(parents=True)
+    assert _rows(live) == sorted(units)
+    shutil.rmtree(sandboxes[0])  # the first unit ended; its pack's bundle is not staged yet
+    rows = live.rows(since=NOW - dt.timedelta(minutes=1), step_run_id=STEP_RUN)
+    assert sorted(e.execution_run_id for e in rows) == sorted(units)  # not one unit fewer
+    assert {e.stage for e in rows} == {"running"}
+    shutil.rmtree(sandboxes[1])
+    _stage(tmp_path, execution=units[0])
+    _stage(tmp_path, execution=units[1])  # the pack staged: each unit once, staged
+    rows = live.rows(since=NOW - dt.timedelta(minutes=1), step_run_id=STEP_RUN)
+    assert sorted(e.execution_run_id for e in rows) == sorted(units)
+    assert {e.stage for e in rows} == {"staged"}

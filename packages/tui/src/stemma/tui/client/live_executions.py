@@ -8,7 +8,9 @@ there meanwhile, for both stores:
   functions, are counted by the live state only);
 - a finished unit's staged bundle, ``staging/{N}_{name}/{ab}/{cd}/{first execution id}/``,
   whose sentinel (a Delta bundle's ``executions.parquet``, a SQLite bundle's ``sentinel.json``
-  beside its ``records.json``) is written last. A bundle holds a worker's pack of units.
+  beside its ``records.json``) is written last. A bundle holds a worker's pack of units: a unit
+  that ended before the rest of its pack has no sandbox and no bundle for a while, and stays
+  listed as last seen running meanwhile.
 
 Each refresh lists those folders; only bundles not seen before are read, and of a Delta bundle
 only its sentinel (the executions rows), never its other tables. A unit seen staged stays
@@ -65,6 +67,8 @@ class LiveExecutions:
         self.operation = operation
         self._finished: dict[str, tuple[str, ExecutionRow]] = {}
         """Per execution id, its step run and row."""
+        self._ran: dict[str, ExecutionRow] = {}
+        """Units seen running and not seen staged yet, as last seen."""
         self.bundles_read = 0
         """Bundles read so far (how a test tells an incremental read from a full one)."""
 
@@ -91,10 +95,19 @@ class LiveExecutions:
         else:  # no step run to tell this run's bundles by: their start
             finished = [e for _, e in self._finished.values() if e.started_unix >= cutoff]
         sandboxes = self._sandboxes.leaves()
-        running = [
-            r for r in _running(sandboxes, cutoff) if r.execution_run_id not in self._finished
-        ]
-        return running + sorted(finished, key=lambda e: e.started_at, reverse=True)
+        running = {
+            r.execution_run_id: r
+            for r in _running(sandboxes, cutoff)
+            if r.execution_run_id not in self._finished
+        }
+        # A unit's sandbox goes when it ends, but its bundle is staged when its worker's whole
+        # pack ends: until then it stays listed as last seen, or the table would shrink.
+        for gone in [unit for unit in self._ran if unit in self._finished]:
+            del self._ran[gone]
+        self._ran.update(running)
+        ended = [row for unit, row in self._ran.items() if unit not in running]
+        finished.sort(key=lambda e: e.started_at, reverse=True)
+        return [*running.values(), *ended, *finished]
 
     def _failure_log(self, row: dict[str, Any]) -> Path | None:
         """A failed unit's failure log, written before it was staged (when it is there)."""

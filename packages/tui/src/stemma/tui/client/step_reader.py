@@ -71,15 +71,17 @@ class StepReader:
         note = ""
         if source != event.step_run_id:
             note = f"a step-level cache hit: these are the executions of step run {source[:8]}"
-        rows, outputs, why = self._committed(source, event.step_name, run_id)
-        committed = [self._execution(row) for row in rows]
         live: list[ExecutionRow] = []
         if event.status.value == "running" and running is not None:
-            known = {e.execution_run_id for e in committed}
+            # (live rows before committed ones: a commit appends its rows, then takes their
+            # bundles away, so a unit is in one or the other whenever it is read in this order)
             live = self._live_rows(run_id, running, event.step_run_id)
-            live = [e for e in live if e.execution_run_id not in known]
         else:
             self._live_units.pop((run_id, number), None)  # final: history has every unit
+        rows, outputs, why = self._committed(source, event.step_name, run_id)
+        committed = [self._execution(row) for row in rows]
+        known = {e.execution_run_id for e in committed}
+        live = [e for e in live if e.execution_run_id not in known]
         return StepView(
             run_id=run_id,
             number=number,
