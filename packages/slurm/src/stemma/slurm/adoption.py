@@ -22,9 +22,10 @@ reads as nothing to adopt.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 from stemma.core.live import RunStatus, read_state
 from stemma.slurm import commands
@@ -48,9 +49,41 @@ class Orphan:
     """Its index in the array."""
 
     @property
+    def submitted_at(self) -> str:
+        """When its array was submitted."""
+        return self.entry.submitted_at
+
+    @property
     def result(self) -> Path:
         """Where submitit writes its outcome (see ``SlurmBackend._future``)."""
         return Path(self.entry.log_dir) / f"{self.job_id}_0_result.pkl"
+
+
+class Adoptable(Protocol):
+    """What the adoption rules read of a candidate: an array element, or an ``srun`` step."""
+
+    @property
+    def job_id(self) -> str:
+        """The scheduler's id for it, unique among the candidates."""
+        ...
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """The execution keys it computes."""
+        ...
+
+    @property
+    def submitted_at(self) -> str:
+        """When it was sent (UTC, ISO 8601): the newest wins a key."""
+        ...
+
+    @property
+    def result(self) -> Path:
+        """The file it writes its outcome to."""
+        ...
+
+
+_A = TypeVar("_A", bound=Adoptable)
 
 
 def find_orphans(
@@ -83,12 +116,29 @@ def find_orphans(
     if not candidates:
         return []
     live = parse_sacct(commands.squeue_lines({array_id(o.job_id) for o in candidates}))
-    return _newest_per_key(
-        orphan
-        for orphan in candidates
-        if (orphan.job_id in live and live[orphan.job_id].phase is not Phase.ENDED)
-        or _finished_since(orphan.result, finished_since)
+    return keep_adoptable(
+        candidates,
+        alive=lambda o: o.job_id in live and live[o.job_id].phase is not Phase.ENDED,
+        finished_since=finished_since,
     )
+
+
+def keep_adoptable(
+    candidates: Iterable[_A], *, alive: Callable[[_A], bool], finished_since: float
+) -> list[_A]:
+    """The candidates still running or finished since ``finished_since``, newest per key.
+
+    The rules of :func:`find_orphans`, for any kind of candidate.
+    """
+    return _newest_per_key(
+        c for c in candidates if alive(c) or _finished_since(c.result, finished_since)
+    )
+
+
+def computes_only(candidate: Adoptable, wanted: Collection[str], own: Collection[str]) -> bool:
+    """Whether ``candidate`` is not the asking orchestrator's and computes only ``wanted`` keys."""
+    keys = candidate.keys
+    return candidate.job_id not in own and bool(keys) and all(key in wanted for key in keys)
 
 
 def _finished_since(result: Path, since: float) -> bool:
@@ -98,27 +148,36 @@ def _finished_since(result: Path, since: float) -> bool:
         return False
 
 
-def _candidates(
-    root: Path, wanted: Collection[str], run_id: str, own: set[str]
-) -> Iterator[Orphan]:
+def ledgers_to_search(root: Path, name: str, run_id: str) -> Iterator[Path]:
+    """The ledgers named ``name`` of runs whose orchestrator is gone, and of ``run_id``.
+
+    ``run_id``'s own ledger is an earlier life's, for a resumed run. In run order.
+    """
     runs = root / "runs"
     try:
         folders = sorted(runs.iterdir()) if runs.is_dir() else []
     except OSError:
         return
     for folder in folders:
-        ledger = folder / LEDGER_NAME
-        if not ledger.is_file() or not (folder.name == run_id or _orchestrator_gone(root, folder)):
-            continue
+        ledger = folder / name
+        if ledger.is_file() and (folder.name == run_id or _orchestrator_gone(root, folder)):
+            yield ledger
+
+
+def _candidates(
+    root: Path, wanted: Collection[str], run_id: str, own: set[str]
+) -> Iterator[Orphan]:
+    for ledger in ledgers_to_search(root, LEDGER_NAME, run_id):
         for entry in read_ledger(ledger):
             if entry.job_id in own:
                 continue
             for index, keys in enumerate(entry.keys):
                 element = entry.job_id if entry.elements == 1 else f"{entry.job_id}_{index}"
-                if element not in own and keys and all(key in wanted for key in keys):
-                    yield Orphan(
-                        job_id=element, keys=keys, run_id=folder.name, entry=entry, index=index
-                    )
+                orphan = Orphan(
+                    job_id=element, keys=keys, run_id=ledger.parent.name, entry=entry, index=index
+                )
+                if computes_only(orphan, wanted, own):
+                    yield orphan
 
 
 def _orchestrator_gone(root: Path, folder: Path) -> bool:
@@ -129,19 +188,19 @@ def _orchestrator_gone(root: Path, folder: Path) -> bool:
         return False  # no readable state: not a run we can tell is dead
 
 
-def _newest_per_key(orphans: Iterable[Orphan]) -> list[Orphan]:
-    """One element per key, the newest submitted.
+def _newest_per_key(candidates: Iterable[_A]) -> list[_A]:
+    """One candidate per key, the newest submitted.
 
-    An element sharing a key with a newer one is dropped whole: its outcome would commit that
+    A candidate sharing a key with a newer one is dropped whole: its outcome would commit that
     key a second time.
     """
-    found = sorted(orphans, key=lambda o: (o.entry.submitted_at, o.job_id), reverse=True)
+    found = sorted(candidates, key=lambda c: (c.submitted_at, c.job_id), reverse=True)
     claimed: set[str] = set()
-    kept: list[Orphan] = []
-    for orphan in found:
-        if claimed.isdisjoint(orphan.keys):
-            kept.append(orphan)
-        claimed.update(orphan.keys)
+    kept: list[_A] = []
+    for candidate in found:
+        if claimed.isdisjoint(candidate.keys):
+            kept.append(candidate)
+        claimed.update(candidate.keys)
     return kept
 
 

@@ -4,6 +4,10 @@ For work launched from inside ``salloc`` or an ``sbatch`` script: no queueing, t
 resources are reused. A pack's ``(fn, payload)`` is pickled to the run's log directory (shared
 with the allocation's nodes), ``srun --exact`` runs :mod:`stemma.slurm.intra_step` on it, and
 the step's result file, or its exit code and log when it has none, settles the future.
+
+Each step's execution keys are recorded before the run waits on it (``intra_ledger``): when
+only the orchestrator process dies, its steps run on, and a rerun in the same allocation waits
+for them (``adopt``) instead of running their units again.
 """
 
 from __future__ import annotations
@@ -15,18 +19,20 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from stemma.core.backends.base import WaveRequest, WorkerCrashedError
+from stemma.core.backends.base import AdoptedElement, WaveRequest
 from stemma.core.cancel_levels import CancelLevel, cancel_grace
-from stemma.core.shared_paths import warn_if_writable_by_others
 from stemma.slurm import commands
 from stemma.slurm.backend import SLURM_CANCEL_GRACE
-from stemma.slurm.element import ElementFiles, ElementResult, crash_error
+from stemma.slurm.element import ElementFiles
 from stemma.slurm.errors import NotInAllocationError
+from stemma.slurm.intra_ledger import STEPS_LEDGER, StepEntry, find_orphan_steps, listed_steps
+from stemma.slurm.intra_watch import StepWatcher, settle_step
+from stemma.slurm.job_ledger import JobLedger, ledger_path, now_iso, store_root
 
 STEP_MODULE = "stemma.slurm.intra_step"
 _DRAIN_SECONDS = 30.0
@@ -81,23 +87,85 @@ class SlurmIntraBackend:
         self._steps: dict[int, subprocess.Popen[bytes]] = {}
         self._lock = threading.Lock()
         self._cancelled: CancelLevel | None = None
+        self._ledger = JobLedger()
+        self._own: set[str] = set()
+        """The steps this run started or adopted (their names): never offered to it again."""
+        self._watcher = StepWatcher(lambda: listed_steps(self.job_id), self._cancel_reason)
+        self._opened_at = time.time()
+        """A run opens its backend after its recovery: a dead run's step that finished before
+        then had what it staged committed by it, and is not adopted."""
 
     def submit(self, fn: Callable[[Any], Any], payload: Any) -> Future[Any]:
         """Run ``fn(payload)`` as one ``srun`` step."""
-        return self._threads.submit(self._run_step, fn, payload, _DEFAULT_REQUEST)
+        return self._threads.submit(self._run_step, fn, payload, _DEFAULT_REQUEST, ())
 
     def submit_wave(
         self, fn: Callable[[Any], Any], payloads: Sequence[Any], request: WaveRequest
     ) -> list[Future[Any]]:
         """One step per payload, at most ``max_workers`` at once, with the request's resources."""
-        return [self._threads.submit(self._run_step, fn, p, request) for p in payloads]
+        keys = request.pack_keys or [()] * len(payloads)
+        return [
+            self._threads.submit(self._run_step, fn, p, request, tuple(k))
+            for p, k in zip(payloads, keys, strict=True)
+        ]
 
-    def _run_step(self, fn: Callable[[Any], Any], payload: Any, request: WaveRequest) -> Any:
-        from submitit.core.utils import cloudpickle_dump, pickle_load
+    def adopt(self, keys: Collection[str], request: WaveRequest) -> list[AdoptedElement]:
+        """The steps dead runs left running in this allocation that compute only ``keys``.
 
+        Each is watched like a step of this run (one squeue call per poll for all of them,
+        killed with the run) and recorded in this run's srun ledger, so a run that dies in
+        turn leaves it adoptable by the next (``stemma.slurm.intra_ledger``).
+        """
+        log_dir = self._log_dir(request)
+        root = store_root(log_dir)
+        if root is None:
+            return []
+        with self._lock:
+            own = set(self._own)
+        orphans = find_orphan_steps(
+            root,
+            keys,
+            run_id=request.run_id,
+            allocation=self.job_id,
+            own=own,
+            finished_since=self._opened_at,
+        )
+        ledger = ledger_path(log_dir, request.run_id, STEPS_LEDGER)
+        adopted: list[AdoptedElement] = []
+        for orphan in orphans:
+            self._ledger.record(ledger, orphan.entry)
+            with self._lock:
+                self._own.add(orphan.job_id)
+            log = Path(orphan.entry.log)
+            files = ElementFiles(
+                job_id=f"{self.job_id} step {orphan.job_id}",
+                result=orphan.result,
+                stdout=log,
+                stderr=log,
+            )
+            future = self._watcher.watch(orphan.job_id, files)
+            adopted.append(
+                AdoptedElement(
+                    keys=orphan.keys, future=future, run_id=orphan.run_id, job_id=files.job_id
+                )
+            )
+        return adopted
+
+    def _log_dir(self, request: WaveRequest) -> Path:
         log_dir = Path(request.log_dir or self.default_root / "logs" / "slurm" / request.run_id)
+        return log_dir.expanduser().absolute()
+
+    def _run_step(
+        self, fn: Callable[[Any], Any], payload: Any, request: WaveRequest, keys: tuple[str, ...]
+    ) -> Any:
+        from submitit.core.utils import cloudpickle_dump
+
+        log_dir = self._log_dir(request)
         log_dir.mkdir(parents=True, exist_ok=True)
-        stem = log_dir / f"step-{uuid.uuid4().hex[:12]}"
+        token = uuid.uuid4().hex[:12]
+        stem = log_dir / f"step-{token}"
+        # A name of its own: a rerun finds the step in squeue by it (``intra_ledger``).
+        name = f"{request.job_name}-{token}"
         files = ElementFiles(
             job_id=f"{self.job_id} step {stem.name}",
             result=stem.with_suffix(".result.pkl"),
@@ -109,7 +177,7 @@ class SlurmIntraBackend:
         with files.stdout.open("wb") as log:
             process = subprocess.Popen(
                 [
-                    *self._srun(request),
+                    *self._srun(request, name),
                     self.python,
                     "-m",
                     STEP_MODULE,
@@ -122,29 +190,42 @@ class SlurmIntraBackend:
             )
             with self._lock:
                 self._steps[process.pid] = process
+                self._own.add(name)
             try:
+                if keys:
+                    self._record(request, log_dir, name, files, keys)
                 code = process.wait()
             finally:
                 with self._lock:
                     self._steps.pop(process.pid, None)
-        if not files.result.exists():
-            reason = (
-                None
-                if self._cancelled is None
-                else f"the run was cancelled ({self._cancelled.describe()})"
-            )
-            raise crash_error(files, state="FAILED", exit_code=code, reason=reason)
-        warn_if_writable_by_others(files.result, what="a slurm-intra step's result")
-        result = pickle_load(files.result)
-        if not isinstance(result, ElementResult):
-            raise WorkerCrashedError(
-                f"{files.result} holds no step result", exit_codes=[code], peak_rss_mb=None
-            )
-        if result.error is not None:
-            raise result.error
-        return result.value
+        return settle_step(files, exit_code=code, reason=self._cancel_reason())
 
-    def _srun(self, request: WaveRequest) -> list[str]:
+    def _record(
+        self,
+        request: WaveRequest,
+        log_dir: Path,
+        name: str,
+        files: ElementFiles,
+        keys: tuple[str, ...],
+    ) -> None:
+        """Append the step to the run's srun ledger, synced, before the run waits on it."""
+        entry = StepEntry(
+            allocation=self.job_id,
+            step_name=name,
+            step_number=request.step_number,
+            result=str(files.result),
+            log=str(files.stdout),
+            submitted_at=now_iso(),
+            keys=keys,
+        )
+        self._ledger.record(ledger_path(log_dir, request.run_id, STEPS_LEDGER), entry)
+
+    def _cancel_reason(self) -> str | None:
+        if self._cancelled is None:
+            return None
+        return f"the run was cancelled ({self._cancelled.describe()})"
+
+    def _srun(self, request: WaveRequest, name: str) -> list[str]:
         from stemma.slurm.sbatch_options import time_limit_minutes
 
         return [
@@ -155,7 +236,7 @@ class SlurmIntraBackend:
             f"--cpus-per-task={request.cpus}",
             f"--mem={self._step_memory_mb(request)}M",
             f"--time={time_limit_minutes(request.time_limit)}",
-            f"--job-name={request.job_name}",
+            f"--job-name={name}",
             *(["--gres", f"gpu:{request.gpus}"] if request.gpus else []),
         ]
 
@@ -181,8 +262,9 @@ class SlurmIntraBackend:
             self.terminate(grace_seconds=0)
 
     def shutdown(self, *, cancel_pending: bool = False) -> None:
-        """Wait for running steps (dropping queued ones when ``cancel_pending``)."""
+        """Wait for running steps, adopted ones too (dropping queued ones: ``cancel_pending``)."""
         self._threads.shutdown(wait=True, cancel_futures=cancel_pending)
+        self._watcher.join()
 
     def terminate(self, *, grace_seconds: float = 2.0) -> None:
         """Drop queued packs; SIGTERM running steps, then ``scancel`` them after the grace.

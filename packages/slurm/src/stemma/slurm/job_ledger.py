@@ -14,8 +14,12 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from stemma.core.crash_points import crash_point
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 LEDGER_NAME = "slurm_jobs.jsonl"
 
@@ -44,22 +48,28 @@ def store_root(log_dir: Path) -> Path | None:
     return None
 
 
-def ledger_path(log_dir: Path, run_id: str) -> Path:
-    """``{root}/runs/{run_id}/slurm_jobs.jsonl``; beside the logs if they are not in a store."""
+def ledger_path(log_dir: Path, run_id: str, name: str = LEDGER_NAME) -> Path:
+    """``{root}/runs/{run_id}/{name}``; beside the logs if they are not in a store."""
     root = store_root(log_dir)
     if root is None:
-        return log_dir / LEDGER_NAME
-    return root / "runs" / run_id / LEDGER_NAME
+        return log_dir / name
+    return root / "runs" / run_id / name
 
 
 class JobLedger:
-    """Appends submitted jobs to a run's ledger, one flushed and synced line per array."""
+    """Appends submitted jobs to a run's ledger, one flushed and synced line per array.
+
+    (Or per ``srun`` step, to an srun ledger: ``intra_ledger``.)
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
 
-    def record(self, path: Path, entry: LedgerEntry) -> None:
-        """Append ``entry`` to ``path`` (created with its directories)."""
+    def record(self, path: Path, entry: DataclassInstance) -> None:
+        """Append ``entry`` to ``path`` (created with its directories).
+
+        ``entry``: a ``LedgerEntry``, or any dataclass of JSON fields (``intra_ledger``).
+        """
         line = json.dumps(dataclasses.asdict(entry), sort_keys=True) + "\n"
         with self._lock:
             path.parent.mkdir(parents=True, exist_ok=True)

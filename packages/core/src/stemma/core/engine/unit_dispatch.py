@@ -286,10 +286,11 @@ def submit_packs(
 ) -> list[Future[Any]]:
     """Hand ``packs`` to the backend, one future per pack.
 
-    A scheduler also gets each pack's execution keys, which it records with the jobs: the unit
-    an element computes can then be found by its key once the orchestrator is gone.
+    A scheduler (or any backend that can adopt a dead run's work) also gets each pack's
+    execution keys, which it records with the jobs: the unit an element computes can then be
+    found by its key once the orchestrator is gone.
     """
-    if backend.queues_whole_waves:
+    if backend.queues_whole_waves or hasattr(backend, "adopt"):
         keys = tuple(tuple(unit.execution_spec_id for unit in pack) for pack in packs)
         request = dataclasses.replace(request, pack_keys=keys)
     return backend.submit_wave(run_units, packs, request)
