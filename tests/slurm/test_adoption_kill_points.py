@@ -78,6 +78,35 @@ def _resume(root: pathlib.Path, ran: pathlib.Path, run_id: str) -> str:
     return new
 
 
+def _killed_while_running(
+    root: pathlib.Path, process: subprocess.Popen[str], run_id: str, dead: str
+) -> None:
+    """Point 2: ``kill -9`` once the run adopted the dead run's elements and they run."""
+    wait_until(lambda: ledger(root, run_id), 120, "the run to adopt the elements")
+    wait_until(lambda: queued(run_tag(dead), "RUNNING"), 120, "the elements to run")
+    kill(process)
+
+
+def _killed_once_some_finished(
+    root: pathlib.Path, process: subprocess.Popen[str], run_id: str
+) -> None:
+    """Point 3: frozen once it adopted the elements, killed once one finished and staged."""
+    wait_until(lambda: ledger(root, run_id), 120, "the run to adopt the elements")
+    freeze(process)  # (so that it commits nothing they stage)
+    wait_until(lambda: _results(root), 120, "an element to finish")
+    kill(process)
+
+
+def _killed_once_the_last_ended(
+    root: pathlib.Path, process: subprocess.Popen[str], run_id: str, last: str
+) -> None:
+    """Point 5: frozen once its last array (named with ``last``) is out, killed once it ended."""
+    wait_until(lambda: _sent(root, run_id, last), 180, "the last array")
+    freeze(process)
+    wait_until(lambda: not queued(run_tag(run_id)), 120, "the last element to end")
+    kill(process)
+
+
 def _assert_each_unit_ran_once(root: pathlib.Path, ran: pathlib.Path) -> None:
     starts = unit_starts(ran)
     assert len(starts) == 6, starts
@@ -100,17 +129,10 @@ def test_a_pipeline_killed_at_each_point_then_resumed_runs_every_unit_once(
     assert queued(f"{run_tag(first)}-s1"), "the elements should outlive their orchestrator"
     # 2. While the elements run: the second run adopted them.
     process = start(root, ran)
-    second = first_line(process)
-    wait_until(lambda: ledger(root, second), 120, "the second run to adopt the elements")
-    wait_until(lambda: queued(run_tag(first), "RUNNING"), 120, "the elements to run")
-    kill(process)
+    _killed_while_running(root, process, first_line(process), first)
     # 3. Some elements finished and staged, and nobody committed them.
     process = start(root, ran)
-    third = first_line(process)
-    wait_until(lambda: ledger(root, third), 120, "the third run to adopt the elements")
-    freeze(process)
-    wait_until(lambda: _results(root), 120, "an element to finish")
-    kill(process)
+    _killed_once_some_finished(root, process, first_line(process))
     # 4. In the middle of the commit of what they staged.
     process = start(root, ran, crash_at=COMMIT)
     first_line(process)
@@ -118,10 +140,7 @@ def test_a_pipeline_killed_at_each_point_then_resumed_runs_every_unit_once(
     # 5. The last step's element finished; its orchestrator never committed or finalized.
     process = start(root, ran)
     fifth = first_line(process)
-    wait_until(lambda: _sent(root, fifth, "-s2-"), 180, "the last step's array")
-    freeze(process)
-    wait_until(lambda: not queued(run_tag(fifth)), 120, "the last step's element to end")
-    kill(process)
+    _killed_once_the_last_ended(root, process, fifth, "-s2-")
 
     resumed = _resume(root, ran, fifth)
 
@@ -154,27 +173,17 @@ def test_a_lazy_graph_killed_at_each_point_then_run_again_runs_every_leaf_once(
     # 2. While the leaves run.
     process = start(root, ran, LAZY)
     second = started(first)
-    wait_until(lambda: ledger(root, second), 120, "the second run to adopt the leaves")
-    wait_until(lambda: queued(run_tag(first), "RUNNING"), 120, "the leaves to run")
-    kill(process)
+    _killed_while_running(root, process, second, first)
     # 3. Some leaves finished and staged, nobody committed them.
     process = start(root, ran, LAZY)
-    third = started(second)
-    wait_until(lambda: ledger(root, third), 120, "the third run to adopt the leaves")
-    freeze(process)
-    wait_until(lambda: _results(root), 120, "a leaf to finish")
-    kill(process)
+    _killed_once_some_finished(root, process, started(second))
     # 4. In the middle of the commit of what they staged.
     process = start(root, ran, LAZY, crash_at=COMMIT)
     crashed(process)
     fourth = newest()
     # 5. The total's element finished; its orchestrator never committed or finalized.
     process = start(root, ran, LAZY)
-    fifth = started(fourth)
-    wait_until(lambda: _sent(root, fifth, "total"), 180, "the total's array")
-    freeze(process)
-    wait_until(lambda: not queued(run_tag(fifth)), 120, "the total's element to end")
-    kill(process)
+    _killed_once_the_last_ended(root, process, started(fourth), "total")
 
     lines = finish(root, ran, LAZY)
 
