@@ -19,8 +19,10 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 import time
 import venv
 from collections.abc import Mapping, Sequence
@@ -63,6 +65,9 @@ class Stage:
     """For a pytest stage: exit code 5 (nothing collected) passes only if this holds no tests."""
     requires: str | None = None
     """A path that must exist for the stage to run; when it does not, the stage is skipped."""
+    background: bool = False
+    """Started, then left running beside the stages after it; its output is shown, and its
+    verdict counted, when they are done (see ``run_workflow``)."""
 
 
 def run_tool(*argv: str) -> tuple[str, ...]:
@@ -83,7 +88,9 @@ PYTEST = Stage(name="pytest (whole suite)", argv=run_tool("pytest"), tests_dir="
 # its own temporary root, tmux session and run ids.
 PARALLEL = ("--numprocesses", "3", "--dist", "worksteal")
 # The SLURM tests share one 2-CPU node: run side by side, they would wait for each other's
-# allocations and their time-limit tests would measure the queue. They run one at a time.
+# allocations and their time-limit tests would measure the queue. They run one at a time, but
+# beside the other test stages (``background``): they spend most of their minutes waiting on
+# the scheduler, the others on the CPU, and no other stage uses the cluster.
 SLURM_PACKAGE = "slurm"
 
 
@@ -110,6 +117,7 @@ def package_alone(package: str) -> Stage:
     where it costs nothing more; the integration tests read Delta under ordinary roots.
     """
     odd = ODD_ROOT_ENV if package == "storage" else {}
+    slurm = package == SLURM_PACKAGE
     return Stage(
         name=f"stemma-{package} alone" + (" (under an odd root path)" if odd else ""),
         argv=(
@@ -119,11 +127,12 @@ def package_alone(package: str) -> Stage:
             "--package",
             f"stemma-{package}",
             "pytest",
-            *(() if package == SLURM_PACKAGE else PARALLEL),
+            *(() if slurm else PARALLEL),
             f"tests/{package}",
         ),
         env={"UV_PROJECT_ENVIRONMENT": f".venvs/{package}", **odd},
         tests_dir=f"tests/{package}",
+        background=slurm,
     )
 
 
@@ -175,9 +184,10 @@ CHECK = [
     ),
     SLURM_CLUSTER,
     SYSTEM_TOOLS,
+    package_alone(SLURM_PACKAGE),  # (in the background, beside the stages below)
     across_packages(),
     ODD_ROOT,
-    *(package_alone(p) for p in PACKAGES),
+    *(package_alone(p) for p in PACKAGES if p != SLURM_PACKAGE),
 ]
 DEMO = [
     SYNC,
@@ -294,13 +304,12 @@ def shown(stage: Stage) -> str:
     return f"{prefix} {shlex.join(stage.argv)}".strip()
 
 
-def run_stage(stage: Stage, uv: str, env: Mapping[str, str]) -> tuple[bool, str]:
-    """Run one stage; return whether it passed and a note for the summary."""
-    if stage.requires is not None and not (ROOT / stage.requires).exists():
-        return True, f"skipped: {stage.requires} does not exist yet"
-    argv = [uv, *stage.argv[1:]] if stage.argv[0] == "uv" else list(stage.argv)
-    print(f"$ {shown(stage)}", flush=True)
-    code = subprocess.run(argv, cwd=ROOT, env={**env, **stage.env}, check=False).returncode
+def _argv(stage: Stage, uv: str) -> list[str]:
+    return [uv, *stage.argv[1:]] if stage.argv[0] == "uv" else list(stage.argv)
+
+
+def _verdict(stage: Stage, code: int) -> tuple[bool, str]:
+    """Whether a stage that exited with ``code`` passed, and a note for the summary."""
     if code == 0:
         return True, "ok"
     if code == PYTEST_NO_TESTS and stage.tests_dir is not None:
@@ -310,42 +319,142 @@ def run_stage(stage: Stage, uv: str, env: Mapping[str, str]) -> tuple[bool, str]
     return False, f"exit code {code}"
 
 
+def run_stage(stage: Stage, uv: str, env: Mapping[str, str]) -> tuple[bool, str]:
+    """Run one stage; return whether it passed and a note for the summary."""
+    if stage.requires is not None and not (ROOT / stage.requires).exists():
+        return True, f"skipped: {stage.requires} does not exist yet"
+    print(f"$ {shown(stage)}", flush=True)
+    argv = _argv(stage, uv)
+    code = subprocess.run(argv, cwd=ROOT, env={**env, **stage.env}, check=False).returncode
+    return _verdict(stage, code)
+
+
+STOPPED = "stopped: an earlier stage failed"
+
+
+@dataclass
+class Background:
+    """A stage running beside the next ones, its output going to a file until it is shown."""
+
+    index: int
+    stage: Stage
+    process: subprocess.Popen[bytes]
+    log: Path
+    started: float
+
+    @classmethod
+    def start(cls, index: int, stage: Stage, uv: str, env: Mapping[str, str]) -> Background:
+        """Start ``stage`` in its own session (so that it can be stopped whole)."""
+        print(f"$ {shown(stage)}", flush=True)
+        handle, name = tempfile.mkstemp(prefix="stemma-check-", suffix=".log")
+        with os.fdopen(handle, "wb") as log:
+            process = subprocess.Popen(
+                _argv(stage, uv),
+                cwd=ROOT,
+                env={**env, **stage.env},
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        print(f"-- {stage.name}: running in the background; its output follows when it ends")
+        return cls(index, stage, process, Path(name), time.monotonic())
+
+    def finish(self, total: int, *, stop: bool) -> tuple[bool, str, float]:
+        """Wait for it (stop it first when ``stop``: an earlier stage failed), show its output."""
+        if stop:
+            self.stop()
+        code = self.process.wait()
+        elapsed = time.monotonic() - self.started
+        banner(f"[{self.index}/{total}] {self.stage.name} (ran in the background)")
+        with self.log.open("rb") as log:
+            shutil.copyfileobj(log, sys.stdout.buffer)
+        sys.stdout.flush()
+        self.log.unlink(missing_ok=True)
+        passed, note = (
+            (False, "stopped: an earlier stage failed") if stop else _verdict(self.stage, code)
+        )
+        print(
+            f"-- {self.stage.name}: {'PASSED' if passed else 'FAILED'} ({note}) in {elapsed:.1f}s"
+        )
+        return passed, note, elapsed
+
+    def stop(self) -> None:
+        """End it and whatever it started: SIGTERM, then SIGKILL after a grace."""
+        if self.process.poll() is not None:
+            return
+        for sig, grace in ((signal.SIGTERM, 30.0), (signal.SIGKILL, 30.0)):
+            try:
+                os.killpg(self.process.pid, sig)
+            except ProcessLookupError:
+                return
+            try:
+                self.process.wait(timeout=grace)
+                return
+            except subprocess.TimeoutExpired:
+                continue
+
+
+def said(stage: Stage, passed: bool, note: str, elapsed: float) -> None:
+    """The line that ends a stage's output."""
+    print(f"-- {stage.name}: {'PASSED' if passed else 'FAILED'} ({note}) in {elapsed:.1f}s")
+
+
 def banner(text: str) -> None:
     """A line that stands out in a long log."""
     print(f"\n{'=' * 8} {text} {'=' * max(4, 80 - len(text))}", flush=True)
 
 
 def run_workflow(name: str, stages: Sequence[Stage], uv: str) -> int:
-    """Run `stages` in order, stopping at the first failure; print a timed summary."""
+    """Run `stages` in order, stopping at the first failure; print a timed summary.
+
+    A ``background`` stage is started and left running while the stages after it run; it is
+    waited for (or stopped, after a failure) at the end, and its output shown then.
+    """
     env = base_environment()
-    results: list[tuple[Stage, bool, str, float]] = []
+    results: dict[int, tuple[Stage, bool, str, float]] = {}
+    running: list[Background] = []
     started = time.monotonic()
-    for index, stage in enumerate(stages, start=1):
-        banner(f"[{index}/{len(stages)}] {stage.name}")
-        t0 = time.monotonic()
-        passed, note = run_stage(stage, uv, env)
-        elapsed = time.monotonic() - t0
-        results.append((stage, passed, note, elapsed))
-        print(f"-- {stage.name}: {'PASSED' if passed else 'FAILED'} ({note}) in {elapsed:.1f}s")
-        if not passed:
-            break
+    try:
+        for index, stage in enumerate(stages, start=1):
+            banner(f"[{index}/{len(stages)}] {stage.name}")
+            if stage.background:
+                running.append(Background.start(index, stage, uv, env))
+                continue
+            t0 = time.monotonic()
+            passed, note = run_stage(stage, uv, env)
+            elapsed = time.monotonic() - t0
+            results[index] = (stage, passed, note, elapsed)
+            said(stage, passed, note, elapsed)
+            if not passed:
+                break
+        failed = not all(passed for _, passed, _, _ in results.values())
+        for job in running:
+            passed, note, elapsed = job.finish(len(stages), stop=failed)
+            results[job.index] = (job.stage, passed, note, elapsed)
+    finally:
+        for job in running:  # (Ctrl-C: nothing left behind)
+            job.stop()
     print_summary(name, stages, results, time.monotonic() - started)
-    return 0 if all(passed for _, passed, _, _ in results) else 1
+    return 0 if all(passed for _, passed, _, _ in results.values()) else 1
 
 
 def print_summary(
     name: str,
     stages: Sequence[Stage],
-    results: Sequence[tuple[Stage, bool, str, float]],
+    results: Mapping[int, tuple[Stage, bool, str, float]],
     total: float,
 ) -> None:
     """One line per stage: passed, failed, or not run after a failure."""
     banner(f"{name}: summary")
-    for stage, passed, note, elapsed in results:
+    stopped = {stage.name for stage, _, note, _ in results.values() if note == STOPPED}
+    for index, stage in enumerate(stages, start=1):
+        if index not in results:
+            print(f"  --          -  {stage.name}  (not run)")
+            continue
+        _, passed, note, elapsed = results[index]
         print(f"  {'ok  ' if passed else 'FAIL'}  {elapsed:7.1f}s  {stage.name}  ({note})")
-    for stage in stages[len(results) :]:
-        print(f"  --          -  {stage.name}  (not run)")
-    failed = [stage.name for stage, passed, _, _ in results if not passed]
+    failed = [results[i][0].name for i in sorted(results) if not results[i][1]]
+    failed.sort(key=lambda n: n in stopped)  # (the stage that failed, not one it stopped)
     verdict = f"FAILED at {failed[0]}" if failed else "all stages passed"
     print(f"{name}: {verdict} in {total:.1f}s", flush=True)
 
