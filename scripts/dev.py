@@ -23,6 +23,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import venv
 from collections.abc import Mapping, Sequence
@@ -341,6 +342,17 @@ class Background:
     process: subprocess.Popen[bytes]
     log: Path
     started: float
+    ended: list[float] = field(default_factory=list[float])
+    """When it exited, noted by ``watcher``: it may end long before it is waited for."""
+    watcher: threading.Thread | None = None
+
+    def __post_init__(self) -> None:
+        def note_the_end() -> None:
+            self.process.wait()
+            self.ended.append(time.monotonic())
+
+        self.watcher = threading.Thread(target=note_the_end, daemon=True)
+        self.watcher.start()
 
     @classmethod
     def start(cls, index: int, stage: Stage, uv: str, env: Mapping[str, str]) -> Background:
@@ -364,7 +376,9 @@ class Background:
         if stop:
             self.stop()
         code = self.process.wait()
-        elapsed = time.monotonic() - self.started
+        if self.watcher is not None:
+            self.watcher.join()
+        elapsed = self.ended[0] - self.started
         banner(f"[{self.index}/{total}] {self.stage.name} (ran in the background)")
         with self.log.open("rb") as log:
             shutil.copyfileobj(log, sys.stdout.buffer)

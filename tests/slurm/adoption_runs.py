@@ -6,6 +6,7 @@ elements are not in the group. Every unit start leaves a file in the run's ``ran
 (``adoption_tasks``); sacct tells how many times each element ran.
 """
 
+import contextlib
 import json
 import os
 import pathlib
@@ -53,7 +54,7 @@ def start(
     gate: pathlib.Path | None = None,
 ) -> subprocess.Popen[str]:
     """Start ``script`` on SLURM in its own session (its orchestrator is its process group)."""
-    return subprocess.Popen(
+    process = subprocess.Popen(
         [sys.executable, str(script), str(root), SECONDS],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -61,6 +62,22 @@ def start(
         env=run_env(ran, crash_at, gate),
         start_new_session=True,
     )
+    _STARTED.append(process)
+    return process
+
+
+_STARTED: list[subprocess.Popen[str]] = []
+"""Every run ``start`` started: ``stop_started`` ends those a failed test left behind."""
+
+
+def stop_started() -> None:
+    """``kill -9`` every run still alive that ``start`` started, and close its pipes."""
+    while _STARTED:
+        process = _STARTED.pop()
+        if process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+        process.communicate(timeout=30)
 
 
 def first_line(process: subprocess.Popen[str]) -> str:

@@ -86,3 +86,12 @@ def clean_adoptable(
     _, summary = finish_pipeline(base / "store", base / "ran", "local")
     assert summary["overall_success"] is True, summary
     return tables(base / "store")
+
+
+@pytest.fixture(autouse=True)
+def _no_run_left_behind() -> Iterator[None]:
+    """A test that failed half-way through a chain of runs leaves none of them running."""
+    yield
+    from adoption_runs import stop_started
+
+    stop_started()
