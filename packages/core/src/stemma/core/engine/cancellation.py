@@ -31,6 +31,9 @@ HARD_EXIT_CODE = 130
 """The exit code of a hard cancel (level 3) whose process outlived its ``KeyboardInterrupt``."""
 HARD_EXIT_AFTER = 5.0
 """Seconds a hard cancel gives ``finally`` blocks before the process exits on its own."""
+HARD_CLOSE_WAIT = 10.0
+"""Seconds a hard cancel, its work already killed, waits for a commit under way to finish so
+that every stopped step gets its final event (2 s before the kill, this much after it)."""
 
 # Where a cancel came from: the line it prints says how to go further from there.
 _FROM_SIGNAL = "signal"
@@ -140,6 +143,9 @@ class Canceller:
             self._ctx.cancel_workers(CancelLevel.HARD)
             final = self._ctx.monitor.snapshot(final=True)
             write_state(self._ctx.store.layout.root, final)
+            if not held:  # a commit still under way (a loaded machine): the work is killed
+                # now; its steps' final events wait for it a little longer, or none is written
+                held = lock.acquire(timeout=HARD_CLOSE_WAIT)
             if held:  # the deferred events (cache hits), and a final event per stopped step
                 with contextlib.suppress(Exception):  # best effort: the process ends anyway
                     self._ctx.close_cancelled({step.number: step for step in final.steps})
