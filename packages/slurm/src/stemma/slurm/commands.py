@@ -9,6 +9,7 @@ from __future__ import annotations
 import getpass
 import shutil
 import subprocess
+import time
 from collections.abc import Iterable, Sequence
 
 from stemma.slurm.errors import START_HINT, ClusterUnavailableError
@@ -16,6 +17,9 @@ from stemma.slurm.errors import START_HINT, ClusterUnavailableError
 _TIMEOUT_SECONDS = 60.0
 _SCANCEL_BATCH = 500
 """Job ids per scancel call: one call for a whole run, split only so argv stays short."""
+_SQUEUE_RETRY_WAITS = (0.5, 2.0)
+"""Seconds before asking squeue again after it failed for a reason other than unknown ids."""
+_NO_SUCH_JOB = "Invalid job id specified"
 
 
 def run_slurm(argv: Sequence[str], *, timeout: float = _TIMEOUT_SECONDS, check: bool = True) -> str:
@@ -31,12 +35,19 @@ def run_slurm(argv: Sequence[str], *, timeout: float = _TIMEOUT_SECONDS, check: 
         ClusterUnavailableError: the command is not installed, timed out or failed; the message
             carries its stderr and how to start a cluster.
     """
+    done = _call(argv, timeout)
+    if check and done.returncode != 0:
+        raise _failed(argv, done)
+    return done.stdout
+
+
+def _call(argv: Sequence[str], timeout: float) -> subprocess.CompletedProcess[str]:
     if shutil.which(argv[0]) is None:
         raise ClusterUnavailableError(
             f"{argv[0]!r} is not on PATH: this machine has no SLURM client; {START_HINT}"
         )
     try:
-        done = subprocess.run(
+        return subprocess.run(
             list(argv), capture_output=True, text=True, timeout=timeout, check=False
         )
     except subprocess.TimeoutExpired as error:
@@ -44,12 +55,13 @@ def run_slurm(argv: Sequence[str], *, timeout: float = _TIMEOUT_SECONDS, check: 
             f"{' '.join(argv)} did not answer within {timeout:.0f}s; is slurmctld running? "
             f"{START_HINT}"
         ) from error
-    if check and done.returncode != 0:
-        raise ClusterUnavailableError(
-            f"{' '.join(argv)} failed with exit code {done.returncode}: "
-            f"{(done.stderr or done.stdout).strip()}; {START_HINT}"
-        )
-    return done.stdout
+
+
+def _failed(argv: Sequence[str], done: subprocess.CompletedProcess[str]) -> ClusterUnavailableError:
+    return ClusterUnavailableError(
+        f"{' '.join(argv)} failed with exit code {done.returncode}: "
+        f"{(done.stderr or done.stdout).strip()}; {START_HINT}"
+    )
 
 
 def max_array_size() -> int:
@@ -79,8 +91,18 @@ def squeue_lines(job_ids: Iterable[str]) -> list[str]:
     ids = sorted(set(job_ids))
     if not ids:
         return []
-    out = run_slurm(["squeue", "-h", "-r", "-o", "%i|%T|", "-j", ",".join(ids)], check=False)
-    return [line for line in out.splitlines() if line.strip()]
+    argv = ["squeue", "-h", "-r", "-o", "%i|%T|", "-j", ",".join(ids)]
+    for wait in (*_SQUEUE_RETRY_WAITS, None):
+        done = _call(argv, _TIMEOUT_SECONDS)
+        if done.returncode == 0:
+            return [line for line in done.stdout.splitlines() if line.strip()]
+        if _NO_SUCH_JOB in done.stderr:
+            return []  # every id has left the controller (one unknown id fails the call)
+        if wait is None:
+            raise _failed(argv, done)
+        time.sleep(wait)  # a loaded controller's "Socket timed out": asked again, not read
+        # as "nothing held", which would fail running elements or resubmit adoptable work
+    raise AssertionError("unreachable")
 
 
 def squeue_jobs() -> list[tuple[str, str]]:

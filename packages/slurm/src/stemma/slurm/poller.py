@@ -135,7 +135,10 @@ class RunPoller:
         with self._squeue_lock:
             if time.monotonic() - self._squeue_at < max_age:
                 return
-            states = parse_sacct(commands.squeue_lines(self.arrays()))
+            try:
+                states = parse_sacct(commands.squeue_lines(self.arrays()))
+            except ClusterUnavailableError:
+                states = {}  # a cancel goes on: what started is killed by the array's scancel
             with self._lock:
                 items = list(self._tracked.items())
             for job_id, item in items:

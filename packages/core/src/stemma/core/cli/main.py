@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -163,5 +164,22 @@ def _missing_runner(name: str) -> Callable[[argparse.Namespace], int]:
     return run
 
 
+def entry() -> None:
+    """The ``stemma`` command: :func:`main`, then leave with its exit code.
+
+    A command that met a damaged table leaves with ``os._exit`` once its output is flushed:
+    after a native reader failed on garbage Parquet, the interpreter's own teardown can meet
+    native threads left mid-task and abort (SIGABRT, "terminate called without an active
+    exception") or segfault, turning the promised exit 7 into -6 or -11. Nothing is left to
+    write by then; every commit happened under its own lock and completed or never started.
+    """
+    code = main()
+    if code == ExitCode.DAMAGED:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()
