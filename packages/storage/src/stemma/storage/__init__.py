@@ -3,51 +3,60 @@
 Open it by name with ``stemma.core.store.open_store(kind="delta")`` or directly as
 :class:`DeltaStore`; read what it holds with :func:`steps`, :func:`executions`,
 :func:`artifacts` and :func:`lineage`.
+
+Names are imported on first use (PEP 562): a worker process that only stages a bundle
+(:mod:`stemma.storage.staging_store`) imports neither deltalake nor pyarrow.
 """
 
-from stemma.storage.check_findings import CheckReport, Finding, Problem, Severity
-from stemma.storage.commit import commit_staged
-from stemma.storage.delta_store import DeltaStore
-from stemma.storage.errors import (
-    CommitConflictError,
-    DamagedTableError,
-    StagedBundleError,
-    StorageError,
-)
-from stemma.storage.maintenance import (
-    Compaction,
-    LiveRunError,
-    MaintenanceError,
-    VacuumReport,
-    compact_root,
-    vacuum_root,
-)
-from stemma.storage.queries import StoreRoot, artifacts, executions, lineage, steps
-from stemma.storage.recovery import recover_staged
-from stemma.storage.root_check import check_root
-from stemma.storage.schemas import (
-    ARTIFACT_EDGES,
-    ARTIFACT_INDEX,
-    COMMIT_ORDER,
-    CONFIGS,
-    DATA,
-    EXECUTION_EDGES,
-    EXECUTIONS,
-    FILE_REFS,
-    METRICS,
-    STEP_OUTPUTS,
-    STEPS,
-    TableSpec,
-)
-from stemma.storage.staging import stage_execution
-from stemma.storage.staging_checks import (
-    DEFAULT_STAGING_TIMEOUT,
-    STAGING_TIMEOUT_ENV,
-    ProblemKind,
-    StagingProblem,
-    WaveReport,
-)
-from stemma.storage.waves import commit_wave, commit_wave_report
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from stemma.storage.check_findings import CheckReport, Finding, Problem, Severity
+    from stemma.storage.commit import commit_staged
+    from stemma.storage.delta_store import DeltaStore
+    from stemma.storage.errors import (
+        CommitConflictError,
+        DamagedTableError,
+        StagedBundleError,
+        StorageError,
+    )
+    from stemma.storage.maintenance import (
+        Compaction,
+        LiveRunError,
+        MaintenanceError,
+        VacuumReport,
+        compact_root,
+        vacuum_root,
+    )
+    from stemma.storage.queries import StoreRoot, artifacts, executions, lineage, steps
+    from stemma.storage.recovery import recover_staged
+    from stemma.storage.root_check import check_root
+    from stemma.storage.schemas import (
+        ARTIFACT_EDGES,
+        ARTIFACT_INDEX,
+        COMMIT_ORDER,
+        CONFIGS,
+        DATA,
+        EXECUTION_EDGES,
+        EXECUTIONS,
+        FILE_REFS,
+        METRICS,
+        STEP_OUTPUTS,
+        STEPS,
+        TableSpec,
+    )
+    from stemma.storage.staging import stage_execution
+    from stemma.storage.staging_checks import (
+        DEFAULT_STAGING_TIMEOUT,
+        STAGING_TIMEOUT_ENV,
+        ProblemKind,
+        StagingProblem,
+        WaveReport,
+    )
+    from stemma.storage.waves import commit_wave, commit_wave_report
 
 __all__ = [
     # The store
@@ -102,3 +111,59 @@ __all__ = [
     "MaintenanceError",
     "LiveRunError",
 ]
+
+_HOMES: dict[str, str] = {
+    "CheckReport": "stemma.storage.check_findings",
+    "Finding": "stemma.storage.check_findings",
+    "Problem": "stemma.storage.check_findings",
+    "Severity": "stemma.storage.check_findings",
+    "commit_staged": "stemma.storage.commit",
+    "DeltaStore": "stemma.storage.delta_store",
+    "CommitConflictError": "stemma.storage.errors",
+    "DamagedTableError": "stemma.storage.errors",
+    "StagedBundleError": "stemma.storage.errors",
+    "StorageError": "stemma.storage.errors",
+    "Compaction": "stemma.storage.maintenance",
+    "LiveRunError": "stemma.storage.maintenance",
+    "MaintenanceError": "stemma.storage.maintenance",
+    "VacuumReport": "stemma.storage.maintenance",
+    "compact_root": "stemma.storage.maintenance",
+    "vacuum_root": "stemma.storage.maintenance",
+    "StoreRoot": "stemma.storage.queries",
+    "artifacts": "stemma.storage.queries",
+    "executions": "stemma.storage.queries",
+    "lineage": "stemma.storage.queries",
+    "steps": "stemma.storage.queries",
+    "recover_staged": "stemma.storage.recovery",
+    "check_root": "stemma.storage.root_check",
+    "ARTIFACT_EDGES": "stemma.storage.schemas",
+    "ARTIFACT_INDEX": "stemma.storage.schemas",
+    "COMMIT_ORDER": "stemma.storage.schemas",
+    "CONFIGS": "stemma.storage.schemas",
+    "DATA": "stemma.storage.schemas",
+    "EXECUTION_EDGES": "stemma.storage.schemas",
+    "EXECUTIONS": "stemma.storage.schemas",
+    "FILE_REFS": "stemma.storage.schemas",
+    "METRICS": "stemma.storage.schemas",
+    "STEP_OUTPUTS": "stemma.storage.schemas",
+    "STEPS": "stemma.storage.schemas",
+    "TableSpec": "stemma.storage.schemas",
+    "stage_execution": "stemma.storage.staging",
+    "DEFAULT_STAGING_TIMEOUT": "stemma.storage.staging_checks",
+    "STAGING_TIMEOUT_ENV": "stemma.storage.staging_checks",
+    "ProblemKind": "stemma.storage.staging_checks",
+    "StagingProblem": "stemma.storage.staging_checks",
+    "WaveReport": "stemma.storage.staging_checks",
+    "commit_wave": "stemma.storage.waves",
+    "commit_wave_report": "stemma.storage.waves",
+}
+"""Each public name's module."""
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # once: later reads find it without this function
+    return value

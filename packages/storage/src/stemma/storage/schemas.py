@@ -1,7 +1,9 @@
-"""Every Delta table's schema, declared once as an explicit Arrow schema and never inferred.
+"""Every Delta table's schema, declared once as explicit column types and never inferred.
 
-pyarrow is reached only through ``_pa`` in this module; the rest of the package works with polars
-frames and converts them here, at the one place that knows the declared schema.
+Columns are declared here in plain terms (:class:`Column`); the ``pyarrow.Schema`` every write
+is cast to is built from them on first use (pyarrow is imported there alone). A worker
+process that only stages (polars frames written as Parquet) never imports pyarrow: it is a
+fifth of a worker's start-up imports (issue 19).
 """
 
 from __future__ import annotations
@@ -13,39 +15,72 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 import polars as pl
-import pyarrow
 
-_pa: Any = pyarrow  # untyped library: confined to this module
-
-_UTC_MICROS: Any = _pa.timestamp("us", tz="UTC")
+ColumnKind = Literal["string", "int64", "float64", "bool", "binary", "list<string>", "timestamp"]
+"""A column's type: ``timestamp`` is microseconds in UTC; ``list<string>`` a list of strings."""
 
 
-def _field(name: str, kind: Any, *, nullable: bool = True) -> Any:
-    return _pa.field(name, kind, nullable=nullable)
+@dataclass(frozen=True)
+class Column:
+    """One declared column."""
+
+    name: str
+    kind: ColumnKind
+    nullable: bool = True
 
 
-def _required(name: str) -> Any:
-    return _field(name, _pa.string(), nullable=False)
+def _field(name: str, kind: ColumnKind, *, nullable: bool = True) -> Column:
+    return Column(name, kind, nullable)
 
 
-def _text(name: str) -> Any:
-    return _field(name, _pa.string())
+def _required(name: str) -> Column:
+    return _field(name, "string", nullable=False)
 
 
-def _int(name: str, *, nullable: bool = True) -> Any:
-    return _field(name, _pa.int64(), nullable=nullable)
+def _text(name: str) -> Column:
+    return _field(name, "string")
 
 
-_STRINGS: Any = _pa.list_(_pa.string())
-_COLUMN_TYPES: dict[str, Any] = {
-    "string": _pa.string(),
-    "int64": _pa.int64(),
-    "float64": _pa.float64(),
-    "bool": _pa.bool_(),
-    "binary": _pa.binary(),
-    "json": _pa.string(),  # canonical JSON text
-    "list<string>": _STRINGS,
+def _int(name: str, *, nullable: bool = True) -> Column:
+    return _field(name, "int64", nullable=nullable)
+
+
+_POLARS_TYPES: dict[ColumnKind, pl.DataType] = {
+    "string": pl.String(),
+    "int64": pl.Int64(),
+    "float64": pl.Float64(),
+    "bool": pl.Boolean(),
+    "binary": pl.Binary(),
+    "list<string>": pl.List(pl.String()),
+    "timestamp": pl.Datetime("us", "UTC"),
 }
+_USER_COLUMN_TYPES: dict[str, ColumnKind] = {
+    "string": "string",
+    "int64": "int64",
+    "float64": "float64",
+    "bool": "bool",
+    "binary": "binary",
+    "json": "string",  # canonical JSON text
+    "list<string>": "list<string>",
+}
+"""The column types a user-registered artifact type may declare, and how each is stored."""
+
+
+@cache
+def _pa() -> Any:
+    """The pyarrow module (~0.15 s to import: only to write or create a table, never to stage)."""
+    import pyarrow
+
+    return pyarrow  # untyped library: confined to this module
+
+
+def _arrow_type(kind: ColumnKind) -> Any:
+    pa = _pa()
+    if kind == "list<string>":
+        return pa.list_(pa.string())
+    if kind == "timestamp":
+        return pa.timestamp("us", tz="UTC")
+    return getattr(pa, "bool_" if kind == "bool" else kind)()
 
 
 @dataclass(frozen=True, eq=False)
@@ -54,8 +89,8 @@ class TableSpec:
 
     name: str
     """The table's path under the Delta root, such as ``artifacts/index``."""
-    arrow_schema: Any
-    """The explicit ``pyarrow.Schema`` every write is cast to."""
+    fields: tuple[Column, ...]
+    """Its columns, in declared order."""
     key: str | None = None
     """The column rows are deduplicated by (``artifact_id`` for artifact tables), if any."""
     phase: int = 0
@@ -78,13 +113,20 @@ class TableSpec:
     @cached_property
     def columns(self) -> tuple[str, ...]:
         """The column names, in declared order."""
-        return tuple(cast(list[str], self.arrow_schema.names))
+        return tuple(column.name for column in self.fields)
+
+    @cached_property
+    def arrow_schema(self) -> Any:
+        """The explicit ``pyarrow.Schema`` every write is cast to (nullability included)."""
+        pa = _pa()
+        return pa.schema(
+            [pa.field(c.name, _arrow_type(c.kind), nullable=c.nullable) for c in self.fields]
+        )
 
     @cached_property
     def polars_schema(self) -> pl.Schema:
         """The declared schema in polars terms, for building and reading frames."""
-        table = self.arrow_schema.empty_table()
-        return cast(pl.DataFrame, pl.from_arrow(table)).schema  # pyright: ignore[reportUnknownMemberType]
+        return pl.Schema([(column.name, _POLARS_TYPES[column.kind]) for column in self.fields])
 
     def path(self, delta_root: Path) -> Path:
         """The table's directory under ``delta_root``."""
@@ -109,13 +151,13 @@ class TableSpec:
 def _content_table(
     name: str,
     content: Literal["binary", "text", "none"],
-    fields: Iterable[Any],
+    fields: Iterable[Column],
     user_fields: tuple[tuple[str, str], ...] | None = None,
 ) -> TableSpec:
     """A content table: the common artifact columns, then the type's own ``fields``."""
     leading = [_required("artifact_id")]
     if content != "none":
-        leading.append(_field("content", _pa.binary() if content == "binary" else _pa.string()))
+        leading.append(_field("content", "binary" if content == "binary" else "string"))
     common = [
         _text("original_name"),
         _text("extension"),
@@ -124,8 +166,8 @@ def _content_table(
         _text("origin_step_name"),
         _text("metadata"),
     ]
-    schema = _pa.schema([*leading, *common, *fields])
-    return TableSpec(name, schema, key="artifact_id", phase=0, user_fields=user_fields)
+    columns = (*leading, *common, *fields)
+    return TableSpec(name, columns, key="artifact_id", phase=0, user_fields=user_fields)
 
 
 @cache
@@ -140,126 +182,118 @@ def user_content_table(name: str, fields: tuple[tuple[str, str], ...]) -> TableS
     """
     if name in _RESERVED:
         raise ValueError(f"table {name!r} is one of stemma's own tables; register another one")
-    unknown = sorted(kind for _, kind in fields if kind not in _COLUMN_TYPES)
+    unknown = sorted(kind for _, kind in fields if kind not in _USER_COLUMN_TYPES)
     if unknown:
         raise ValueError(f"table {name!r}: unknown column types {unknown}")
-    columns = [_field(field, _COLUMN_TYPES[kind]) for field, kind in fields]
+    columns = [_field(field, _USER_COLUMN_TYPES[kind]) for field, kind in fields]
     return _content_table(name, "binary", columns, user_fields=fields)
 
 
-DATA = _content_table("artifacts/data", "binary", [_field("columns", _STRINGS), _int("row_count")])
+DATA = _content_table(
+    "artifacts/data", "binary", [_field("columns", "list<string>"), _int("row_count")]
+)
 METRICS = _content_table("artifacts/metrics", "text", [])
 """Metric content is canonical JSON, kept as text so that it reads back as it was written."""
-CONFIGS = _content_table("artifacts/configs", "binary", [_field("references", _STRINGS)])
+CONFIGS = _content_table("artifacts/configs", "binary", [_field("references", "list<string>")])
 FILE_REFS = _content_table(
     "artifacts/file_refs", "none", [_text("path"), _text("content_hash"), _int("file_count")]
 )
 ARTIFACT_INDEX = TableSpec(
     "artifacts/index",
-    _pa.schema(
-        [
-            _required("artifact_id"),
-            _required("artifact_type"),
-            _text("origin_step_run_id"),
-            _text("origin_step_name"),
-            _int("origin_step"),
-            _field("created_at", _UTC_MICROS, nullable=False),
-            _text("metadata"),
-        ]
+    (
+        _required("artifact_id"),
+        _required("artifact_type"),
+        _text("origin_step_run_id"),
+        _text("origin_step_name"),
+        _int("origin_step"),
+        _field("created_at", "timestamp", nullable=False),
+        _text("metadata"),
     ),
     key="artifact_id",
     phase=1,
 )
 ARTIFACT_EDGES = TableSpec(
     "provenance/artifact_edges",
-    _pa.schema(
-        [
-            _required("execution_run_id"),
-            _required("source_artifact_id"),
-            _required("target_artifact_id"),
-            _text("source_artifact_type"),
-            _text("target_artifact_type"),
-            _text("source_role"),
-            _text("target_role"),
-            _text("group_id"),
-            _field("step_boundary", _pa.bool_(), nullable=False),
-        ]
+    (
+        _required("execution_run_id"),
+        _required("source_artifact_id"),
+        _required("target_artifact_id"),
+        _text("source_artifact_type"),
+        _text("target_artifact_type"),
+        _text("source_role"),
+        _text("target_role"),
+        _text("group_id"),
+        _field("step_boundary", "bool", nullable=False),
     ),
     phase=2,
 )
 EXECUTION_EDGES = TableSpec(
     "provenance/execution_edges",
-    _pa.schema(
-        [
-            _required("execution_run_id"),
-            _required("direction"),
-            _required("role"),
-            _required("artifact_id"),
-            _int("position"),
-        ]
+    (
+        _required("execution_run_id"),
+        _required("direction"),
+        _required("role"),
+        _required("artifact_id"),
+        _int("position"),
     ),
     phase=3,
 )
 STEP_OUTPUTS = TableSpec(
     "orchestration/step_outputs",
-    _pa.schema([_required("step_run_id"), _required("role"), _text("artifact_id")]),
+    (_required("step_run_id"), _required("role"), _text("artifact_id")),
     phase=4,
 )
 """What a step run offers downstream; a role with no artifacts is one row with a null id."""
 STEPS = TableSpec(
     "orchestration/steps",
-    _pa.schema(
-        [
-            _required("step_run_id"),
-            _required("step_spec_id"),
-            _required("pipeline_run_id"),
-            _int("step_number", nullable=False),
-            _required("step_name"),
-            _required("status"),
-            _text("operation"),
-            _text("version"),
-            _text("params"),
-            _field("dep_fingerprints", _STRINGS),
-            _text("backend"),
-            _field("output_roles", _STRINGS),
-            _int("total_count"),
-            _int("succeeded_count"),
-            _int("failed_count"),
-            _field("timestamp", _UTC_MICROS, nullable=False),
-            _field("duration_seconds", _pa.float64()),
-            _text("error"),
-            _text("dispatch_error"),
-            _text("commit_error"),
-            _text("metadata"),
-        ]
+    (
+        _required("step_run_id"),
+        _required("step_spec_id"),
+        _required("pipeline_run_id"),
+        _int("step_number", nullable=False),
+        _required("step_name"),
+        _required("status"),
+        _text("operation"),
+        _text("version"),
+        _text("params"),
+        _field("dep_fingerprints", "list<string>"),
+        _text("backend"),
+        _field("output_roles", "list<string>"),
+        _int("total_count"),
+        _int("succeeded_count"),
+        _int("failed_count"),
+        _field("timestamp", "timestamp", nullable=False),
+        _field("duration_seconds", "float64"),
+        _text("error"),
+        _text("dispatch_error"),
+        _text("commit_error"),
+        _text("metadata"),
     ),
     phase=5,
 )
 EXECUTIONS = TableSpec(
     "orchestration/executions",
-    _pa.schema(
-        [
-            _required("execution_run_id"),
-            _required("execution_spec_id"),
-            _required("step_run_id"),
-            _required("step_spec_id"),
-            _required("step_name"),
-            _int("step_number", nullable=False),
-            _text("operation"),
-            _text("version"),
-            _text("params"),
-            _text("overrides"),
-            _field("started_at", _UTC_MICROS),
-            _field("ended_at", _UTC_MICROS),
-            _text("worker"),
-            _text("backend"),
-            _field("success", _pa.bool_(), nullable=False),
-            _text("error"),
-            _text("tool_output"),
-            _text("worker_log"),
-            _text("provenance"),
-            _text("metadata"),
-        ]
+    (
+        _required("execution_run_id"),
+        _required("execution_spec_id"),
+        _required("step_run_id"),
+        _required("step_spec_id"),
+        _required("step_name"),
+        _int("step_number", nullable=False),
+        _text("operation"),
+        _text("version"),
+        _text("params"),
+        _text("overrides"),
+        _field("started_at", "timestamp"),
+        _field("ended_at", "timestamp"),
+        _text("worker"),
+        _text("backend"),
+        _field("success", "bool", nullable=False),
+        _text("error"),
+        _text("tool_output"),
+        _text("worker_log"),
+        _text("provenance"),
+        _text("metadata"),
     ),
     phase=6,
 )
