@@ -86,6 +86,13 @@ def test_slurm_stale_run_shows_its_queued_elements_and_reap_asks_before_cancelli
     run_id = _killed_with_elements_queued(root)
     tag = f"stemma-{run_id[-8:]}"
     try:
+        # The first step's element can linger in squeue (completing) after its result was read:
+        # counted here and gone a moment later, it would make the counts below disagree.
+        wait_until(
+            lambda: {e.step_number for e in alive_jobs(root, run_id).elements} == {1},
+            60,
+            "only the slow step's elements in squeue",
+        )
         jobs = alive_jobs(root, run_id)
         assert jobs.problem == ""
         assert jobs.elements
@@ -95,7 +102,7 @@ def test_slurm_stale_run_shows_its_queued_elements_and_reap_asks_before_cancelli
         status = _stemma(root, "status", run_id)
         assert status.returncode == ExitCode.OK, status.stderr
         assert f"run {run_id}: stale (orchestrator gone)" in status.stdout
-        assert f"{len(jobs.elements)} element" in status.stdout
+        assert f"{len(jobs.elements)} element" in status.stdout, status.stdout
         assert "still in the scheduler" in status.stdout
         assert f"step 1: {jobs.elements[0].element} " in status.stdout
         assert f"`stemma resume {run_id}` starts it again and waits for them" in status.stdout
