@@ -7,7 +7,8 @@ control request from another process (``stemma cancel``, the dashboard) all end 
 
 The hard level kills every worker and job, then raises ``KeyboardInterrupt`` in the main thread
 so the script's ``finally`` blocks and context managers run; a process still alive
-:data:`HARD_EXIT_AFTER` seconds later exits with :data:`HARD_EXIT_CODE`. In a notebook's kernel
+:data:`HARD_EXIT_AFTER` seconds later exits with :data:`HARD_EXIT_CODE`, and one still alive
+:data:`HARD_BACKSTOP` seconds after the press does, whatever it hangs in. In a notebook's kernel
 the kernel is never ended: its Interrupt button raises ``KeyboardInterrupt`` in the cell, and the
 run is cancelled at force (:meth:`Canceller.interrupted`).
 """
@@ -34,6 +35,10 @@ HARD_EXIT_AFTER = 5.0
 HARD_CLOSE_WAIT = 10.0
 """Seconds a hard cancel, its work already killed, waits for a commit under way to finish so
 that every stopped step gets its final event (2 s before the kill, this much after it)."""
+HARD_BACKSTOP = 30.0
+"""Seconds after a hard press by which the process has exited, whatever hangs: the kill, the
+final writes, or the interpreter's own exit joining a thread that never ends (a process pool's
+manager after its workers were killed; seen in CI on a loaded machine)."""
 
 # Where a cancel came from: the line it prints says how to go further from there.
 _FROM_SIGNAL = "signal"
@@ -137,6 +142,8 @@ class Canceller:
         script's wait return first, so the interrupt would land in whatever runs next, its
         ``finally`` block included, and cut that short.
         """
+        if not self._kernel:  # started first: nothing below can keep the process alive
+            self._exit_after(HARD_BACKSTOP)
         lock = self._ctx.commit_lock
         held = lock.acquire(timeout=2)  # a commit under way finishes first; never wait longer
         try:
@@ -164,14 +171,20 @@ class Canceller:
         """
         if self._kernel:
             return
-        threading.Thread(target=self._exit_later, name="stemma-hard-exit", daemon=True).start()
+        self._exit_after(HARD_EXIT_AFTER)
         self._signals.interrupt_main()
 
-    def _exit_later(self) -> None:
-        threading.Event().wait(HARD_EXIT_AFTER)  # a daemon thread: a process that ended is gone
+    def _exit_after(self, seconds: float) -> None:
+        """Exit with :data:`HARD_EXIT_CODE` in ``seconds`` unless the process has ended."""
+        threading.Thread(
+            target=self._exit_later, args=(seconds,), name="stemma-hard-exit", daemon=True
+        ).start()
+
+    def _exit_later(self, seconds: float) -> None:
+        threading.Event().wait(seconds)  # a daemon thread: a process that ended is gone
         with contextlib.suppress(OSError, ValueError):
             print(
-                f"stemma: run {self._ctx.run_id} was cancelled hard {HARD_EXIT_AFTER:g} s ago "
+                f"stemma: run {self._ctx.run_id} was cancelled hard {seconds:g} s ago "
                 f"and the process is still running; exiting with {HARD_EXIT_CODE}",
                 file=self._out or sys.stderr,
                 flush=True,
