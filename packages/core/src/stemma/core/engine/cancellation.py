@@ -35,7 +35,7 @@ HARD_EXIT_AFTER = 5.0
 HARD_CLOSE_WAIT = 10.0
 """Seconds a hard cancel, its work already killed, waits for a commit under way to finish so
 that every stopped step gets its final event (2 s before the kill, this much after it)."""
-HARD_BACKSTOP = 30.0
+HARD_BACKSTOP = 20.0
 """Seconds after a hard press by which the process has exited, whatever hangs: the kill, the
 final writes, or the interpreter's own exit joining a thread that never ends (a process pool's
 manager after its workers were killed; seen in CI on a loaded machine)."""
