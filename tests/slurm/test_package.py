@@ -3,6 +3,8 @@
 import importlib.metadata
 import importlib.util
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import cast
 
@@ -30,3 +32,21 @@ def test_slurm_stemma_is_a_namespace_package_without_init() -> None:
     locations = list(spec.submodule_search_locations or [])
     assert locations, "stemma has no namespace portions"
     assert [loc for loc in locations if (Path(loc) / "__init__.py").exists()] == []
+
+
+def test_opening_a_backend_imports_submitit_whole_before_any_step_thread_does() -> None:
+    # Step threads import submitit's modules lazily; two of them importing it first at once
+    # failed with an import _DeadlockError (submitit imports in a cycle). A fresh process: this
+    # one may have imported it already.
+    code = (
+        "import sys\n"
+        "from stemma.slurm import SlurmBackend\n"
+        "assert 'submitit' not in sys.modules, 'importing stemma.slurm imports submitit'\n"
+        "SlurmBackend()\n"
+        "print(all(m in sys.modules for m in ('submitit.slurm.slurm', 'submitit.core.utils')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "True"

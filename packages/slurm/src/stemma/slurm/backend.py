@@ -10,6 +10,7 @@ the job imports too.
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 import sys
 import threading
@@ -38,6 +39,17 @@ _SQUEUE_DRAIN_SECONDS = 30.0
 
 SLURM_CANCEL_GRACE = 5.0
 """Seconds a force cancel gives a job between SIGTERM and the hard ``scancel``, by default."""
+
+
+def import_submitit() -> None:
+    """Import submitit whole, now, in the thread that opens a backend.
+
+    Its modules are imported lazily elsewhere, from the run's step threads; submitit's own
+    package imports in a cycle, so two threads importing it first at once can meet in Python's
+    import locks and one fail with ``_DeadlockError`` (seen in CI: two steps submitting their
+    first waves together). Imported once here, every later import is a lookup.
+    """
+    importlib.import_module("submitit")  # (~0.1 s, once per process opening a SLURM backend)
 
 
 class SlurmBackend:
@@ -74,6 +86,7 @@ class SlurmBackend:
                 (default: ``$STEMMA_ROOT`` or ``./.stemma``).
         """
         del max_workers
+        import_submitit()
         if max_array_size is not None and max_array_size < 1:
             raise ValueError(f"max_array_size must be at least 1, got {max_array_size}")
         self.max_array_size_option = max_array_size

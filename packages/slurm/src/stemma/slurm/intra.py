@@ -27,7 +27,7 @@ from typing import Any
 from stemma.core.backends.base import AdoptedElement, WaveRequest
 from stemma.core.cancel_levels import CancelLevel, cancel_grace
 from stemma.slurm import commands
-from stemma.slurm.backend import SLURM_CANCEL_GRACE
+from stemma.slurm.backend import SLURM_CANCEL_GRACE, import_submitit
 from stemma.slurm.element import ElementFiles
 from stemma.slurm.errors import NotInAllocationError
 from stemma.slurm.intra_ledger import STEPS_LEDGER, StepEntry, find_orphan_steps, listed_steps
@@ -78,6 +78,7 @@ class SlurmIntraBackend:
                 "python pipeline.py, or from an sbatch script), or use backend='slurm' to submit "
                 "job arrays instead"
             )
+        import_submitit()
         cpus = os.environ.get("SLURM_CPUS_ON_NODE") or os.environ.get("SLURM_NTASKS") or "1"
         self.max_workers = max_workers or max(1, int(cpus))
         self.python = python or sys.executable
