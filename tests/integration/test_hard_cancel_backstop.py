@@ -17,24 +17,11 @@ import time
 
 from stemma.core.cancel_levels import CANCEL_GRACE_ENV
 from stemma.core.engine.cancellation import HARD_EXIT_CODE
-from stemma.core.live import read_state
 from tests.integration.process_tree import alive, descendants
+from tests.integration.run_waits import wait_for_run
 
 SCRIPT = pathlib.Path(__file__).with_name("hanging_hard_cancel.py")
 BACKSTOP = 3.0
-
-
-def _wait(condition: object, seconds: float, what: str) -> None:
-    assert callable(condition)
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            if condition():
-                return
-        except (FileNotFoundError, ValueError):
-            pass
-        time.sleep(0.05)
-    raise AssertionError(f"never saw {what}")
 
 
 def test_a_hard_press_exits_by_the_backstop_when_the_kill_never_returns(
@@ -51,23 +38,12 @@ def test_a_hard_press_exits_by_the_backstop_when_the_kill_never_returns(
     )
     try:
         assert process.stdout is not None
-        run_id = process.stdout.readline().strip()
-        _wait(
-            lambda: (
-                len(read_state(root, run_id).steps) >= 2
-                and read_state(root, run_id).steps[1].running > 0
-            ),
-            120,
-            "the slow step running",
-        )
+        assert process.stdout.readline().strip(), "the script printed no run id"
+        wait_for_run(root, lambda s: len(s.steps) >= 2 and s.steps[1].running > 0)
         workers = descendants(process.pid)
         for level in (1, 2):  # each press seen before the next: signals close together merge
             os.killpg(process.pid, signal.SIGINT)
-            _wait(
-                lambda level=level: read_state(root, run_id).cancel_level >= level,
-                30,
-                f"cancel level {level} in the run's state",
-            )
+            wait_for_run(root, lambda s, level=level: s.cancel_level >= level, 30)
         os.killpg(process.pid, signal.SIGINT)  # hard: its state is written after the kill
         pressed = time.monotonic()
         out, err = process.communicate(timeout=60)
@@ -80,4 +56,7 @@ def test_a_hard_press_exits_by_the_backstop_when_the_kill_never_returns(
     assert "finished" not in out
     assert f"was cancelled hard {BACKSTOP:g} s ago" in err
     assert took < BACKSTOP + 20, took  # not the 60 s copies, not for ever
-    _wait(lambda: not alive(workers), 30, "the workers gone after their orchestrator")
+    deadline = time.monotonic() + 30  # the workers follow their orchestrator out
+    while alive(workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(workers), f"orphaned workers: {alive(workers)}"

@@ -11,8 +11,9 @@ imports ``stemma.core.live``) does not load the engine, the operations and pydan
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from stemma.core.lazy_exports import lazy_getattr
 
 if TYPE_CHECKING:
     from stemma.core.api import plan, resolve, run
@@ -83,13 +84,7 @@ _EXPORTS = {
 """Each public name and the module that defines it."""
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'stemma.core' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # the next access is a plain attribute
-    return value
+__getattr__ = lazy_getattr(__name__, _EXPORTS, globals())
 
 
 def __dir__() -> list[str]:

@@ -92,17 +92,19 @@ def squeue_lines(job_ids: Iterable[str]) -> list[str]:
     if not ids:
         return []
     argv = ["squeue", "-h", "-r", "-o", "%i|%T|", "-j", ",".join(ids)]
-    for wait in (*_SQUEUE_RETRY_WAITS, None):
+    done = _call(argv, _TIMEOUT_SECONDS)
+    for wait in _SQUEUE_RETRY_WAITS:
+        if done.returncode == 0 or _NO_SUCH_JOB in done.stderr:
+            break
+        # a loaded controller's "Socket timed out": asked again, never read as "nothing held",
+        # which would fail running elements or submit again work a rerun could adopt
+        time.sleep(wait)
         done = _call(argv, _TIMEOUT_SECONDS)
-        if done.returncode == 0:
-            return [line for line in done.stdout.splitlines() if line.strip()]
-        if _NO_SUCH_JOB in done.stderr:
-            return []  # every id has left the controller (one unknown id fails the call)
-        if wait is None:
-            raise _failed(argv, done)
-        time.sleep(wait)  # a loaded controller's "Socket timed out": asked again, not read
-        # as "nothing held", which would fail running elements or resubmit adoptable work
-    raise AssertionError("unreachable")
+    if done.returncode == 0:
+        return [line for line in done.stdout.splitlines() if line.strip()]
+    if _NO_SUCH_JOB in done.stderr:
+        return []  # every id has left the controller (one unknown id fails the call)
+    raise _failed(argv, done)
 
 
 def squeue_jobs() -> list[tuple[str, str]]:

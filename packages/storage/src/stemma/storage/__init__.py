@@ -10,8 +10,9 @@ Names are imported on first use (PEP 562): a worker process that only stages a b
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from stemma.core.lazy_exports import lazy_getattr
 
 if TYPE_CHECKING:
     from stemma.storage.check_findings import CheckReport, Finding, Problem, Severity
@@ -160,10 +161,4 @@ _HOMES: dict[str, str] = {
 """Each public name's module."""
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value  # once: later reads find it without this function
-    return value
+__getattr__ = lazy_getattr(__name__, _HOMES, globals())

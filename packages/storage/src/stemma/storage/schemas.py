@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache, cached_property
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal, cast, get_args
 
 import polars as pl
 
@@ -28,20 +28,16 @@ class Column:
     nullable: bool = True
 
 
-def _field(name: str, kind: ColumnKind, *, nullable: bool = True) -> Column:
-    return Column(name, kind, nullable)
-
-
 def _required(name: str) -> Column:
-    return _field(name, "string", nullable=False)
+    return Column(name, "string", nullable=False)
 
 
 def _text(name: str) -> Column:
-    return _field(name, "string")
+    return Column(name, "string")
 
 
 def _int(name: str, *, nullable: bool = True) -> Column:
-    return _field(name, "int64", nullable=nullable)
+    return Column(name, "int64", nullable=nullable)
 
 
 _POLARS_TYPES: dict[ColumnKind, pl.DataType] = {
@@ -54,13 +50,8 @@ _POLARS_TYPES: dict[ColumnKind, pl.DataType] = {
     "timestamp": pl.Datetime("us", "UTC"),
 }
 _USER_COLUMN_TYPES: dict[str, ColumnKind] = {
-    "string": "string",
-    "int64": "int64",
-    "float64": "float64",
-    "bool": "bool",
-    "binary": "binary",
+    **{kind: kind for kind in get_args(ColumnKind) if kind != "timestamp"},
     "json": "string",  # canonical JSON text
-    "list<string>": "list<string>",
 }
 """The column types a user-registered artifact type may declare, and how each is stored."""
 
@@ -156,7 +147,7 @@ def _content_table(
     """A content table: the common artifact columns, then the type's own ``fields``."""
     leading = [_required("artifact_id")]
     if content != "none":
-        leading.append(_field("content", "binary" if content == "binary" else "string"))
+        leading.append(Column("content", "binary" if content == "binary" else "string"))
     common = [
         _text("original_name"),
         _text("extension"),
@@ -184,16 +175,16 @@ def user_content_table(name: str, fields: tuple[tuple[str, str], ...]) -> TableS
     unknown = sorted(kind for _, kind in fields if kind not in _USER_COLUMN_TYPES)
     if unknown:
         raise ValueError(f"table {name!r}: unknown column types {unknown}")
-    columns = [_field(field, _USER_COLUMN_TYPES[kind]) for field, kind in fields]
+    columns = [Column(field, _USER_COLUMN_TYPES[kind]) for field, kind in fields]
     return _content_table(name, "binary", columns, user_fields=fields)
 
 
 DATA = _content_table(
-    "artifacts/data", "binary", [_field("columns", "list<string>"), _int("row_count")]
+    "artifacts/data", "binary", [Column("columns", "list<string>"), _int("row_count")]
 )
 METRICS = _content_table("artifacts/metrics", "text", [])
 """Metric content is canonical JSON, kept as text so that it reads back as it was written."""
-CONFIGS = _content_table("artifacts/configs", "binary", [_field("references", "list<string>")])
+CONFIGS = _content_table("artifacts/configs", "binary", [Column("references", "list<string>")])
 FILE_REFS = _content_table(
     "artifacts/file_refs", "none", [_text("path"), _text("content_hash"), _int("file_count")]
 )
@@ -205,7 +196,7 @@ ARTIFACT_INDEX = TableSpec(
         _text("origin_step_run_id"),
         _text("origin_step_name"),
         _int("origin_step"),
-        _field("created_at", "timestamp", nullable=False),
+        Column("created_at", "timestamp", nullable=False),
         _text("metadata"),
     ),
     key="artifact_id",
@@ -222,7 +213,7 @@ ARTIFACT_EDGES = TableSpec(
         _text("source_role"),
         _text("target_role"),
         _text("group_id"),
-        _field("step_boundary", "bool", nullable=False),
+        Column("step_boundary", "bool", nullable=False),
     ),
     phase=2,
 )
@@ -255,14 +246,14 @@ STEPS = TableSpec(
         _text("operation"),
         _text("version"),
         _text("params"),
-        _field("dep_fingerprints", "list<string>"),
+        Column("dep_fingerprints", "list<string>"),
         _text("backend"),
-        _field("output_roles", "list<string>"),
+        Column("output_roles", "list<string>"),
         _int("total_count"),
         _int("succeeded_count"),
         _int("failed_count"),
-        _field("timestamp", "timestamp", nullable=False),
-        _field("duration_seconds", "float64"),
+        Column("timestamp", "timestamp", nullable=False),
+        Column("duration_seconds", "float64"),
         _text("error"),
         _text("dispatch_error"),
         _text("commit_error"),
@@ -283,11 +274,11 @@ EXECUTIONS = TableSpec(
         _text("version"),
         _text("params"),
         _text("overrides"),
-        _field("started_at", "timestamp"),
-        _field("ended_at", "timestamp"),
+        Column("started_at", "timestamp"),
+        Column("ended_at", "timestamp"),
         _text("worker"),
         _text("backend"),
-        _field("success", "bool", nullable=False),
+        Column("success", "bool", nullable=False),
         _text("error"),
         _text("tool_output"),
         _text("worker_log"),

@@ -11,8 +11,9 @@ the dashboard's first frame ~50 ms it has no use for.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from stemma.core.lazy_exports import lazy_getattr
 
 if TYPE_CHECKING:
     from stemma.core.backends.base import Backend, WorkerCrashedError
@@ -34,10 +35,4 @@ _MODULES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _MODULES.get(name)
-    if module is None:
-        raise AttributeError(f"module 'stemma.core.backends' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # the next lookup is a plain attribute
-    return value
+__getattr__ = lazy_getattr(__name__, _MODULES, globals())

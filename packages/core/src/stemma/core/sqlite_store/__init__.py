@@ -11,8 +11,9 @@ readers and row codecs cost its first frame ~70 ms it has no use for.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from stemma.core.lazy_exports import lazy_getattr
 
 if TYPE_CHECKING:
     from stemma.core.sqlite_store.store import SqliteStore
@@ -40,10 +41,4 @@ _MODULES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _MODULES.get(name)
-    if module is None:  # a submodule (``from stemma.core.sqlite_store import schema``) is found
-        raise AttributeError(f"module 'stemma.core.sqlite_store' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # the next lookup is a plain attribute
-    return value
+__getattr__ = lazy_getattr(__name__, _MODULES, globals())
