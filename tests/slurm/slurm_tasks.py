@@ -63,8 +63,9 @@ _STARTED: list[str] = []
 
 
 class MarkThenSleep(CopyUnlessRefused):
-    """Copy each dataset after sleeping ``seconds``; ``{marker}.started`` appears as a unit
-    begins, so a test knows the element's operation (and its signal handlers) is running."""
+    """Copy each dataset after sleeping ``seconds``; ``{marker}.started.{element id}`` appears
+    as a unit begins, so a test knows which element's operation (and its signal handlers) is
+    running: another element of the step may still be starting Python."""
 
     class Params(BaseModel):
         marker: str
@@ -74,6 +75,7 @@ class MarkThenSleep(CopyUnlessRefused):
     params: Params
 
     def refusal(self, path: pathlib.Path) -> str | None:
-        pathlib.Path(f"{self.params.marker}.started").touch()
+        element = f"{os.environ['SLURM_ARRAY_JOB_ID']}_{os.environ['SLURM_ARRAY_TASK_ID']}"
+        pathlib.Path(f"{self.params.marker}.started.{element}").touch()
         time.sleep(self.params.seconds)
         return None

@@ -1,6 +1,7 @@
 """Test doubles and helpers shared by the SLURM tests (imported by name, like slurm_tasks)."""
 
 import pathlib
+import shutil
 import subprocess
 import time
 from collections.abc import Callable
@@ -69,3 +70,33 @@ def wait_until(condition: Callable[[], object], seconds: float, what: str) -> No
     while not condition():
         assert time.monotonic() < deadline, f"timed out after {seconds}s waiting for {what}"
         time.sleep(0.2)
+
+
+def flaky_command(
+    bin_dir: pathlib.Path, command: str, failures: int, error: str, *, subcommand: str = ""
+) -> pathlib.Path:
+    """Put in ``bin_dir`` a ``command`` that fails as a loaded slurmctld does, then is the real one.
+
+    Its first ``failures`` calls (of those whose first argument is ``subcommand``, if given)
+    print ``error`` and exit 1 without reaching the controller. Returns the file that counts
+    the calls (those of ``subcommand``, if given), one line each.
+    """
+    real = shutil.which(command)
+    assert real is not None, f"{command} is not installed: {START}"
+    bin_dir.mkdir(exist_ok=True)
+    count = bin_dir / f"{command}.calls"
+    count.write_text("")
+    wrapper = bin_dir / command
+    wrapper.write_text(
+        "#!/bin/sh\n"
+        f'if [ -z "{subcommand}" ] || [ "$1" = "{subcommand}" ]; then\n'
+        f'  echo x >> "{count}"\n'
+        f'  if [ "$(wc -l < "{count}")" -le {failures} ]; then\n'
+        f'    echo "{error}" >&2\n'
+        "    exit 1\n"
+        "  fi\n"
+        "fi\n"
+        f'exec "{real}" "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    return count

@@ -5,15 +5,17 @@ from the start and are committed once, when the element's second attempt returns
 element's units are recorded as failures with the scheduler's reason and the element's log.
 """
 
+import os
 import pathlib
 import subprocess
 import threading
 import time
 from typing import Any
 
+import polars as pl
 import pytest
 from slurm_tasks import MarkThenSleep, StallOnSecondUnit
-from slurm_testing import queued
+from slurm_testing import flaky_command, queued
 
 from stemma.core.examples import DataGenerator
 from stemma.core.front.pipeline import Pipeline
@@ -21,6 +23,8 @@ from stemma.core.run_ids import run_tag
 from stemma.storage import artifacts, executions
 
 pytestmark = pytest.mark.slurm
+
+REQUEUE_TIMED_OUT = "slurm_requeue error: Socket timed out on send/recv operation"
 
 
 def _lines(*argv: str) -> list[str]:
@@ -37,16 +41,44 @@ def _preempt_once_started(
 ) -> None:
     """Once a unit of step 1 has begun, preempt its element with ``preempt + [its id]``, once.
 
-    Once only, whatever scancel's exit code: it can fail for one of the job's steps and still
-    signal the others, and a second signal would hit the requeued attempt as it starts.
+    Once only, whatever the command's exit code: scancel can fail for one of the job's steps
+    and still signal the others.
     """
     while not stop.is_set():
-        running = _running_elements(tag)
-        if running and pathlib.Path(f"{marker}.started").exists():
-            subprocess.run([*preempt, running[0]], capture_output=True, check=False)
-            preempted.append(running[0])
+        running = set(_running_elements(tag))
+        started = {
+            path.name.rpartition(".")[2] for path in marker.parent.glob(f"{marker.name}.started.*")
+        }
+        if chosen := sorted(running & started):
+            _once([*preempt, chosen[0]])
+            preempted.append(chosen[0])
             return
         time.sleep(0.2)
+
+
+def _once(argv: list[str]) -> None:
+    """Run a SLURM command, and stop scancel rather than let it try again.
+
+    scancel signals a job "in a transitional state" again 5 s later, which reaches the
+    requeued attempt as it starts, before Python has set its handlers, and kills it. No
+    scheduler sends its warning twice.
+    """
+    verbose = ["-v"] if argv[0] == "scancel" else []
+    with subprocess.Popen(
+        [argv[0], *verbose, *argv[1:]], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    ) as command:
+        assert command.stderr is not None
+        for line in command.stderr:
+            if "retrying" in line:  # "Job is in transitional state, retrying"
+                command.kill()
+
+
+def _failures(root: pathlib.Path, step_name: str, job_id: str) -> str:
+    """What a failed step recorded, and what the scheduler says of the preempted element."""
+    failed = executions(root, step_name=step_name).filter(~pl.col("success"))
+    rows = failed.select("error", "worker_log").rows()
+    sacct = _lines("sacct", "-P", "--duplicates", "-j", job_id, "-o", "JobID,State,ExitCode")
+    return f"failed units: {rows}; sacct: {sacct}"
 
 
 def _sacct_states(job_id: str) -> list[str]:
@@ -56,16 +88,26 @@ def _sacct_states(job_id: str) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    "preempt",
+    ("preempt", "dropped_requeues"),
     [
-        ["scontrol", "requeue"],  # the controller takes the element back (SIGTERM, requeue)
-        ["scancel", "--signal=USR2"],  # the warning signal, on a job far from its time limit:
-    ],  # submitit reads it as a preemption and asks SLURM to requeue the job itself
-    ids=["scontrol-requeue", "warning-signal"],
+        (["scontrol", "requeue"], 0),  # the controller takes the element back (SIGTERM, requeue)
+        (["scancel", "--signal=USR2"], 0),  # the warning signal, far from the time limit:
+        # submitit reads it as a preemption and asks SLURM to requeue the job itself
+        (["scancel", "--signal=USR2"], 1),  # and a loaded controller drops that request once
+    ],
+    ids=["scontrol-requeue", "warning-signal", "warning-signal-requeue-dropped"],
 )
 def test_a_requeued_element_reruns_its_units_and_commits_them_once(
-    slurm_cluster: None, tmp_path: pathlib.Path, preempt: list[str]
+    slurm_cluster: None,
+    tmp_path: pathlib.Path,
+    monkeypatch: pytest.MonkeyPatch,
+    preempt: list[str],
+    dropped_requeues: int,
 ) -> None:
+    requeues = flaky_command(
+        tmp_path / "bin", "scontrol", dropped_requeues, REQUEUE_TIMED_OUT, subcommand="requeue"
+    )
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:{os.environ['PATH']}")  # elements inherit it
     root = tmp_path / "store"
     pipeline = Pipeline.create("preempted", root=root, backend="slurm")
     generated = pipeline.run(DataGenerator, params={"count": 4, "rows": 5})
@@ -92,7 +134,7 @@ def test_a_requeued_element_reruns_its_units_and_commits_them_once(
 
     assert len(requeued) == 1, "no element of the slow step was seen running"
     assert "REQUEUED" in _sacct_states(requeued[0])  # the element really was taken back
-    assert summary["overall_success"] is True, summary
+    assert summary["overall_success"] is True, _failures(root, copied.step_name, requeued[0])
     assert (copied.succeeded_count, copied.failed_count) == (4, 0)
     assert set(pipeline.artifact_ids(copied.output("dataset"))) == set(
         pipeline.artifact_ids(generated.output("datasets"))
@@ -103,6 +145,8 @@ def test_a_requeued_element_reruns_its_units_and_commits_them_once(
     assert copies["success"].all()
     index = artifacts(root)
     assert index.height == index["artifact_id"].n_unique()  # nothing indexed twice
+    if preempt[0] == "scancel":  # the element asked, and asked again after a dropped request
+        assert len(requeues.read_text().splitlines()) == 1 + dropped_requeues
 
 
 def _warn_when_stalled(tag: str, marker: pathlib.Path, stop: threading.Event) -> None:

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import os
 import pathlib
-import shutil
 import subprocess
 
 import pytest
-from slurm_testing import START
+from slurm_testing import flaky_command
 
 from stemma.slurm.commands import squeue_lines
 from stemma.slurm.errors import ClusterUnavailableError
@@ -23,23 +22,8 @@ pytestmark = pytest.mark.slurm
 
 def _flaky_squeue(bin_dir: pathlib.Path, failures: int) -> pathlib.Path:
     """A squeue that fails as a loaded slurmctld does ``failures`` times, then is the real one."""
-    real = shutil.which("squeue")
-    assert real is not None, f"squeue is not installed: {START}"
-    bin_dir.mkdir()
-    count = bin_dir / "calls"
-    count.write_text("")
-    wrapper = bin_dir / "squeue"
-    wrapper.write_text(
-        "#!/bin/sh\n"
-        f'echo x >> "{count}"\n'
-        f'if [ "$(wc -l < "{count}")" -le {failures} ]; then\n'
-        '  echo "slurm_load_jobs error: Socket timed out on send/recv operation" >&2\n'
-        "  exit 1\n"
-        "fi\n"
-        f'exec "{real}" "$@"\n'
-    )
-    wrapper.chmod(0o755)
-    return count
+    error = "slurm_load_jobs error: Socket timed out on send/recv operation"
+    return flaky_command(bin_dir, "squeue", failures, error)
 
 
 def _submit_held() -> str:

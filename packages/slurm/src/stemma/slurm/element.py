@@ -13,16 +13,22 @@ from __future__ import annotations
 import os
 import pickle
 import signal
+import subprocess
+import sys
+import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, NoReturn
 
 from stemma.core.backends.base import WorkerCrashedError
 from stemma.core.engine.failure_logs import tail_lines
 from stemma.core.shared_paths import warn_if_writable_by_others
+
+REQUEUE_PAUSES = (1.0, 3.0)
+"""Seconds before each further ``scontrol requeue`` when submitit's own request failed."""
 
 
 @dataclass(frozen=True)
@@ -92,8 +98,36 @@ def _stop_before_time_limit() -> None:
                 "operation's time_limit or give each element fewer units (units_per_worker)"
             )
             worker_stop.stop(reason)  # raises in a running unit, and only there
+        except Exception as error:  # submitit's `scontrol requeue` failed: never go on
+            _requeue_again(job, error)
 
     signal.signal(signal.SIGUSR2, on_warning)
+
+
+def _requeue_again(job: str, error: Exception) -> NoReturn:
+    """Ask SLURM again to requeue a preempted job, then end this attempt, staging nothing.
+
+    A loaded controller can time out on a requeue it carried out (then its kill ends this
+    process any moment) or drop it. Either way this attempt must not go on to stage: the
+    requeued attempt reruns the pack, and both would be committed. If every request fails, the
+    element ends failed without a result, and its units fail with this log's reason.
+    """
+    print(f"stemma: requeueing SLURM job {job} failed: {error}", file=sys.stderr, flush=True)
+    for pause in REQUEUE_PAUSES:
+        time.sleep(pause)
+        try:
+            asked = subprocess.run(
+                ["scontrol", "requeue", job], capture_output=True, text=True, timeout=60
+            )
+        except (OSError, subprocess.SubprocessError) as failed:
+            answer = str(failed)
+        else:
+            if asked.returncode == 0:
+                print(f"stemma: requeued SLURM job {job}", file=sys.stderr, flush=True)
+                break
+            answer = asked.stderr.strip()
+        print(f"stemma: scontrol requeue {job}: {answer}", file=sys.stderr, flush=True)
+    os._exit(1)
 
 
 def _job_id() -> str:
