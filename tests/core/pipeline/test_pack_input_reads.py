@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from worker_fakes import FakeStore, final, group, make_unit
 
+from stemma.core.engine.input_rows import with_input_rows
 from stemma.core.engine.worker.input_loading import FIRST_WINDOW, MAX_WINDOW
 from stemma.core.engine.worker.worker import run_pack
 from stemma.core.operations import (
@@ -111,3 +112,60 @@ def test_a_unit_alone_reads_its_dry_inputs_without_content(tmp_path: Path) -> No
 
     assert store.reads == [(1, False)]
     assert seen == [[[False, len(b"x\n0\n")]]]
+
+
+def _dry_units(
+    tmp_path: Path, op: OperationDefinition, units: int
+) -> tuple[ReadCountingStore, list[Any]]:
+    items = [final(DataDraft.draft(f"x\n{i}\n".encode(), f"d{i}.csv")) for i in range(units)]
+    store = ReadCountingStore(tmp_path, items)
+    return store, [make_unit(op, tmp_path, group(items=[item])) for item in items]
+
+
+def test_the_orchestrator_reads_a_windows_dry_inputs_once_and_the_workers_never(
+    tmp_path: Path,
+) -> None:
+    store, units = _dry_units(tmp_path, SeenDry(), 300)
+
+    units = with_input_rows(store, units)
+    assert store.reads == [(300, False)]  # one read for the window, without content
+    for pack in (units[:1], units[1:]):  # a unit alone, and a pack of many
+        reports = run_pack(pack, store)
+        assert all(r.success for r in reports), [r.error for r in reports]
+    assert store.reads == [(300, False)]  # no worker asked the store again
+    seen = [json.loads(a.content or b"") for r in store.staged for a in r.artifacts]
+    assert seen == [[[False, len(f"x\n{i}\n")]] for i in range(300)]  # as when a worker reads
+
+
+def test_units_that_hydrate_a_role_are_left_to_their_workers(tmp_path: Path) -> None:
+    store, units = _dry_units(tmp_path, SeenHydrated(), 3)
+
+    assert with_input_rows(store, units) == units
+    assert store.reads == []
+
+
+def test_a_dry_input_missing_from_the_store_fails_its_unit_as_a_worker_read_would(
+    tmp_path: Path,
+) -> None:
+    store, units = _dry_units(tmp_path, SeenDry(), 2)
+    gone = final(DataDraft.draft(b"never stored\n", "gone.csv"))
+    units.append(make_unit(SeenDry(), tmp_path, group(items=[gone])))
+
+    reports = run_pack(with_input_rows(store, units), store)
+    assert [r.success for r in reports] == [True, True, False]
+    assert f"1 input artifacts are not in the store: {gone.artifact_id}" in (reports[2].error or "")
+
+
+def test_a_failed_read_leaves_the_inputs_to_the_workers(tmp_path: Path) -> None:
+    store, units = _dry_units(tmp_path, SeenDry(), 2)
+
+    class Unreadable(ReadCountingStore):
+        def load_artifacts(
+            self, artifact_ids: Collection[str], *, content: bool = True
+        ) -> dict[str, FinalizedArtifact]:
+            raise OSError("the artifact index cannot be read")
+
+    assert with_input_rows(Unreadable(tmp_path, []), units) == units
+    reports = run_pack(units, store)  # the workers read them as before
+    assert all(r.success for r in reports)
+    assert store.reads == [(2, False)]

@@ -21,6 +21,7 @@ from stemma.core.engine.curator_workers import curator_workers
 from stemma.core.engine.fail_fast import halt_if_failed, marker_path
 from stemma.core.engine.function_dispatch import run_function_step
 from stemma.core.engine.function_packs import PendingStep
+from stemma.core.engine.input_rows import with_input_rows
 from stemma.core.engine.pack_sizing import PackSizer
 from stemma.core.engine.planned_step import FailurePolicy, FileInputs, PlannedStep
 from stemma.core.engine.references import OutputReference, StepResult
@@ -137,6 +138,7 @@ def _execute(
             where = (backend.name, marker)
             units = [_unit(ctx, step, step_run_id, k, groups, where) for k, groups in planned]
             del planned
+            units = with_input_rows(ctx.store, units)  # dry inputs: one read here, none per pack
             if waves is not None:  # a whole wave: its elements sized before it goes
                 sizer.size = waves.per_element(len(units))
             outcomes = execute_units(ctx, step, units, sizer, backend)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stemma.core.operations.definition import OperationDefinition
+from stemma.core.operations.drafts import FinalizedArtifact
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -59,6 +60,10 @@ class ExecutionUnit:
     """Under ``fail_fast``: the file whose existence says a unit of the step has failed. A
     worker starts no unit once it exists, and creates it when one of its units fails, so the
     step's other packs stop without waiting for the orchestrator. Never part of a key."""
+    input_rows: Mapping[str, FinalizedArtifact] | None = None
+    """The unit's input artifacts without content, by id, when no role of it hydrates: read by
+    the orchestrator for a whole window of units (``engine/input_rows.py``), so the worker reads
+    nothing from the store for them. None: the worker reads them. Never part of a key."""
 
     def inputs(self) -> dict[str, tuple[str, ...]]:
         """Per role, every input artifact id of the unit, in group order, deduplicated."""

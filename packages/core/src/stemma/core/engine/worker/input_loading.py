@@ -8,11 +8,14 @@
   handed over beside the inputs: ``PreprocessInput.associated`` for creators, an
   ``associated_{type}`` column of id lists in a curator's frame.
 
-A worker's pack loads its units' inputs in windows (:func:`load_pack`): one store call for the
-inputs of many consecutive units instead of one per unit (each call is a scan of the artifact
-index and of each type's table, whatever the number of ids). A window grows while the content it
-reads stays small, so a pack of large artifacts still holds about one unit's inputs at a time;
-a pack whose units read no content is read in one window (up to ``MAX_WINDOW`` units).
+Units whose roles all go dry usually come with their inputs' rows, read by the orchestrator
+for many units at once (``ExecutionUnit.input_rows``): then the store is not asked at all.
+Otherwise a worker's pack loads its units' inputs in windows (:func:`load_pack`): one store
+call for the inputs of many consecutive units instead of one per unit (each call is a scan of
+the artifact index and of each type's table, whatever the number of ids). A window grows while
+the content it reads stays small, so a pack of large artifacts still holds about one unit's
+inputs at a time; a pack whose units read no content is read in one window (up to
+``MAX_WINDOW`` units).
 """
 
 from __future__ import annotations
@@ -60,7 +63,9 @@ def load_inputs(
     specs = type(unit.operation).inputs
     wanted = {artifact_id for ids in roles.values() for artifact_id in ids}
     if loaded is None:
-        loaded = store.load_artifacts(wanted, content=_hydrates(unit)) if wanted else {}
+        loaded = unit.input_rows  # read by the orchestrator (``engine/input_rows.py``)
+    if loaded is None:
+        loaded = store.load_artifacts(wanted, content=hydrates(unit)) if wanted else {}
     if missing := sorted(i for i in wanted if i not in loaded):  # (not a set of a whole window)
         shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if missing[10:] else "")
         raise LookupError(f"{len(missing)} input artifacts are not in the store: {shown}")
@@ -83,7 +88,7 @@ def load_pack(
     """
     # Without content, a window's read costs about the same for 1 unit as for MAX_WINDOW.
     start = 0
-    size = FIRST_WINDOW if any(_hydrates(unit) for unit in units) else MAX_WINDOW
+    size = FIRST_WINDOW if any(hydrates(unit) for unit in units) else MAX_WINDOW
     while start < len(units):
         window = units[start : start + size]
         start += len(window)
@@ -104,6 +109,8 @@ def _read_window(
 
     With content only if some unit hydrates a role (the others' roles drop it again).
     """
+    if all(unit.input_rows is not None for unit in window):  # the orchestrator read them
+        return {i: row for unit in window for i, row in (unit.input_rows or {}).items()}
     if len(window) == 1:
         return None
     wanted = {
@@ -116,7 +123,7 @@ def _read_window(
     if not wanted:
         return {}
     try:
-        found = store.load_artifacts(wanted, content=any(_hydrates(u) for u in window))
+        found = store.load_artifacts(wanted, content=any(hydrates(u) for u in window))
     except Exception:
         return None
     return {i: found[i] for i in wanted if i in found}
@@ -127,7 +134,7 @@ def _next_window(loaded: Mapping[str, FinalizedArtifact], units: int) -> int:
     return max(1, min(MAX_WINDOW, int(WINDOW_BYTES // max(per_unit, 1.0))))
 
 
-def _hydrates(unit: ExecutionUnit) -> bool:
+def hydrates(unit: ExecutionUnit) -> bool:
     """Whether any role of ``unit`` with inputs loads their content (``InputSpec.hydrate``)."""
     if not unit.operation.loads_inputs:
         return False
