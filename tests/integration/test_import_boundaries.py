@@ -18,6 +18,8 @@ SIBLINGS_OF_CORE = ["stemma.storage", "stemma.slurm", "stemma.tui"]
 HEAVY = {
     "stemma.core": [*SIBLINGS_OF_CORE, "deltalake", "pyarrow", "textual", "submitit"],
     "stemma.storage": ["stemma.slurm", "stemma.tui", "textual", "submitit"],
+    # what a worker opens to stage (issue 19): no Delta reader, no Arrow until it reads
+    "stemma.storage.worker_store": ["deltalake", "pyarrow", "stemma.slurm", "stemma.tui"],
     "stemma.slurm": ["stemma.tui", "textual"],
     "stemma.tui": ["stemma.slurm", "submitit"],
 }

@@ -15,7 +15,12 @@ from tests.core.cli.test_entry_point_files import COMPARE, PROBE, run_python
 
 @pytest.mark.parametrize(
     ("group", "name"),
-    [("stemma.commands", "tui"), ("stemma.commands", "artifacts"), ("stemma.stores", "delta")],
+    [
+        ("stemma.commands", "tui"),
+        ("stemma.commands", "artifacts"),
+        ("stemma.stores", "delta"),
+        ("stemma.worker_stores", "delta"),
+    ],
 )
 def test_the_siblings_entry_points_read_from_files_match_importlib_metadata(
     group: str, name: str

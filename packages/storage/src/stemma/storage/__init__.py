@@ -5,7 +5,7 @@ Open it by name with ``stemma.core.store.open_store(kind="delta")`` or directly 
 :func:`artifacts` and :func:`lineage`.
 
 Names are imported on first use (PEP 562): a worker process that only stages a bundle
-(:mod:`stemma.storage.staging`) imports neither deltalake nor pyarrow.
+(:mod:`stemma.storage.worker_store`) imports neither deltalake nor pyarrow.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """Every Delta table's schema, declared once as explicit column types and never inferred.
 
 Columns are declared here in plain terms (:class:`Column`); the ``pyarrow.Schema`` every write
-is cast to is built from them on first use, and pyarrow imported there alone: a reader that
-needs only the tables' names and columns (the dashboard, staging) does not import it.
+is cast to is built from them on first use (pyarrow is imported there alone). A worker
+process that only stages (polars frames written as Parquet) never imports pyarrow: it is a
+fifth of a worker's start-up imports (issue 19).
 """
 
 from __future__ import annotations

@@ -80,10 +80,12 @@ def warm_up() -> None:
 
 
 def _store_module() -> str | None:
-    """The module of the store ``open_store`` would pick (its entry point's target)."""
+    """The module a worker opens of the default store: its worker store's, else the store's."""
     from stemma.core.store import available_stores, default_store_kind
+    from stemma.core.worker_store import worker_store_targets
 
-    target = available_stores().get(default_store_kind())
+    kind = default_store_kind()
+    target = worker_store_targets().get(kind) or available_stores().get(kind)
     return target.partition(":")[0] if target else None
 
 

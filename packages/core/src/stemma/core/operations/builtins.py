@@ -37,7 +37,7 @@ from stemma.core.operations.specs import InputSpec, OutputSpec
 if TYPE_CHECKING:
     import polars as pl
 
-    from stemma.core.store import PipelineStore
+    from stemma.core.worker_store import WorkerStore
 
 # ---------------------------------------------------------------------------- ingestion
 
@@ -298,7 +298,7 @@ class Filter(OperationDefinition):
         frame = inputs["dataset"]
         ids: list[str] = frame.get_column("artifact_id").to_list()
         types: list[str] = frame.get_column("artifact_type").to_list()
-        queries: PipelineStore = store
+        queries: WorkerStore = store
         derived = queries.descendants(ids, artifact_type="metric")
         given = inputs.get("metrics")
         if given is not None:  # only the metrics this step was given (and so is keyed by)

@@ -27,8 +27,8 @@ from stemma.core.engine.worker.creator_lifecycle import (
 )
 from stemma.core.operations.drafts import FinalizedArtifact
 from stemma.core.operations.results import validate_result
-from stemma.core.store import PipelineStore
 from stemma.core.temp_dirs import owned_temp_dir
+from stemma.core.worker_store import WorkerStore
 
 BASE_COLUMNS: tuple[str, ...] = ("artifact_id", "original_name", "artifact_type")
 """The columns every curator input frame has."""
@@ -43,7 +43,7 @@ _DTYPES: dict[type, type[pl.DataType]] = {
 def run_curator(
     unit: ExecutionUnit,
     inputs: Mapping[str, Sequence[FinalizedArtifact]],
-    store: PipelineStore,
+    store: WorkerStore,
     *,
     associated: Mapping[str, Mapping[str, Mapping[str, list[FinalizedArtifact]]]] | None = None,
 ) -> LifecycleOutcome:

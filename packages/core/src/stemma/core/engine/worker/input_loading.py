@@ -26,7 +26,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from stemma.core.engine.units import ExecutionUnit
 from stemma.core.operations.drafts import FinalizedArtifact
 from stemma.core.operations.specs import UNDECLARED_INPUT, InputSpec
-from stemma.core.store import PipelineStore
+from stemma.core.worker_store import WorkerStore
 
 Associated = dict[str, dict[str, dict[str, list[FinalizedArtifact]]]]
 """``{role: {input artifact id: {type: [associated artifacts]}}}``."""
@@ -43,7 +43,7 @@ MAX_WINDOW = 512
 
 def load_inputs(
     unit: ExecutionUnit,
-    store: PipelineStore,
+    store: WorkerStore,
     loaded: Mapping[str, FinalizedArtifact] | None = None,
 ) -> tuple[Inputs, Associated]:
     """The unit's inputs by role (hydrated or not, per role) and their associated artifacts.
@@ -78,7 +78,7 @@ def load_inputs(
 
 
 def load_pack(
-    units: Sequence[ExecutionUnit], store: PipelineStore
+    units: Sequence[ExecutionUnit], store: WorkerStore
 ) -> Iterator[tuple[ExecutionUnit, tuple[Inputs, Associated] | Exception]]:
     """Each unit of a pack with its loaded inputs, or the error loading them, in pack order.
 
@@ -103,7 +103,7 @@ def load_pack(
 
 
 def _read_window(
-    window: Sequence[ExecutionUnit], store: PipelineStore
+    window: Sequence[ExecutionUnit], store: WorkerStore
 ) -> dict[str, FinalizedArtifact] | None:
     """The inputs of a window's units; None if the read failed (then read per unit).
 
@@ -149,7 +149,7 @@ def _dry(artifact: FinalizedArtifact) -> FinalizedArtifact:
 
 
 def _associated(
-    roles: Mapping[str, tuple[str, ...]], specs: Mapping[str, InputSpec], store: PipelineStore
+    roles: Mapping[str, tuple[str, ...]], specs: Mapping[str, InputSpec], store: WorkerStore
 ) -> Associated:
     found: Associated = {}
     for role, ids in roles.items():

@@ -19,7 +19,7 @@ from stemma.core.operations.drafts import FinalizedArtifact, file_name_problem
 from stemma.core.operations.specs import UNDECLARED_INPUT, InputSpec
 
 Loader = Callable[[Collection[str]], Mapping[str, FinalizedArtifact]]
-"""Loads artifacts (with content) by id: ``PipelineStore.load_artifacts``."""
+"""Loads artifacts (with content) by id: ``WorkerStore.load_artifacts``."""
 
 REFERENCED_DIR = "_referenced"
 """Folder under ``materialized_inputs/`` for artifacts only a config refers to."""

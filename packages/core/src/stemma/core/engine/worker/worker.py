@@ -34,7 +34,7 @@ from stemma.core.engine.worker.spare_sandboxes import reused_sandboxes
 from stemma.core.execution_records import ExecutionRecord
 from stemma.core.operations.kinds import OperationKind
 from stemma.core.run_ids import new_attempt_id
-from stemma.core.store import PipelineStore, open_pipeline_store
+from stemma.core.worker_store import WorkerStore, open_worker_store
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -69,7 +69,7 @@ class UnitReport:
         return sum(len(ids) for ids in self.outputs.values())
 
 
-def run_unit(unit: ExecutionUnit, store: PipelineStore | None = None) -> UnitReport:
+def run_unit(unit: ExecutionUnit, store: WorkerStore | None = None) -> UnitReport:
     """Run one unit and stage its execution record; never raises for the unit's failures.
 
     Args:
@@ -83,7 +83,7 @@ def run_unit(unit: ExecutionUnit, store: PipelineStore | None = None) -> UnitRep
     started = dt.datetime.now(dt.UTC)
     if store is None:
         try:
-            store = open_pipeline_store(unit.root, kind=unit.store_kind)
+            store = open_worker_store(unit.root, kind=unit.store_kind)
         except Exception as err:
             outcome = failure_outcome(err, None, prefix="could not open the store: ")
             return _unstaged(unit, _record(unit, run_id, started, outcome), outcome, None)
@@ -91,7 +91,7 @@ def run_unit(unit: ExecutionUnit, store: PipelineStore | None = None) -> UnitRep
     return _stage(store, unit, _record(unit, run_id, started, outcome), outcome, seconds)
 
 
-def run_pack(units: Sequence[ExecutionUnit], store: PipelineStore) -> list[UnitReport]:
+def run_pack(units: Sequence[ExecutionUnit], store: WorkerStore) -> list[UnitReport]:
     """Run a worker's pack of units and stage them as one bundle; never raises for the units.
 
     Under ``fail_fast`` the pack ends at a failed unit (or once another worker's unit of the
@@ -126,13 +126,13 @@ def run_pack(units: Sequence[ExecutionUnit], store: PipelineStore) -> list[UnitR
 
 
 def report_outcome(
-    unit: ExecutionUnit, outcome: LifecycleOutcome, started: dt.datetime, store: PipelineStore
+    unit: ExecutionUnit, outcome: LifecycleOutcome, started: dt.datetime, store: WorkerStore
 ) -> UnitReport:
     """Stage an outcome made outside a worker (an external runner's), by the same rules."""
     return _stage(store, unit, _record(unit, new_attempt_id(), started, outcome), outcome)
 
 
-def report_crash(unit: ExecutionUnit, error: BaseException, store: PipelineStore) -> UnitReport:
+def report_crash(unit: ExecutionUnit, error: BaseException, store: WorkerStore) -> UnitReport:
     """Record a unit whose worker died: called by the orchestrator, same record and log rules."""
     outcome = failure_outcome(error, None, prefix="the worker died: ")
     record = _record(unit, new_attempt_id(), dt.datetime.now(dt.UTC), outcome)
@@ -141,7 +141,7 @@ def report_crash(unit: ExecutionUnit, error: BaseException, store: PipelineStore
 
 def _timed(
     unit: ExecutionUnit,
-    store: PipelineStore,
+    store: WorkerStore,
     run_id: str,
     loaded: tuple[Inputs, Associated] | Exception | None = None,
 ) -> tuple[LifecycleOutcome, float]:
@@ -153,7 +153,7 @@ def _timed(
 
 def _execute(
     unit: ExecutionUnit,
-    store: PipelineStore,
+    store: WorkerStore,
     run_id: str,
     loaded: tuple[Inputs, Associated] | Exception | None = None,
 ) -> LifecycleOutcome:
@@ -226,7 +226,7 @@ def _record(
 
 
 def _stage(
-    store: PipelineStore,
+    store: WorkerStore,
     unit: ExecutionUnit,
     record: ExecutionRecord,
     outcome: LifecycleOutcome,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from stemma.core.backends import worker_stop
 from stemma.core.engine.fail_fast import NOT_STARTED
 from stemma.core.engine.units import ExecutionUnit
-from stemma.core.store import PipelineStore
+from stemma.core.worker_store import WorkerStore
 
 if TYPE_CHECKING:
     from stemma.core.engine.worker.worker import UnitReport
@@ -73,9 +73,7 @@ class UnitOutcome:
         )
 
     @classmethod
-    def crashed(
-        cls, unit: ExecutionUnit, error: BaseException, store: PipelineStore
-    ) -> UnitOutcome:
+    def crashed(cls, unit: ExecutionUnit, error: BaseException, store: WorkerStore) -> UnitOutcome:
         """Stage the failure record of a unit whose worker died, and report it."""
         from stemma.core.engine.worker.worker import report_crash
 
@@ -126,13 +124,13 @@ def _outcome(
 def run_units(units: Sequence[ExecutionUnit]) -> list[UnitOutcome]:
     """Run a pack of units one after another in this worker (``units_per_worker``)."""
     from stemma.core.engine.worker.worker import run_pack, run_unit
-    from stemma.core.store import open_pipeline_store
+    from stemma.core.worker_store import open_worker_store
 
     if not units:
         return []
     try:
         try:  # once per pack: opening a store is not free
-            store = open_pipeline_store(units[0].root, kind=units[0].store_kind)
+            store = open_worker_store(units[0].root, kind=units[0].store_kind)
         except Exception:  # run_unit tries again and reports the error per unit
             reports = [run_unit(unit) for unit in units]
         else:
