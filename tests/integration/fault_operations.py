@@ -42,10 +42,20 @@ class DieOnMatch(CopyUnlessRefused):
         return None
 
 
+STUBBORN_MARKERS_ENV = "STEMMA_TEST_STUBBORN_MARKERS"
+"""A folder where each stubborn unit leaves ``{pid}`` once it ignores SIGTERM."""
+
+
+def stubborn_units(folder: Path) -> list[str]:
+    """The pids of the workers whose stubborn unit already ignores SIGTERM."""
+    return sorted(path.name for path in folder.glob("*")) if folder.is_dir() else []
+
+
 class StubbornSlowCopy(CopyUnlessRefused):
     """Copy each dataset after sleeping ``seconds``, ignoring SIGTERM meanwhile: a tool that a
     force cancel's SIGTERM does not stop, so only the SIGKILL after the grace period (or a hard
-    cancel) does."""
+    cancel) does. A test waits for its marker (``STUBBORN_MARKERS_ENV``) before a force press: a
+    unit sent is not yet a unit that ignores SIGTERM (its worker may still be reading inputs)."""
 
     class Params(BaseModel):
         seconds: float = 60.0
@@ -55,6 +65,8 @@ class StubbornSlowCopy(CopyUnlessRefused):
 
     def refusal(self, path: Path) -> str | None:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        if folder := os.environ.get(STUBBORN_MARKERS_ENV):
+            Path(folder, str(os.getpid())).touch()
         time.sleep(self.params.seconds)
         return None
 

@@ -5,8 +5,11 @@ from __future__ import annotations
 import pathlib
 import time
 from collections.abc import Callable
+from typing import TypeVar
 
 from stemma.core.live import RunState, list_states
+
+_T = TypeVar("_T")
 
 
 def wait_for_run(
@@ -21,10 +24,21 @@ def wait_for_run(
     Raises:
         AssertionError: none was within ``timeout`` seconds.
     """
+    found = wait_for(
+        lambda: next((state for state in list_states(root) if ready(state)), None), timeout, what
+    )
+    return found
+
+
+def wait_for(found: Callable[[], _T | None], timeout: float, what: str) -> _T:
+    """What ``found`` returns once it is not None (nor empty), polled every 50 ms.
+
+    Raises:
+        AssertionError: it was not within ``timeout`` seconds.
+    """
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        for state in list_states(root):
-            if ready(state):
-                return state
+        if value := found():
+            return value
         time.sleep(0.05)
     raise AssertionError(f"{what} never reached the awaited state")

@@ -22,7 +22,9 @@ from stemma.core.cancel_levels import CANCEL_GRACE_ENV
 from stemma.core.front.pipeline import Pipeline
 from stemma.core.live import RunState, RunStatus, read_state, request_cancel
 from stemma.core.store import open_pipeline_store
+from tests.integration.fault_operations import STUBBORN_MARKERS_ENV, stubborn_units
 from tests.integration.process_tree import alive, descendants
+from tests.integration.run_waits import wait_for
 
 SCRIPT = pathlib.Path(__file__).with_name("cancellable_pipeline.py")
 
@@ -33,6 +35,8 @@ def _start(
     env = dict(os.environ)
     if grace is not None:
         env[CANCEL_GRACE_ENV] = str(grace)
+    if stubborn:
+        env[STUBBORN_MARKERS_ENV] = str(_markers(root))
     process = subprocess.Popen(
         [sys.executable, str(SCRIPT), str(root), str(seconds), *(["stubborn"] if stubborn else [])],
         env=env,
@@ -60,6 +64,13 @@ def _wait_state(
             return state
         time.sleep(0.05)
     raise AssertionError(f"run {run_id} never reached the awaited state")
+
+
+def _markers(root: pathlib.Path) -> pathlib.Path:
+    """Where stubborn units say they ignore SIGTERM (inside the test's own root folder)."""
+    folder = root / "stubborn-started"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 def _slow_step_running(state: RunState) -> bool:
@@ -142,6 +153,8 @@ def test_force_and_hard_presses_leave_no_worker_behind(
         tmp_path, seconds=60.0, stubborn=stubborn, grace=60.0 if stubborn else None
     )
     _wait_state(tmp_path, run_id, _slow_step_running)
+    if stubborn:  # a unit sent is not yet one that ignores SIGTERM: the force press would end it
+        wait_for(lambda: stubborn_units(_markers(tmp_path)), 60, "a stubborn unit")
     workers = descendants(process.pid)
     assert workers, "the slow step's workers should be running"
     started = time.monotonic()

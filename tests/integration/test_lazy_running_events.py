@@ -16,6 +16,7 @@ from stemma.core.engine import engine_run
 from stemma.core.execution_records import ExecutionRecord
 from stemma.storage import DeltaStore, steps
 from stemma.storage.schemas import STEPS
+from stemma.storage.worker_store import DeltaWorkerStore
 
 
 def touch(i: int, out_path: str) -> None:
@@ -80,11 +81,12 @@ def test_a_long_step_shows_running_in_the_history_while_it_runs(
 def test_a_step_whose_staging_fails_still_records_its_running_event(
     tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def disk_full(self: DeltaStore, records: ExecutionRecord | Sequence[ExecutionRecord]) -> None:
+    def disk_full(self: object, records: ExecutionRecord | Sequence[ExecutionRecord]) -> None:
         raise OSError("no space left on device")
 
-    for method in ("stage_execution", "stage_executions"):  # the workers are threads here
-        monkeypatch.setattr(DeltaStore, method, disk_full)
+    for store in (DeltaStore, DeltaWorkerStore):  # the workers are threads here, and stage
+        for method in ("stage_execution", "stage_executions"):  # through the worker store
+            monkeypatch.setattr(store, method, disk_full)
     step = apply(name="unstaged", fn=touch, version="v0", i=0, out_path=OUT)
     with pytest.raises(StepFailedError, match="unstaged"):
         run(step, root=tmp_path, backend="local-thread")
