@@ -30,7 +30,10 @@ MAX_ROWS = 65_536
 
 
 def with_input_rows(store: PipelineStore, units: Sequence[ExecutionUnit]) -> list[ExecutionUnit]:
-    """``units``, those whose roles all go dry given their inputs' rows (one store read)."""
+    """``units``, each unit whose roles are all dry given its inputs' rows (one store call).
+
+    Units that hydrate a role, or that load no inputs, are returned as they were.
+    """
     dry = [unit.operation.loads_inputs and not hydrates(unit) for unit in units]
     wanted = {
         artifact_id
