@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 from pydantic import BaseModel
+from stubborn_markers import STUBBORN_MARKERS_ENV
 
 from stemma.core.examples import CopyUnlessRefused
 
@@ -40,15 +41,6 @@ class DieOnMatch(CopyUnlessRefused):
             os.kill(os.getpid(), signal.SIGKILL)
         time.sleep(self.params.pause)  # the other units are still running when one worker dies
         return None
-
-
-STUBBORN_MARKERS_ENV = "STEMMA_TEST_STUBBORN_MARKERS"
-"""A folder where each stubborn unit leaves ``{pid}`` once it ignores SIGTERM."""
-
-
-def stubborn_units(folder: Path) -> list[str]:
-    """The pids of the workers whose stubborn unit already ignores SIGTERM."""
-    return sorted(path.name for path in folder.glob("*")) if folder.is_dir() else []
 
 
 class StubbornSlowCopy(CopyUnlessRefused):

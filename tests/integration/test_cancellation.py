@@ -22,9 +22,9 @@ from stemma.core.cancel_levels import CANCEL_GRACE_ENV
 from stemma.core.front.pipeline import Pipeline
 from stemma.core.live import RunState, RunStatus, read_state, request_cancel
 from stemma.core.store import open_pipeline_store
-from tests.integration.fault_operations import STUBBORN_MARKERS_ENV, stubborn_units
 from tests.integration.process_tree import alive, descendants
 from tests.integration.run_waits import wait_for
+from tests.integration.stubborn_markers import STUBBORN_MARKERS_ENV, stubborn_units
 
 SCRIPT = pathlib.Path(__file__).with_name("cancellable_pipeline.py")
 

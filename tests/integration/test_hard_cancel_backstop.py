@@ -18,7 +18,8 @@ import time
 from stemma.core.cancel_levels import CANCEL_GRACE_ENV
 from stemma.core.engine.cancellation import HARD_EXIT_CODE
 from tests.integration.process_tree import alive, descendants
-from tests.integration.run_waits import wait_for_run
+from tests.integration.run_waits import wait_for, wait_for_run
+from tests.integration.stubborn_markers import STUBBORN_MARKERS_ENV, stubborn_units
 
 SCRIPT = pathlib.Path(__file__).with_name("hanging_hard_cancel.py")
 BACKSTOP = 3.0
@@ -28,9 +29,12 @@ def test_a_hard_press_exits_by_the_backstop_when_the_kill_never_returns(
     tmp_path: pathlib.Path,
 ) -> None:
     root = tmp_path / "a root"
+    markers = tmp_path / "stubborn-started"
+    markers.mkdir()
     process = subprocess.Popen(
         [sys.executable, str(SCRIPT), str(root), str(BACKSTOP)],
-        env={**os.environ, CANCEL_GRACE_ENV: "60"},  # the force press's grace outlasts the test
+        # the force press's grace outlasts the test; each stubborn unit says when it ignores SIGTERM
+        env={**os.environ, CANCEL_GRACE_ENV: "60", STUBBORN_MARKERS_ENV: str(markers)},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -40,6 +44,7 @@ def test_a_hard_press_exits_by_the_backstop_when_the_kill_never_returns(
         assert process.stdout is not None
         assert process.stdout.readline().strip(), "the script printed no run id"
         wait_for_run(root, lambda s: len(s.steps) >= 2 and s.steps[1].running > 0)
+        wait_for(lambda: stubborn_units(markers), 60, "a stubborn unit")  # else force ends it
         workers = descendants(process.pid)
         for level in (1, 2):  # each press seen before the next: signals close together merge
             os.killpg(process.pid, signal.SIGINT)

@@ -14,7 +14,7 @@ from concurrent.futures import Future
 from typing import Any
 
 import pytest
-from submitit.core.utils import cloudpickle_dump
+from submitit.core.utils import cloudpickle_dump, temporary_save_path
 
 from stemma.core.backends.base import WorkerCrashedError
 from stemma.core.live import RunState, RunStatus, write_state
@@ -200,6 +200,12 @@ def _settled(future: Future[Any]) -> Any:
     return future.exception(timeout=30) or future.result()
 
 
+def _write_result(path: pathlib.Path, value: object) -> None:
+    """Write a result file as submitit does: whole, by a rename (a watcher never reads half)."""
+    with temporary_save_path(path) as partial:
+        cloudpickle_dump(value, partial)
+
+
 def test_an_adopted_step_settles_from_its_result_or_as_crashed_once_squeue_lost_it(
     tmp_path: pathlib.Path,
 ) -> None:
@@ -221,8 +227,8 @@ def test_an_adopted_step_settles_from_its_result_or_as_crashed_once_squeue_lost_
     assert not futures[0].done()
     assert not futures[1].done()
 
-    cloudpickle_dump(run_element(lambda n: n * n, 7), ok.result)
-    cloudpickle_dump(run_element(_fail, "row 3 is corrupt"), failing.result)
+    _write_result(ok.result, run_element(lambda n: n * n, 7))
+    _write_result(failing.result, run_element(_fail, "row 3 is corrupt"))
     watcher.join(timeout=30)
 
     assert _settled(futures[0]) == 49
