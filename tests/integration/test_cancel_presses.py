@@ -20,7 +20,8 @@ import pytest
 from stemma.core.engine.cancellation import HARD_EXIT_CODE
 from stemma.core.live import RunState, RunStatus, list_states
 from tests.integration.process_tree import alive, descendants
-from tests.integration.run_waits import wait_for_run
+from tests.integration.run_waits import wait_for, wait_for_run
+from tests.integration.stubborn_markers import STUBBORN_MARKERS_ENV, stubborn_units
 
 HERE = pathlib.Path(__file__).parent
 ENDED_BY_CTRL_C = (-signal.SIGINT, HARD_EXIT_CODE)
@@ -125,7 +126,7 @@ def _slow_units_running(state: RunState) -> bool:
     return sum(step.running for step in state.steps if "slow" in step.name) >= 2
 
 
-def _start(argv: list[str]) -> subprocess.Popen[str]:
+def _start(argv: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, *argv],
         stdout=subprocess.PIPE,
@@ -133,7 +134,11 @@ def _start(argv: list[str]) -> subprocess.Popen[str]:
         text=True,
         start_new_session=True,
         # Workers import the scripts' code from here.
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(HERE), _PYTHONPATH]))},
+        env={
+            **os.environ,
+            **(env or {}),
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(HERE), _PYTHONPATH])),
+        },
     )
 
 
@@ -180,11 +185,23 @@ def test_hard_press_runs_the_scripts_finally_then_ends_as_documented(
     root, marker, script = tmp_path / "root", tmp_path / "marker.txt", tmp_path / "script.py"
     root.mkdir()
     script.write_text(FINALLY_SCRIPT)
-    process = _start([*launcher, str(script), str(root), str(marker)])
-    state = wait_for_run(root, _slow_units_running)
-    workers = descendants(process.pid)
-    assert workers
-    _press_as_fast_as_delivered(process, 3)
+    markers = tmp_path / "stubborn-started"
+    markers.mkdir()
+    process = _start(
+        [*launcher, str(script), str(root), str(marker)], {STUBBORN_MARKERS_ENV: str(markers)}
+    )
+    try:
+        state = wait_for_run(root, _slow_units_running)
+        # A unit sent may still be reading its inputs: until it ignores SIGTERM, the force press
+        # would end the run, and the process, with the hard press still pending.
+        wait_for(lambda: stubborn_units(markers), 60, "a stubborn unit")
+        workers = descendants(process.pid)
+        assert workers
+        _press_as_fast_as_delivered(process, 3)
+    except BaseException:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        raise
     err = _ended(process, root, state.run_id)
     assert marker.read_text() == "finally ran", err  # the KeyboardInterrupt unwound the script
     assert process.returncode in codes, err

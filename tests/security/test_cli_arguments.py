@@ -66,7 +66,12 @@ def _write_text(text: str, out: str) -> int:
 
 
 def _tree(base: pathlib.Path) -> set[str]:
-    return {str(path.relative_to(base)) for path in base.rglob("*")}
+    """Every path under ``base``; os.walk skips a folder that goes while it walks (a retired
+    bundle deleted by the last run's cleanup), where ``rglob`` raised FileNotFoundError."""
+    found: set[str] = set()
+    for folder, dirs, files in os.walk(base):
+        found.update(str(pathlib.Path(folder, name).relative_to(base)) for name in dirs + files)
+    return found
 
 
 @pytest.fixture(scope="module")
