@@ -17,6 +17,8 @@ from stemma.core.errors import StoreUnavailableError
 sys.path.insert(0, str(pathlib.Path(__file__).parent))  # spawned workers inherit sys.path
 import backend_tasks
 
+from tests.core.worker_children import spawned_workers
+
 
 @pytest.fixture
 def backend() -> Iterator[LocalBackend]:
@@ -144,3 +146,33 @@ def test_local_backend_forkserver_workers_run_units() -> None:
         assert local.submit(backend_tasks.square, 7).result(timeout=120) == 49
     finally:
         local.terminate()
+
+
+def test_start_early_starts_one_worker_and_the_first_submit_starts_the_others() -> None:
+    before = spawned_workers()
+    local = LocalBackend(max_workers=2, warm=False)
+    try:
+        local.start_early()
+        early = spawned_workers() - before
+        assert len(early) == 1
+        assert local.submit(backend_tasks.square, 4).result(timeout=60) == 16
+        workers = spawned_workers() - before
+        assert len(workers) == 2
+        assert early <= workers  # the early worker is one of the pool's, not a spare
+        local.start_early(workers=5)  # never more than max_workers
+        assert spawned_workers() - before == workers
+    finally:
+        local.terminate()
+    assert not spawned_workers() - before
+
+
+def test_a_backend_started_early_and_shut_down_unused_leaves_no_worker() -> None:
+    before = spawned_workers()
+    local = LocalBackend(max_workers=2)
+    local.start_early()
+    assert len(spawned_workers() - before) == 1
+    local.shutdown()  # nothing was sent: the warming worker is stopped, not waited for
+    assert not spawned_workers() - before
+    local.terminate()
+    local.start_early()  # a terminated backend starts nothing again
+    assert not spawned_workers() - before

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Literal
 
 from stemma.core.errors import StoreUnavailableError
+from stemma.core.layout import resolve_root
 from stemma.core.sqlite_store.schema import DATABASE_FILE as SQLITE_FILE
 from stemma.core.store import STORE_ENV, PipelineStore, open_pipeline_store
 
@@ -42,6 +43,18 @@ def history_kind(root: str | os.PathLike[str]) -> HistoryKind | None:
     if (path / SQLITE_FILE).is_file() and not (delta / SQLITE_IMPORT_MARKER).is_file():
         return "sqlite"
     return "delta" if delta.is_dir() else None
+
+
+def nothing_built(root: str | os.PathLike[str] | None) -> bool:
+    """True when a new run on ``root`` can find nothing built: every step it asks for executes.
+
+    That is a root with no history yet, opened with a built-in store (one that ``$STEMMA_STORE``
+    names otherwise may keep its history elsewhere). A few ``stat`` calls; nothing is created.
+    """
+    named = os.environ.get(STORE_ENV)
+    if named and named not in _BUILT_IN:
+        return False
+    return history_kind(resolve_root(root)) is None
 
 
 def open_history_store(root: str | os.PathLike[str]) -> PipelineStore | None:

@@ -135,3 +135,16 @@ class Backend(Protocol):
         Nothing is left behind.
         """
         ...
+
+
+def start_workers_early(backend: Backend) -> None:
+    """Have ``backend`` start its first worker now, if it starts workers (the local pool does).
+
+    Called when a run's step is about to execute, before the step records its start, reads its
+    inputs and plans its units: a worker's start-up (half a second of imports) then passes
+    meanwhile instead of in front of the first unit. A fully cached run never gets here, so it
+    starts no worker.
+    """
+    start = getattr(backend, "start_early", None)
+    if callable(start):
+        start()

@@ -9,12 +9,14 @@ every unit in flight. Only the unit whose worker died is failed, with
 :class:`WorkerCrashedError` naming how it died and its peak memory; the units that were merely
 running beside it go to a fresh pool, up to :data:`MAX_RESUBMITS` times (``worker_deaths``).
 
-The pool starts on the first submit (a fully cached run starts none) and then starts every
-worker at once, each warming up in its initializer: the seconds a worker spends importing
-polars, pyarrow and delta-rs pass while the first units run elsewhere, instead of in front of
-the first unit it is given later (the pool would otherwise spawn one worker per submit).
-Once every unit is settled, shutdown kills the workers rather than waiting for them: they hold
-no work, and nobody should wait for a warm-up nothing will use.
+A run starts one worker as soon as it knows a step will execute (``start_early``: as it opens a
+root with no history, else when its first step misses the cache; its imports pass while the
+orchestrator opens the store or plans the step; a fully cached run starts none); the first
+submit starts every other worker at once, each warming up in its initializer: the half second a
+worker spends importing polars and stemma's operations passes while the first units run
+elsewhere, instead of in front of the first unit it is given later (the pool would otherwise
+spawn one worker per submit). Once every unit is settled, shutdown kills the workers rather than
+waiting for them: they hold no work, and nobody should wait for a warm-up nothing will use.
 """
 
 from __future__ import annotations
@@ -104,6 +106,8 @@ class LocalBackend:
         self.cancel_grace_seconds = cancel_grace(cancel_grace_seconds, LOCAL_CANCEL_GRACE)
         self._context = multiprocessing.get_context(start_method)
         self._pool: ProcessPoolExecutor | None = None
+        self._spawned = 0
+        """Workers the current pool has started (it never stops one while it lives)."""
         self._lock = threading.Lock()
         self._peak_rss_kb: dict[int, int] = {}
         self._workers: dict[ProcessPoolExecutor, dict[int, BaseProcess]] = {}
@@ -155,25 +159,48 @@ class LocalBackend:
         task.outer.link(inner)
         inner.add_done_callback(lambda done: self._settle(task, done))
 
+    def start_early(self, workers: int = 1) -> None:
+        """Start up to ``workers`` workers now, before any unit is sent (the rest start with it).
+
+        A step about to execute calls this (``start_workers_early``) so that a worker's
+        start-up passes while the orchestrator records the step and plans its units. One is
+        enough: the first step is often one unit, and on a small machine more workers starting
+        beside the orchestrator would only share its cores.
+        """
+        with self._lock:
+            if not self._terminating:
+                self._spawn_workers(min(workers, self.max_workers))
+
     def _current_pool(self) -> ProcessPoolExecutor | None:
-        """The pool, started on first use; None once terminated (nothing starts again)."""
+        """The pool with every worker started; None once terminated (nothing starts again)."""
         with self._lock:
             if self._terminating:
                 return None
-            if self._pool is None:
-                self._pool = pool = ProcessPoolExecutor(
-                    self.max_workers,
-                    mp_context=self._context,
-                    initializer=init_worker,
-                    initargs=(os.getpid(), self._warm),
-                )
-                # The pool spawns a worker per submit while none is idle: one trivial task per
-                # worker starts them all now (each runs it once its initializer is done).
-                with signals_blocked(), main_hidden(not self._import_main):  # workers start
-                    for _ in range(self.max_workers):
-                        pool.submit(os.getpid)
-                self._remember_workers(pool)
+            if self._pool is None or self._spawned < self.max_workers:
+                self._spawn_workers(self.max_workers)
             return self._pool
+
+    def _spawn_workers(self, count: int) -> None:
+        """Make the pool if needed and start workers until it has ``count`` (lock held)."""
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(
+                self.max_workers,
+                mp_context=self._context,
+                initializer=init_worker,
+                initargs=(os.getpid(), self._warm),
+            )
+            self._spawned = 0
+        pool = self._pool
+        # The pool spawns a worker per submit while none is idle: one trivial task per missing
+        # worker starts it now (it runs the task once its initializer is done). A worker that
+        # is idle takes the task instead, so ask until the pool counts enough workers.
+        with signals_blocked(), main_hidden(not self._import_main):  # workers start here
+            for _ in range(count + 1):
+                if len(_processes(pool)) >= count:
+                    break
+                pool.submit(os.getpid)
+        self._spawned = max(self._spawned, len(_processes(pool)))
+        self._remember_workers(pool)
 
     def _remember_workers(self, pool: ProcessPoolExecutor) -> None:
         """Keep handles on the pool's workers (call with the lock held)."""

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import cast
 
 from stemma.core.artifact import Artifact
+from stemma.core.backends.base import start_workers_early
 from stemma.core.context import StepContext
 from stemma.core.engine.function_cache import built_record, committed_without_event
 from stemma.core.engine.function_operation import (
@@ -97,6 +98,7 @@ def _execute(
     *,
     release: Callable[[], None],
 ) -> StepResult | PendingStep:
+    start_workers_early(ctx.backend)
     step_run_id = new_attempt_id()
     step.outputs_from = step_run_id
     event = event_factory(ctx, step, step_run_id)

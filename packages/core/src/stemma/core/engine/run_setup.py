@@ -5,10 +5,12 @@ One place for what ``Pipeline.create`` and ``Pipeline.resume`` have in common.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Mapping
+from collections.abc import Generator, Mapping
 from typing import Any
 
+from stemma.core.backends.base import Backend, start_workers_early
 from stemma.core.backends.registry import open_backend
 from stemma.core.dry_run_switch import refuse_in_dry_run
 from stemma.core.engine.planned_step import CachePolicy, PlannedStep
@@ -29,19 +31,20 @@ def default_backend() -> str:
     return os.environ.get(BACKEND_ENV) or "local"
 
 
-def open_context(
-    store: PipelineStore,
-    *,
-    run_id: str,
-    name: str,
+def open_run_backend(
     backend: str | None,
+    *,
     max_workers: int | None,
-    cache_policy: CachePolicy,
-    preserve_working: bool,
-    steps: Mapping[int, PlannedStep] | None = None,
     import_main: bool = True,
-) -> PipelineContext:
-    """The shared context of a run on ``store`` (already recovered), with its backend opened.
+    will_execute: bool = False,
+) -> Backend:
+    """Open the run's backend; ``will_execute`` also starts its first worker now.
+
+    A run that knows as it opens that a step will execute (nothing on its root can be answered
+    from the store, or it skips the cache) opens its backend before its store, and its first
+    local worker's start-up (half a second of imports) passes while the orchestrator imports
+    and recovers the store. Any other run starts it when its first step misses the cache
+    (``start_workers_early``), so a fully cached run starts none.
 
     ``import_main`` False starts local workers without running the main script again (nothing
     they run is defined there).
@@ -49,15 +52,42 @@ def open_context(
     Raises:
         StoreUnavailableError: the backend's package is not installed (the message says which).
     """
-    refuse_in_dry_run(f"run {run_id}")  # (a Pipeline plans without a context: dry_pipeline)
-    unwritable = store.layout.unwritable()
-    if unwritable is not None and not isinstance(store, ReadOnlyRootStore):
-        store = ReadOnlyRootStore(store, unwritable)  # (one passed in: open_store does not wrap)
     chosen = backend or default_backend()
     options: dict[str, Any] = {"max_workers": max_workers}
     if chosen == "local":  # only a spawned pool re-runs the main script (see main_module)
         options["import_main"] = import_main
     engine = open_backend(chosen, **options)
+    if will_execute:
+        start_workers_early(engine)
+    return engine
+
+
+@contextlib.contextmanager
+def shut_if_failed(engine: Backend) -> Generator[None]:
+    """Stop ``engine`` (a worker it started early) if the run cannot open: nothing will use it."""
+    try:
+        yield
+    except BaseException:
+        engine.shutdown(cancel_pending=True)
+        raise
+
+
+def open_context(
+    store: PipelineStore,
+    *,
+    run_id: str,
+    name: str,
+    engine: Backend,
+    max_workers: int | None,
+    cache_policy: CachePolicy,
+    preserve_working: bool,
+    steps: Mapping[int, PlannedStep] | None = None,
+) -> PipelineContext:
+    """The shared context of a run on ``store`` (already recovered) and ``engine`` (opened)."""
+    refuse_in_dry_run(f"run {run_id}")  # (a Pipeline plans without a context: dry_pipeline)
+    unwritable = store.layout.unwritable()
+    if unwritable is not None and not isinstance(store, ReadOnlyRootStore):
+        store = ReadOnlyRootStore(store, unwritable)  # (one passed in: open_store does not wrap)
     if shares_root(engine) and isinstance(store, SharedStagingStore):
         # Its workers stage from other hosts: commits must read staged files, not list them.
         store.expect_shared_filesystem()

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from itertools import islice
 from typing import Any, TypeVar
 
-from stemma.core.backends.base import Backend
+from stemma.core.backends.base import Backend, start_workers_early
 from stemma.core.engine.associations import reads_associations
 from stemma.core.engine.curator_workers import curator_workers
 from stemma.core.engine.fail_fast import halt_if_failed, marker_path
@@ -101,6 +101,8 @@ def _execute(
     # it is recorded once, on the attempt's running event, not on each unit's execution row.
     # Opened first: a hard cancel landing between the two still closes the attempt.
     ctx.opened(step_run_id, step.number, event)
+    if step.operation.kind is not OperationKind.CURATOR:  # (a curator has a process of its own)
+        start_workers_early(ctx.backend)
     ctx.record([event(StepStatus.RUNNING, metadata={"provenance": dict(ctx.provenance)})])
     promote_files(ctx, step, step_run_id)
     inputs = _resolve_inputs(ctx, step, upstream)

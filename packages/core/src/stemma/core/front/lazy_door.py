@@ -24,7 +24,12 @@ from stemma.core.engine.function_operation import FunctionOperation
 from stemma.core.engine.planned_step import CachePolicy, FailurePolicy, PlannedStep
 from stemma.core.engine.references import StepResult
 from stemma.core.engine.run_context import PipelineContext
-from stemma.core.engine.run_setup import default_backend, open_context
+from stemma.core.engine.run_setup import (
+    default_backend,
+    open_context,
+    open_run_backend,
+    shut_if_failed,
+)
 from stemma.core.errors import (
     DamagedStoreError,
     RunCancelledError,
@@ -105,16 +110,20 @@ def build(
         for step in planned:
             if step.operation.kind is not OperationKind.FUNCTION:
                 refuse_unsendable_operation(step.name, step.operation, backend)
-    context = open_context(
-        store,
-        run_id=run_id,
-        name=options.name,
-        backend=backend,
-        max_workers=options.max_workers,
-        cache_policy=CachePolicy.ALL_SUCCEEDED,
-        preserve_working=False,
-        import_main=from_main,
+    # ``order`` holds what must execute: its backend starts a worker now.
+    engine = open_run_backend(
+        backend, max_workers=options.max_workers, import_main=from_main, will_execute=True
     )
+    with shut_if_failed(engine):
+        context = open_context(
+            store,
+            run_id=run_id,
+            name=options.name,
+            engine=engine,
+            max_workers=options.max_workers,
+            cache_policy=CachePolicy.ALL_SUCCEEDED,
+            preserve_working=False,
+        )
     engine = EngineRun(context, parallel_steps=options.parallel_steps)
     try:
         for step in planned:

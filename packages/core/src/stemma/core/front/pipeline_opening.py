@@ -1,8 +1,9 @@
 """Opening the run a :class:`~stemma.core.front.pipeline.Pipeline` drives: new or resumed.
 
 What ``Pipeline.create`` and ``Pipeline.resume`` do before there is a pipeline: check the
-policies, recover the store, open the backend and the run's context; for a resumed run, find it
-and restore its finished steps. Kept apart from the pipeline, which only submits and waits.
+policies, open the backend (first: a new run that will execute starts a local worker meanwhile,
+see ``open_run_backend``), recover the store and open the run's context; for a resumed run, find
+it and restore its finished steps. Kept apart from the pipeline, which only submits and waits.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from typing import Any
 
 from stemma.core.engine.planned_step import CachePolicy, FailurePolicy, parse_policy
 from stemma.core.engine.run_context import PipelineContext
-from stemma.core.engine.run_setup import open_context
+from stemma.core.engine.run_setup import open_context, open_run_backend, shut_if_failed
 from stemma.core.front.run_history import latest_run_id, restore_steps
+from stemma.core.history_source import nothing_built
 from stemma.core.store import open_pipeline_store
 
 
@@ -48,17 +50,20 @@ def open_new_run(
     max_workers: int | None,
 ) -> OpenedRun:
     """A new run ``run_id`` on the store at ``root``, recovered first."""
-    store = open_pipeline_store(root)
-    store.recover()
-    context = open_context(
-        store,
-        run_id=run_id,
-        name=name,
-        backend=backend,
-        max_workers=max_workers,
-        cache_policy=cache_policy,
-        preserve_working=preserve_working,
-    )
+    will_execute = skip_cache or nothing_built(root)
+    engine = open_run_backend(backend, max_workers=max_workers, will_execute=will_execute)
+    with shut_if_failed(engine):
+        store = open_pipeline_store(root)
+        store.recover()
+        context = open_context(
+            store,
+            run_id=run_id,
+            name=name,
+            engine=engine,
+            max_workers=max_workers,
+            cache_policy=cache_policy,
+            preserve_working=preserve_working,
+        )
     return OpenedRun(
         name=name, context=context, skip_cache=skip_cache, failure_policy=failure_policy
     )
@@ -79,31 +84,33 @@ def open_resumed_run(
         ValueError: neither an id nor a name was given, no such run exists, or an unknown
             policy.
     """
-    store = open_pipeline_store(root)
-    store.recover()
-    if pipeline_run_id is None:
-        if name is None:
-            raise ValueError("resume needs pipeline_run_id or name")
-        pipeline_run_id = latest_run_id(store.step_events(), name)
+    if pipeline_run_id is None and name is None:
+        raise ValueError("resume needs pipeline_run_id or name")
+    engine = open_run_backend(backend, max_workers=max_workers)
+    with shut_if_failed(engine):
+        store = open_pipeline_store(root)
+        store.recover()
         if pipeline_run_id is None:
-            raise ValueError(f"no run of pipeline {name!r} under {store.layout.root}")
-    events = store.step_events(pipeline_run_id)
-    if not events:
-        raise ValueError(f"no run {pipeline_run_id!r} under {store.layout.root}")
-    restored, next_number = restore_steps(events)
-    name = pipeline_run_id.rsplit("_", 3)[0]
-    context = open_context(
-        store,
-        run_id=pipeline_run_id,
-        name=name,
-        backend=backend,
-        max_workers=max_workers,
-        cache_policy=parse_policy(
-            CachePolicy, options.get("cache_policy", "all_succeeded"), "cache_policy"
-        ),
-        preserve_working=bool(options.get("preserve_working", False)),
-        steps=restored,
-    )
+            pipeline_run_id = latest_run_id(store.step_events(), name or "")
+            if pipeline_run_id is None:
+                raise ValueError(f"no run of pipeline {name!r} under {store.layout.root}")
+        events = store.step_events(pipeline_run_id)
+        if not events:
+            raise ValueError(f"no run {pipeline_run_id!r} under {store.layout.root}")
+        restored, next_number = restore_steps(events)
+        name = pipeline_run_id.rsplit("_", 3)[0]
+        context = open_context(
+            store,
+            run_id=pipeline_run_id,
+            name=name,
+            engine=engine,
+            max_workers=max_workers,
+            cache_policy=parse_policy(
+                CachePolicy, options.get("cache_policy", "all_succeeded"), "cache_policy"
+            ),
+            preserve_working=bool(options.get("preserve_working", False)),
+            steps=restored,
+        )
     return OpenedRun(
         name=name,
         context=context,
