@@ -111,15 +111,15 @@ def build(
             if step.operation.kind is not OperationKind.FUNCTION:
                 refuse_unsendable_operation(step.name, step.operation, backend)
     # ``order`` holds what must execute: its backend starts a worker now.
-    engine = open_run_backend(
+    workers = open_run_backend(
         backend, max_workers=options.max_workers, import_main=from_main, will_execute=True
     )
-    with shut_if_failed(engine):
+    with shut_if_failed(workers):
         context = open_context(
             store,
             run_id=run_id,
             name=options.name,
-            engine=engine,
+            engine=workers,
             max_workers=options.max_workers,
             cache_policy=CachePolicy.ALL_SUCCEEDED,
             preserve_working=False,

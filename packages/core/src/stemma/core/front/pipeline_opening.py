@@ -84,14 +84,14 @@ def open_resumed_run(
         ValueError: neither an id nor a name was given, no such run exists, or an unknown
             policy.
     """
-    if pipeline_run_id is None and name is None:
-        raise ValueError("resume needs pipeline_run_id or name")
-    engine = open_run_backend(backend, max_workers=max_workers)
+    engine = open_run_backend(backend, max_workers=max_workers)  # (its workers start on demand)
     with shut_if_failed(engine):
         store = open_pipeline_store(root)
         store.recover()
         if pipeline_run_id is None:
-            pipeline_run_id = latest_run_id(store.step_events(), name or "")
+            if name is None:
+                raise ValueError("resume needs pipeline_run_id or name")
+            pipeline_run_id = latest_run_id(store.step_events(), name)
             if pipeline_run_id is None:
                 raise ValueError(f"no run of pipeline {name!r} under {store.layout.root}")
         events = store.step_events(pipeline_run_id)
