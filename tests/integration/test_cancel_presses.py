@@ -21,7 +21,7 @@ from stemma.core.engine.cancellation import HARD_EXIT_CODE
 from stemma.core.live import RunState, RunStatus, list_states
 from tests.integration.process_tree import alive, descendants
 from tests.integration.run_waits import wait_for, wait_for_run
-from tests.integration.stubborn_markers import STUBBORN_MARKERS_ENV, stubborn_units
+from tests.integration.stubborn_markers import STUBBORN_MARKERS_ENV, every_worker_stubborn
 
 HERE = pathlib.Path(__file__).parent
 ENDED_BY_CTRL_C = (-signal.SIGINT, HARD_EXIT_CODE)
@@ -194,7 +194,7 @@ def test_hard_press_runs_the_scripts_finally_then_ends_as_documented(
         state = wait_for_run(root, _slow_units_running)
         # A unit sent may still be reading its inputs: until it ignores SIGTERM, the force press
         # would end the run, and the process, with the hard press still pending.
-        wait_for(lambda: stubborn_units(markers), 60, "a stubborn unit")
+        wait_for(lambda: every_worker_stubborn(markers), 60, "stubborn workers")
         workers = descendants(process.pid)
         assert workers
         _press_as_fast_as_delivered(process, 3)

@@ -24,7 +24,7 @@ from stemma.core.live import RunState, RunStatus, read_state, request_cancel
 from stemma.core.store import open_pipeline_store
 from tests.integration.process_tree import alive, descendants
 from tests.integration.run_waits import wait_for
-from tests.integration.stubborn_markers import STUBBORN_MARKERS_ENV, stubborn_units
+from tests.integration.stubborn_markers import STUBBORN_MARKERS_ENV, every_worker_stubborn
 
 SCRIPT = pathlib.Path(__file__).with_name("cancellable_pipeline.py")
 
@@ -154,7 +154,7 @@ def test_force_and_hard_presses_leave_no_worker_behind(
     )
     _wait_state(tmp_path, run_id, _slow_step_running)
     if stubborn:  # a unit sent is not yet one that ignores SIGTERM: the force press would end it
-        wait_for(lambda: stubborn_units(_markers(tmp_path)), 60, "a stubborn unit")
+        wait_for(lambda: every_worker_stubborn(_markers(tmp_path)), 60, "stubborn workers")
     workers = descendants(process.pid)
     assert workers, "the slow step's workers should be running"
     started = time.monotonic()

@@ -19,7 +19,7 @@ from stemma.core.cancel_levels import CANCEL_GRACE_ENV
 from stemma.core.engine.cancellation import HARD_EXIT_CODE
 from tests.integration.process_tree import alive, descendants
 from tests.integration.run_waits import wait_for, wait_for_run
-from tests.integration.stubborn_markers import STUBBORN_MARKERS_ENV, stubborn_units
+from tests.integration.stubborn_markers import STUBBORN_MARKERS_ENV, every_worker_stubborn
 
 SCRIPT = pathlib.Path(__file__).with_name("hanging_hard_cancel.py")
 BACKSTOP = 3.0
@@ -44,7 +44,7 @@ def test_a_hard_press_exits_by_the_backstop_when_the_kill_never_returns(
         assert process.stdout is not None
         assert process.stdout.readline().strip(), "the script printed no run id"
         wait_for_run(root, lambda s: len(s.steps) >= 2 and s.steps[1].running > 0)
-        wait_for(lambda: stubborn_units(markers), 60, "a stubborn unit")  # else force ends it
+        wait_for(lambda: every_worker_stubborn(markers), 60, "stubborn workers")  # else force ends
         workers = descendants(process.pid)
         for level in (1, 2):  # each press seen before the next: signals close together merge
             os.killpg(process.pid, signal.SIGINT)
