@@ -21,23 +21,32 @@ waiting for them: they hold no work, and nobody should wait for a warm-up nothin
 
 from __future__ import annotations
 
-import contextlib
 import multiprocessing
 import os
 import shutil
 import threading
 import uuid
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, InvalidStateError, ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
-from multiprocessing.connection import wait
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
-from stemma.core.backends.base import WaveRequest, WorkerCrashedError
+from stemma.core.backends.base import WaveRequest
+from stemma.core.backends.local_units import (
+    LinkedFuture,
+    UnitTask,
+    settle_once,
+    terminated_error,
+)
 from stemma.core.backends.main_module import main_hidden
+from stemma.core.backends.pool_processes import (
+    dead_exit_codes,
+    is_broken,
+    kill_workers,
+    worker_processes,
+)
 from stemma.core.backends.worker_deaths import crash_error, guilty_pids, marker_pid, peak_rss_kb
 from stemma.core.backends.worker_process import init_worker, run_tracked, signals_blocked
 from stemma.core.cancel_levels import CancelLevel, cancel_grace
@@ -48,20 +57,6 @@ LOCAL_CANCEL_GRACE = 2.0
 """Seconds a force cancel gives local workers between SIGTERM and SIGKILL, by default."""
 MAX_RESUBMITS = 2
 """How many times a unit taken down by another unit's dying worker is run again."""
-
-
-@dataclass(eq=False)
-class _Task:
-    """One caller's unit: what to run, its future, and where it is now."""
-
-    fn: Callable[[Any], Any]
-    payload: Any
-    outer: _LinkedFuture
-    marker: Path
-    pool: ProcessPoolExecutor | None = None
-    inner: Future[Any] | None = None
-    """The pool's future of the current attempt; None while the unit is being moved."""
-    resubmits: int = 0
 
 
 class LocalBackend:
@@ -113,7 +108,7 @@ class LocalBackend:
         self._workers: dict[ProcessPoolExecutor, dict[int, BaseProcess]] = {}
         """Per pool, its workers by pid: a broken pool forgets its own, and only its own deaths
         may be weighed when it breaks (a pool per break: few entries)."""
-        self._tasks: dict[_LinkedFuture, _Task] = {}
+        self._tasks: dict[LinkedFuture, UnitTask] = {}
         """Units not yet settled. A broken or terminated pool may never settle them itself
         (CPython's manager thread can die on a cancelled work item)."""
         self._markers: Path | None = None
@@ -125,9 +120,9 @@ class LocalBackend:
 
     def submit(self, fn: Callable[[Any], Any], payload: Any) -> Future[Any]:
         """Run ``fn(payload)`` in a worker (``fn`` must be importable by module and name)."""
-        outer = _LinkedFuture()
+        outer = LinkedFuture()
         marker = self._marker_dir() / uuid.uuid4().hex
-        task = _Task(fn=fn, payload=payload, outer=outer, marker=marker)
+        task = UnitTask(fn=fn, payload=payload, outer=outer, marker=marker)
         with self._lock:
             self._tasks[outer] = task
         self._dispatch(task)
@@ -140,11 +135,11 @@ class LocalBackend:
         del request
         return [self.submit(fn, payload) for payload in payloads]
 
-    def _dispatch(self, task: _Task) -> None:
+    def _dispatch(self, task: UnitTask) -> None:
         pool = self._current_pool()
         if pool is None:  # terminated by a cancel: a unit sent after it must not start a pool
             self._forget(task)
-            _settle_once(task.outer, error=_terminated())
+            settle_once(task.outer, error=terminated_error())
             return
         try:
             with signals_blocked(), main_hidden(not self._import_main):  # workers start here
@@ -196,15 +191,15 @@ class LocalBackend:
         # is idle takes the task instead, so ask until the pool counts enough workers.
         with signals_blocked(), main_hidden(not self._import_main):  # workers start here
             for _ in range(count + 1):
-                if len(_processes(pool)) >= count:
+                if len(worker_processes(pool)) >= count:
                     break
                 pool.submit(os.getpid)
-        self._spawned = max(self._spawned, len(_processes(pool)))
+        self._spawned = max(self._spawned, len(worker_processes(pool)))
         self._remember_workers(pool)
 
     def _remember_workers(self, pool: ProcessPoolExecutor) -> None:
         """Keep handles on the pool's workers (call with the lock held)."""
-        for process in _processes(pool):
+        for process in worker_processes(pool):
             if process.pid is not None:
                 self._workers.setdefault(pool, {})[process.pid] = process
 
@@ -213,7 +208,7 @@ class LocalBackend:
             if self._pool is pool:
                 self._pool = None  # the next submit starts a fresh pool
 
-    def _settle(self, task: _Task, done: Future[Any]) -> None:
+    def _settle(self, task: UnitTask, done: Future[Any]) -> None:
         if task.outer.done():
             self._forget(task)
             return
@@ -226,9 +221,9 @@ class LocalBackend:
             self._settle_broken(task, done)
             return
         self._forget(task)
-        _settle_once(task.outer, result=done.result() if error is None else None, error=error)
+        settle_once(task.outer, result=done.result() if error is None else None, error=error)
 
-    def _settle_broken(self, task: _Task, attempt: Future[Any]) -> None:
+    def _settle_broken(self, task: UnitTask, attempt: Future[Any]) -> None:
         """The pool broke under ``task``: fail it if its worker died first, else run it again.
 
         Called from the pool's thread and from the poll; only the first call for an attempt acts.
@@ -245,34 +240,27 @@ class LocalBackend:
         guilty = pid is not None and pid in guilty_pids(codes)
         if self._terminating:
             self._forget(task)
-            _settle_once(task.outer, error=_terminated())
+            settle_once(task.outer, error=terminated_error())
         elif not guilty and task.resubmits < MAX_RESUBMITS:
-            _kill_workers(pool)  # its first attempt must not still be running beside the next
+            kill_workers(pool)  # its first attempt must not still be running beside the next
             task.resubmits += 1
             task.marker.unlink(missing_ok=True)
             self._dispatch(task)
         else:
             self._forget(task)
             peak = self._peak_rss_kb.get(pid) if pid is not None else None
-            _settle_once(task.outer, error=crash_error(codes.get(pid or -1), peak))
+            settle_once(task.outer, error=crash_error(codes.get(pid or -1), peak))
 
     def _exit_codes(self, pool: ProcessPoolExecutor | None) -> dict[int, int]:
         """Each dead worker's exit code, by pid (waiting a moment for them to be reaped)."""
         with self._lock:
             known = dict(self._workers.get(pool, {})) if pool is not None else {}
-        for process in _processes(pool) if pool is not None else []:
+        for process in worker_processes(pool) if pool is not None else []:
             if process.pid is not None:
                 known[process.pid] = process
-        # A dead worker's sentinel is ready before the kernel lets it be reaped: join those.
-        ending = set(wait([p.sentinel for p in known.values() if p.exitcode is None], timeout=0))
-        for process in known.values():
-            if process.exitcode is None and process.sentinel in ending:
-                process.join(timeout=1)
-        return {
-            pid: process.exitcode for pid, process in known.items() if process.exitcode is not None
-        }
+        return dead_exit_codes(known)
 
-    def _forget(self, task: _Task) -> None:
+    def _forget(self, task: UnitTask) -> None:
         with self._lock:
             self._tasks.pop(task.outer, None)
 
@@ -286,9 +274,9 @@ class LocalBackend:
             stranded = [
                 (t, t.inner)
                 for t in self._tasks.values()
-                if t.pool is not None and t.inner is not None and _broken(t.pool)
+                if t.pool is not None and t.inner is not None and is_broken(t.pool)
             ]
-        for process in _processes(pool) if pool else []:
+        for process in worker_processes(pool) if pool else []:
             peak = peak_rss_kb(process.pid)
             if peak is not None and process.pid is not None:
                 self._peak_rss_kb[process.pid] = max(peak, self._peak_rss_kb.get(process.pid, 0))
@@ -310,7 +298,7 @@ class LocalBackend:
             idle = not self._tasks
         if pool is not None:
             if idle:  # every unit is settled: a worker still warming up need not finish
-                _kill_workers(pool)
+                kill_workers(pool)
             pool.shutdown(wait=True, cancel_futures=cancel_pending)
         self._remove_markers()
 
@@ -325,7 +313,7 @@ class LocalBackend:
             pool, self._pool = self._pool, None
             self._terminating = True
             if pool is not None:
-                self._stopping.extend(_processes(pool))
+                self._stopping.extend(worker_processes(pool))
             processes = list(self._stopping)
         for process in processes:
             if process.is_alive():
@@ -343,7 +331,7 @@ class LocalBackend:
             stranded = list(self._tasks.values())
             self._tasks.clear()
         for task in stranded:
-            _settle_once(task.outer, error=_terminated())
+            settle_once(task.outer, error=terminated_error())
         self._remove_markers()
 
     def _marker_dir(self) -> Path:
@@ -357,61 +345,3 @@ class LocalBackend:
             markers, self._markers = self._markers, None
         if markers is not None:
             shutil.rmtree(markers, ignore_errors=True)
-
-
-class _LinkedFuture(Future[Any]):
-    """The caller's future of a unit: cancelling it cancels the pool's, or fails if running.
-
-    A plain ``Future`` is never marked running, so ``cancel()`` would "succeed" on a unit a
-    worker is executing, and its result would be lost. The link moves when the unit is run
-    again in a fresh pool.
-    """
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._inner: Future[Any] | None = None
-
-    def link(self, inner: Future[Any]) -> None:
-        """Follow ``inner``: the pool's future of the unit's current attempt."""
-        self._inner = inner
-
-    def cancel(self) -> bool:
-        return self._inner is not None and self._inner.cancel() and super().cancel()
-
-    def cancel_now(self) -> None:
-        """Mark cancelled whatever the pool's future says (it was dropped from the queue)."""
-        super().cancel()
-
-
-def _processes(pool: ProcessPoolExecutor) -> list[BaseProcess]:
-    # The executor keeps its workers in a private dict; it is the only handle on them.
-    found: dict[int, BaseProcess] | None = getattr(pool, "_processes", None)
-    return list((found or {}).values())
-
-
-def _kill_workers(pool: ProcessPoolExecutor | None) -> None:
-    for process in _processes(pool) if pool is not None else []:
-        if process.is_alive():
-            process.kill()
-            process.join(timeout=2)
-
-
-def _broken(pool: ProcessPoolExecutor) -> bool:
-    return bool(getattr(pool, "_broken", False))
-
-
-def _terminated() -> WorkerCrashedError:
-    return WorkerCrashedError(
-        "the worker was terminated by a cancellation", exit_codes=[], peak_rss_mb=None
-    )
-
-
-def _settle_once(
-    future: Future[Any], *, result: Any = None, error: BaseException | None = None
-) -> None:
-    """Set a caller's future unless something settled it first (a race we lose gracefully)."""
-    with contextlib.suppress(InvalidStateError):
-        if error is not None:
-            future.set_exception(error)
-        else:
-            future.set_result(result)
