@@ -83,7 +83,9 @@ def test_follow_shows_every_line_on_its_own_line_under_a_header_that_fits(
             terminal.keys("Home")  # the log view has the keyboard: back to its first lines
             top = terminal.wait_for(lambda s: "── following" in s, "the top of the log")
             lines = _lines(top)
-            [header] = [i for i, line in enumerate(lines) if line.endswith("/tool_output.log")]
+            headers = [i for i, line in enumerate(lines) if line.endswith("/tool_output.log")]
+            assert len(headers) == 1, f"not one file's header at the top of the log:\n{top}"
+            [header] = headers
             assert lines[header].startswith("── ")
             assert len(lines[header]) <= width
             under = _ticks_alone("\n".join(lines[header + 1 :]))

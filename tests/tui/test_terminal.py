@@ -39,29 +39,23 @@ class Terminal:
         self.tmux = tmux
         self.name = f"stemma-test-{uuid.uuid4().hex[:8]}"
         exports = " ".join(f"{key}={value}" for key, value in env.items())
+        width, height = (str(n) for n in size)
+        # Made at the size asked, so the dashboard reads it as it starts: a session made at
+        # 80x24 and resized a moment later raced the dashboard's start, which then sometimes
+        # drew at 80x24 in a 200x50 window, or changed width under a test.
+        launch = f"env {exports} {command}"
         subprocess.run(
-            [
-                tmux,
-                "new-session",
-                "-d",
-                "-s",
-                self.name,
-                "-x",
-                "80",
-                "-y",
-                "24",
-                f"env {exports} {command}",
-            ],
+            [tmux, "new-session", "-d", "-s", self.name, "-x", width, "-y", height, launch],
             check=True,
             timeout=30,
         )
-        if size != (80, 24):  # a session starts at 80x24; its window is then made the size asked
-            width, height = (str(n) for n in size)
-            subprocess.run(
-                [tmux, "resize-window", "-t", self.name, "-x", width, "-y", height],
-                check=True,
-                timeout=30,
-            )
+        # resize-window pins it (the window's window-size becomes manual): the server never
+        # sizes it again, whatever other tests' sessions come and go on it.
+        subprocess.run(
+            [tmux, "resize-window", "-t", self.name, "-x", width, "-y", height],
+            check=True,
+            timeout=30,
+        )
 
     def screen(self) -> str:
         """What the terminal shows now."""
