@@ -41,8 +41,8 @@ class Terminal:
         exports = " ".join(f"{key}={value}" for key, value in env.items())
         width, height = (str(n) for n in size)
         # Made at the size asked, so the dashboard reads it as it starts: a session made at
-        # 80x24 and resized a moment later raced the dashboard's start, which then sometimes
-        # drew at 80x24 in a 200x50 window, or changed width under a test.
+        # 80x24 and resized a moment later raced the dashboard's start, which once drew at
+        # 80x24 inside a 200x50 window.
         launch = f"env {exports} {command}"
         subprocess.run(
             [tmux, "new-session", "-d", "-s", self.name, "-x", width, "-y", height, launch],
