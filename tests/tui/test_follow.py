@@ -16,6 +16,7 @@ from stemma.core.live import list_states
 from stemma.tui.app import StemmaApp
 from stemma.tui.client.log_follow import FIRST_READ_BYTES, LogFollower, followed_title
 from stemma.tui.screens import StepScreen
+from stemma.tui.widgets.step_log import StepLog
 
 from .conftest import drive, script_running, until
 from .test_snapshots import screen_text
@@ -84,6 +85,14 @@ def chatty_run(tmp_path: Path) -> Iterator[tuple[Path, subprocess.Popen[bytes]]]
         yield tmp_path / "store", process
 
 
+def _copy_running(root: Path) -> bool:
+    """Whether the chatty step runs a unit now (its worker log is live)."""
+    states = list_states(root)
+    return bool(states) and any(
+        s.number == 1 and s.status == "running" and s.running for s in states[0].steps
+    )
+
+
 def _lines(app: StemmaApp) -> list[str]:
     return list(app.screen.query_one("#log-view", Log).lines)
 
@@ -102,14 +111,10 @@ def test_f_follows_a_running_step_s_worker_log_to_its_end_as_it_grows(
 ) -> None:
     root, process = chatty_run
 
-    def copy_running() -> bool:
-        states = list_states(root)
-        return bool(states) and any(
-            s.number == 1 and s.status == "running" and s.running for s in states[0].steps
-        )
-
     async def scenario(app: StemmaApp, pilot: Pilot[None]) -> None:
-        await until(pilot, copy_running, "the chatty step running a unit", seconds=90)
+        await until(
+            pilot, lambda: _copy_running(root), "the chatty step running a unit", seconds=90
+        )
         [state] = list_states(root)
         app.open_step(state.run_id, 1)
         await until(pilot, lambda: isinstance(app.screen, StepScreen), "the step screen")
@@ -131,6 +136,38 @@ def test_f_follows_a_running_step_s_worker_log_to_its_end_as_it_grows(
         await pilot.pause(1.0)  # two polls' worth: nothing more arrives once stopped
         assert len(_lines(app)) == stopped
         assert _lines(app)[-1] == "── stopped following"
+
+    drive(root, scenario, size)
+    assert process.wait(timeout=120) == 0
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 50)], ids=["80x24", "200x50"])
+def test_text_followed_while_the_log_tab_is_hidden_shows_under_a_header_that_fits_the_view(
+    chatty_run: tuple[Path, subprocess.Popen[bytes]], size: tuple[int, int]
+) -> None:
+    root, process = chatty_run
+
+    async def scenario(app: StemmaApp, pilot: Pilot[None]) -> None:
+        await until(
+            pilot, lambda: _copy_running(root), "the chatty step running a unit", seconds=90
+        )
+        [state] = list_states(root)
+        app.open_step(state.run_id, 1)
+        await until(
+            pilot,
+            lambda: isinstance(app.screen, StepScreen) and bool(app.screen.query("#log-view")),
+            "the step screen",
+        )
+        log = app.screen.query_one("#log-view", StepLog)
+        log.follow()  # its tab still hidden: the view has no width to fit a header to yet
+        await pilot.pause(1.5)  # three polls: the running unit's ticks have come meanwhile
+        assert log.scrollable_content_region.width == 0
+        await pilot.press("l")
+        await until(pilot, lambda: any(line == "tick 3" for line in _lines(app)), "tick 3")
+        [title] = [line for line in _lines(app) if line.endswith("/tool_output.log")][:1]
+        assert len(title) <= log.scrollable_content_region.width  # not cut by the scrollbar
+        ticks = _lines(app)[_lines(app).index(title) + 1 :]
+        assert ticks[:4] == ["tick 0", "tick 1", "tick 2", "tick 3"]  # none lost while hidden
 
     drive(root, scenario, size)
     assert process.wait(timeout=120) == 0

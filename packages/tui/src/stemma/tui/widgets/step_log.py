@@ -3,6 +3,10 @@
 ``follow`` starts a thread worker that polls the step's live log files twice a second and
 posts what they gained; the view writes whole lines under a header naming each file and
 scrolls to the end as they grow. Reading goes through the app's headless client.
+
+A header is shortened to the view's width when it is written, so text that comes while the
+view has no width (its tab not shown yet, or another tab in front) waits until it has one:
+a header fitted to a guess was cut by the view's scrollbar at 80 columns.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from textual import on, work
 from textual.widgets import Log
 
 from stemma.tui.client import ExecutionRow
-from stemma.tui.client.log_follow import followed_title
+from stemma.tui.client.log_follow import LogChunk, followed_title
 from stemma.tui.messages import LoadFailed, LogGrew, LogLoaded
 
 if TYPE_CHECKING:
@@ -37,6 +41,8 @@ class StepLog(Log):
         self._stop = threading.Event()
         self._followed: Path | None = None
         """The file whose text the view shows last (a header goes before another's)."""
+        self._waiting: list[LogChunk] = []
+        """Followed text that came while the view had no width to fit its headers to."""
 
     @property
     def stemma(self) -> StemmaApp:
@@ -52,6 +58,7 @@ class StepLog(Log):
         self.following = True
         self._stop = threading.Event()
         self._followed = None
+        self._waiting = []
         self.clear()
         self.write_lines(self._follow_header())
         self._poll(self._stop)
@@ -60,6 +67,7 @@ class StepLog(Log):
         """Stop the follow worker (its thread ends within a poll)."""
         self._stop.set()
         self.following = False
+        self._waiting = []
 
     def _follow_header(self) -> list[str]:
         return [f"── following the live worker logs of step {self.number} (f stops)", WAITING]
@@ -87,11 +95,22 @@ class StepLog(Log):
         message.stop()
         if not self.following:
             return  # stopped while this was on its way
+        self._waiting.extend(message.chunks)
+        self._write_waiting()
+
+    def on_resize(self) -> None:
+        """Write the followed text that waited for the view to have a width."""
+        self._write_waiting()
+
+    def _write_waiting(self) -> None:
+        width = self.scrollable_content_region.width
+        if not width or not self._waiting:
+            return  # not laid out (its tab hidden): wait for on_resize
+        chunks, self._waiting = self._waiting, []
         if self._followed is None:  # the first output: the waiting line goes
             self.clear()
             self.write_line(self._follow_header()[0])
-        width = self.scrollable_content_region.width or self.stemma.size.width
-        for chunk in message.chunks:
+        for chunk in chunks:
             if chunk.path != self._followed:
                 self.write_line(followed_title(chunk.path, self.stemma.client.root, width))
                 self._followed = chunk.path
