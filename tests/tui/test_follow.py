@@ -93,6 +93,19 @@ def _copy_running(root: Path) -> bool:
     )
 
 
+async def _open_chatty_step(app: StemmaApp, pilot: Pilot[None], root: Path) -> StepLog:
+    """Open the chatty step's screen once it runs a unit; its log view, mounted."""
+    await until(pilot, lambda: _copy_running(root), "the chatty step running a unit", seconds=90)
+    [state] = list_states(root)
+    app.open_step(state.run_id, 1)
+    await until(
+        pilot,
+        lambda: isinstance(app.screen, StepScreen) and bool(app.screen.query("#log-view")),
+        "the step screen",
+    )
+    return app.screen.query_one("#log-view", StepLog)
+
+
 def _lines(app: StemmaApp) -> list[str]:
     return list(app.screen.query_one("#log-view", Log).lines)
 
@@ -112,12 +125,7 @@ def test_f_follows_a_running_step_s_worker_log_to_its_end_as_it_grows(
     root, process = chatty_run
 
     async def scenario(app: StemmaApp, pilot: Pilot[None]) -> None:
-        await until(
-            pilot, lambda: _copy_running(root), "the chatty step running a unit", seconds=90
-        )
-        [state] = list_states(root)
-        app.open_step(state.run_id, 1)
-        await until(pilot, lambda: isinstance(app.screen, StepScreen), "the step screen")
+        await _open_chatty_step(app, pilot, root)
         await pilot.press("f")
         await until(pilot, lambda: any(line == "tick 5" for line in _lines(app)), "tick 5")
         await until(
@@ -148,17 +156,7 @@ def test_text_followed_while_the_log_tab_is_hidden_shows_under_a_header_that_fit
     root, process = chatty_run
 
     async def scenario(app: StemmaApp, pilot: Pilot[None]) -> None:
-        await until(
-            pilot, lambda: _copy_running(root), "the chatty step running a unit", seconds=90
-        )
-        [state] = list_states(root)
-        app.open_step(state.run_id, 1)
-        await until(
-            pilot,
-            lambda: isinstance(app.screen, StepScreen) and bool(app.screen.query("#log-view")),
-            "the step screen",
-        )
-        log = app.screen.query_one("#log-view", StepLog)
+        log = await _open_chatty_step(app, pilot, root)
         log.follow()  # its tab still hidden: the view has no width to fit a header to yet
         await pilot.pause(1.5)  # three polls: the running unit's ticks have come meanwhile
         assert log.scrollable_content_region.width == 0
