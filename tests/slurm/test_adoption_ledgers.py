@@ -5,6 +5,7 @@ in the scheduler, so an element counts as adoptable only through its result file
 finished after the rerun's recovery looked). squeue is still asked, once, of the real cluster.
 """
 
+import dataclasses
 import os
 import pathlib
 import socket
@@ -13,10 +14,12 @@ import time
 
 import pytest
 
+from stemma.core.backends.base import WaveRequest
 from stemma.core.live import RunState, RunStatus, write_state
 from stemma.core.live.state import utc_now
 from stemma.core.run_ids import new_run_id
 from stemma.slurm.adoption import find_orphans
+from stemma.slurm.backend import SlurmBackend
 from stemma.slurm.job_ledger import LEDGER_NAME, JobLedger, LedgerEntry
 
 pytestmark = pytest.mark.slurm
@@ -149,3 +152,36 @@ def test_an_element_this_run_adopted_already_is_not_offered_again(
     dead = _run(tmp_path, RunStatus.RUNNING, _dead_pid())
     _submitted(tmp_path, dead, "990009", (("a",), ("b",)), finished=(0, 1))
     assert _found(tmp_path, {"a", "b"}, own={"990009_0"}) == {"990009_1": ("b",)}
+
+
+def test_an_element_that_finished_between_the_rerun_s_recovery_and_its_backend_opening_is_adopted(
+    tmp_path: pathlib.Path, slurm_cluster: None
+) -> None:
+    # The window CI met: the rerun's recovery ran, then the dead run's element staged its bundle
+    # and finished, then the rerun opened its backend. Counted from the backend's opening, the
+    # element was not adopted, its keys were sent again and its bundle stayed in staging.
+    dead = _run(tmp_path, RunStatus.RUNNING, _dead_pid())
+    recovered_at = time.time() - 30  # the rerun's recovery began
+    _submitted(tmp_path, dead, "990010", (("a",),), finished=(0,))
+    result = tmp_path / "logs" / "slurm" / dead / "990010_0_result.pkl"
+    finished_at = recovered_at + 10  # after the recovery, before the backend opened
+    os.utime(result, (finished_at, finished_at))
+    rerun = "adopt_20261203_000000_eeeeeeee"
+    request = WaveRequest(
+        job_name="stemma-eeeeeeee-s1-op",
+        run_id=rerun,
+        run_tag="stemma-eeeeeeee",
+        step_number=1,
+        max_parallel=1,
+        log_dir=str(tmp_path / "logs" / "slurm" / rerun),
+        recovered_at=recovered_at,
+    )
+    backend = SlurmBackend(max_workers=1, default_root=tmp_path)
+    try:
+        adopted = backend.adopt({"a"}, request)
+        assert [(element.job_id, element.keys) for element in adopted] == [("990010", ("a",))]
+        # a wave that does not say when its run recovered counts from the backend's opening
+        unsaid = dataclasses.replace(request, recovered_at=0.0, run_id="adopt_x_0")
+        assert SlurmBackend(max_workers=1, default_root=tmp_path).adopt({"a"}, unsaid) == []
+    finally:
+        backend.shutdown(cancel_pending=True)

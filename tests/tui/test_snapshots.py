@@ -7,7 +7,6 @@ run with ``STEMMA_UPDATE_SNAPSHOTS=1`` to accept it, and review the diff in the 
 from __future__ import annotations
 
 import datetime as dt
-import io
 import os
 import time
 from collections.abc import Iterator
@@ -15,13 +14,13 @@ from pathlib import Path
 from typing import cast
 
 import pytest
-from rich.console import Console
 from textual.pilot import Pilot
 
 from stemma.core.live import RunState, RunStatus, StepState, write_state
 from stemma.tui.app import StemmaApp
 from stemma.tui.client import DashboardClient
 from stemma.tui.screens import ArtifactScreen, HelpScreen, LaunchScreen, RunScreen, StepScreen
+from stemma.tui.snapshot import screen_text
 from stemma.tui.widgets.tables import table_at
 
 from .conftest import FilledStore, drive, row_count, until
@@ -30,17 +29,6 @@ from .fixed_history import EXECUTED, write_fixed_history
 SNAPSHOTS = Path(__file__).with_name("snapshots")
 SIZES = [(80, 24), (160, 48)]
 T0 = dt.datetime(2026, 11, 29, 9, 0, tzinfo=dt.UTC)
-
-
-def screen_text(app: StemmaApp) -> str:
-    """The screen as plain text, the way Textual's own screenshots render it."""
-    width, height = app.size
-    console = Console(
-        width=width, height=height, file=io.StringIO(), record=True, color_system=None
-    )
-    update: object = app.screen._compositor.render_update(full=True)  # pyright: ignore[reportPrivateUsage, reportUnknownMemberType]
-    console.print(update)
-    return console.export_text(styles=False)
 
 
 async def settled(app: StemmaApp, pilot: Pilot[None], last: str = "palette") -> None:
@@ -265,3 +253,27 @@ def test_every_screen_has_a_snapshot_at_both_sizes() -> None:
         if not (SNAPSHOTS / f"{name.removesuffix('Screen').lower()}_{width}x{height}.txt").is_file()
     ]
     assert missing == [], f"screens without snapshots: {missing}"
+
+
+def test_a_dialog_s_text_shows_the_screen_beneath_it_while_the_dialog_is_being_redrawn(
+    store: Path,
+) -> None:
+    """A redraw of the launch dialog between two frames still shows the runs list beneath it.
+
+    The dialog's see-through background draws the screens below it whenever its lines are
+    redrawn; read without them (as the text once was), the runs list came out blank.
+    """
+
+    async def scenario(app: StemmaApp, pilot: Pilot[None]) -> None:
+        await until(pilot, lambda: row_count(app, "#runs") == 4, "the runs")
+        await runs_list_done(app, pilot)
+        await pilot.press("n")
+        await until(pilot, lambda: isinstance(app.screen, LaunchScreen), "the prompt")
+        await settled(app, pilot, "Esc cancels")
+        drawn = screen_text(app)
+        app.screen.refresh()  # its lines are redrawn on the next read, before the next frame
+        redrawn = screen_text(app)
+        assert "demo.py --size 4" in drawn.splitlines()[2]
+        assert redrawn == drawn
+
+    drive(store, scenario, (80, 24))

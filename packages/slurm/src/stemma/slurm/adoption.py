@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, TypeVar
 
+from stemma.core.backends.base import WaveRequest
 from stemma.core.live import RunStatus, read_state
 from stemma.slurm import commands
 from stemma.slurm.job_ledger import LEDGER_NAME, LedgerEntry, read_ledger
@@ -139,6 +140,23 @@ def computes_only(candidate: Adoptable, wanted: Collection[str], own: Collection
     """Whether ``candidate`` is not the asking orchestrator's and computes only ``wanted`` keys."""
     keys = candidate.keys
     return candidate.job_id not in own and bool(keys) and all(key in wanted for key in keys)
+
+
+CLOCK_ALLOWANCE_SECONDS = 5.0
+"""How much earlier than the rerun's recovery a result file may be dated and still count as
+finished after it: its mtime is the file server's or node's clock, the recovery time the login
+node's. Erring early costs little (a failed unit of an element that finished just before the
+recovery is adopted with its failure once); erring late leaves what the element staged
+uncommitted while the rerun computes its units again."""
+
+
+def recovery_time(request: WaveRequest, opened_at: float) -> float:
+    """From when a dead run's finished element counts as adoptable for a run sending ``request``.
+
+    The run's recovery time, as its waves carry it (else when the backend opened, which a run
+    that does not say does after its recovery), less ``CLOCK_ALLOWANCE_SECONDS``.
+    """
+    return (request.recovered_at or opened_at) - CLOCK_ALLOWANCE_SECONDS
 
 
 def _finished_since(result: Path, since: float) -> bool:

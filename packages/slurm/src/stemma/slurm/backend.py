@@ -26,7 +26,7 @@ from stemma.core.backends.base import AdoptedElement, WaveRequest
 from stemma.core.cancel_levels import CancelLevel, cancel_grace
 from stemma.core.shared_paths import warn_if_writable_by_others
 from stemma.slurm import commands
-from stemma.slurm.adoption import adopted_entry, find_orphans
+from stemma.slurm.adoption import adopted_entry, find_orphans, recovery_time
 from stemma.slurm.element import ElementFiles, crash_error, run_element
 from stemma.slurm.errors import SubmissionError
 from stemma.slurm.job_ledger import JobLedger, LedgerEntry, ledger_path, now_iso, store_root
@@ -105,8 +105,8 @@ class SlurmBackend:
         """Elements of dead runs' arrays this run waits for (``123_4``): cancelled one by one,
         never as their whole array (its other elements are not this run's)."""
         self._opened_at = time.time()
-        """A run opens its backend after its recovery: a dead run's element that finished
-        before then had what it staged committed by it, and is not adopted."""
+        """When adoption counts from if a wave does not say when its run's recovery began
+        (``adoption.recovery_time``)."""
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ submitting
@@ -188,7 +188,7 @@ class SlurmBackend:
             keys,
             run_id=request.run_id,
             own=self._arrays | self._adopted,
-            finished_since=self._opened_at,
+            finished_since=recovery_time(request, self._opened_at),
         )
         if not orphans:
             return []

@@ -27,6 +27,7 @@ from typing import Any
 from stemma.core.backends.base import AdoptedElement, WaveRequest
 from stemma.core.cancel_levels import CancelLevel, cancel_grace
 from stemma.slurm import commands
+from stemma.slurm.adoption import recovery_time
 from stemma.slurm.backend import SLURM_CANCEL_GRACE, import_submitit
 from stemma.slurm.element import ElementFiles
 from stemma.slurm.errors import NotInAllocationError
@@ -93,8 +94,8 @@ class SlurmIntraBackend:
         """The steps this run started or adopted (their names): never offered to it again."""
         self._watcher = StepWatcher(lambda: listed_steps(self.job_id), self._cancel_reason)
         self._opened_at = time.time()
-        """A run opens its backend after its recovery: a dead run's step that finished before
-        then had what it staged committed by it, and is not adopted."""
+        """When adoption counts from if a wave does not say when its run's recovery began
+        (``adoption.recovery_time``)."""
 
     def submit(self, fn: Callable[[Any], Any], payload: Any) -> Future[Any]:
         """Run ``fn(payload)`` as one ``srun`` step."""
@@ -129,7 +130,7 @@ class SlurmIntraBackend:
             run_id=request.run_id,
             allocation=self.job_id,
             own=own,
-            finished_since=self._opened_at,
+            finished_since=recovery_time(request, self._opened_at),
         )
         ledger = ledger_path(log_dir, request.run_id, STEPS_LEDGER)
         adopted: list[AdoptedElement] = []

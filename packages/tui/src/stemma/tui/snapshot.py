@@ -11,9 +11,11 @@ import io
 import re
 import shutil
 import time
+from typing import cast
 
 from rich.console import Console
 from textual.pilot import Pilot
+from textual.screen import Screen
 
 from stemma.tui.app import StemmaApp
 
@@ -49,7 +51,10 @@ def screen_text(app: StemmaApp) -> str:
     console.record = True
     # The compositor's full update is the frame a terminal would get; rendered by a console
     # without colours it is the screen's text (Textual's own screenshots render it this way).
-    update: object = app.screen._compositor.render_update(full=True)  # pyright: ignore[reportPrivateUsage, reportUnknownMemberType]
+    # The screens below go with it: a dialog's see-through background draws them whenever its
+    # cached lines are redrawn, and without them it draws blank where the runs list shows.
+    below = cast("list[Screen[object]]", app._background_screens)  # pyright: ignore[reportPrivateUsage, reportUnknownMemberType]
+    update: object = app.screen._compositor.render_update(full=True, screen_stack=below)  # pyright: ignore[reportPrivateUsage, reportUnknownMemberType]
     console.print(update)
     lines = console.export_text(styles=False).splitlines()
     return "\n".join(line.rstrip() for line in lines) + "\n"

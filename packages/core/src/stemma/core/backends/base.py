@@ -64,6 +64,10 @@ class WaveRequest:
     """The execution keys of each pack's units, in order (empty: not given). A scheduler records
     them with the jobs it submits, so the unit an element computes can be found by its key once
     the orchestrator that sent it is gone."""
+    recovered_at: float = 0.0
+    """When the run's recovery began committing what staging held (Unix time; 0: not known). A
+    dead run's element that finished before then had its bundles committed by that recovery;
+    one that finished after has not, and only a rerun that adopts it commits them."""
 
 
 @dataclass(frozen=True, kw_only=True)

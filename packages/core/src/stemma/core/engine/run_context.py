@@ -72,6 +72,9 @@ class PipelineContext:
     backend's size when the run opens)."""
     group_commit: GroupCommit = field(init=False)
     """Commits function steps finishing together as one wave and one event write."""
+    recovered_at: float = 0.0
+    """When the run's recovery of the store began (Unix time; 0: not known): a scheduler
+    adopts a dead run's element that finished after it (``WaveRequest.recovered_at``)."""
     max_workers: int | None = None
     """The workers the run asked for (None: the backend's default); on a scheduler, the most
     elements a wave of function steps is cut into."""

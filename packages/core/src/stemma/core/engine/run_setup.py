@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Generator, Mapping
 from typing import Any
 
@@ -62,6 +63,18 @@ def open_run_backend(
     return engine
 
 
+def recover_store(store: PipelineStore) -> float:
+    """Commit what crashed runs left staged on ``store``; when that began (Unix time).
+
+    The time goes with every wave the run sends (``WaveRequest.recovered_at``): what a dead
+    run's element stages after it began is committed only by a rerun that adopts the element,
+    however long the run takes after its recovery to open its backend.
+    """
+    began = time.time()
+    store.recover()
+    return began
+
+
 @contextlib.contextmanager
 def shut_if_failed(engine: Backend) -> Generator[None]:
     """Stop ``engine`` (a worker it started early) if the run cannot open: nothing will use it."""
@@ -81,9 +94,13 @@ def open_context(
     max_workers: int | None,
     cache_policy: CachePolicy,
     preserve_working: bool,
+    recovered_at: float,
     steps: Mapping[int, PlannedStep] | None = None,
 ) -> PipelineContext:
-    """The shared context of a run on ``store`` (already recovered) and ``engine`` (opened)."""
+    """The shared context of a run on ``store`` (already recovered) and ``engine`` (opened).
+
+    ``recovered_at``: when the store's recovery began (``recover_store``).
+    """
     refuse_in_dry_run(f"run {run_id}")  # (a Pipeline plans without a context: dry_pipeline)
     unwritable = store.layout.unwritable()
     if unwritable is not None and not isinstance(store, ReadOnlyRootStore):
@@ -106,4 +123,5 @@ def open_context(
         provenance=provenance,
         worker_slots=WorkerSlots(int(getattr(engine, "max_workers", 1))),
         max_workers=max_workers,
+        recovered_at=recovered_at,
     )

@@ -322,6 +322,7 @@ def wave_request(
         },
         log_dir=str(ctx.store.layout.logs / "slurm" / ctx.run_id),
         pack_steps=pack_steps,
+        recovered_at=ctx.recovered_at,
     )
 
 

@@ -28,6 +28,7 @@ from stemma.core.engine.run_setup import (
     default_backend,
     open_context,
     open_run_backend,
+    recover_store,
     shut_if_failed,
 )
 from stemma.core.errors import (
@@ -91,7 +92,7 @@ def build(
     seen: dict[str, StepSpec] = {}
     for spec in specs:
         expand(spec, seen)
-    store.recover()
+    recovered_at = recover_store(store)
     built = _built(store, list(seen.values()))
     order = deps_first([spec for root in specs for spec in needed(root, built)])
     if not order:
@@ -123,6 +124,7 @@ def build(
             max_workers=options.max_workers,
             cache_policy=CachePolicy.ALL_SUCCEEDED,
             preserve_working=False,
+            recovered_at=recovered_at,
         )
     engine = EngineRun(context, parallel_steps=options.parallel_steps)
     try:

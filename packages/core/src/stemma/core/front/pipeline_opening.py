@@ -15,7 +15,12 @@ from typing import Any
 
 from stemma.core.engine.planned_step import CachePolicy, FailurePolicy, parse_policy
 from stemma.core.engine.run_context import PipelineContext
-from stemma.core.engine.run_setup import open_context, open_run_backend, shut_if_failed
+from stemma.core.engine.run_setup import (
+    open_context,
+    open_run_backend,
+    recover_store,
+    shut_if_failed,
+)
 from stemma.core.front.run_history import latest_run_id, restore_steps
 from stemma.core.history_source import nothing_built
 from stemma.core.store import open_pipeline_store
@@ -54,7 +59,7 @@ def open_new_run(
     engine = open_run_backend(backend, max_workers=max_workers, will_execute=will_execute)
     with shut_if_failed(engine):
         store = open_pipeline_store(root)
-        store.recover()
+        recovered_at = recover_store(store)
         context = open_context(
             store,
             run_id=run_id,
@@ -63,6 +68,7 @@ def open_new_run(
             max_workers=max_workers,
             cache_policy=cache_policy,
             preserve_working=preserve_working,
+            recovered_at=recovered_at,
         )
     return OpenedRun(
         name=name, context=context, skip_cache=skip_cache, failure_policy=failure_policy
@@ -87,7 +93,7 @@ def open_resumed_run(
     engine = open_run_backend(backend, max_workers=max_workers)  # (its workers start on demand)
     with shut_if_failed(engine):
         store = open_pipeline_store(root)
-        store.recover()
+        recovered_at = recover_store(store)
         if pipeline_run_id is None:
             if name is None:
                 raise ValueError("resume needs pipeline_run_id or name")
@@ -109,6 +115,7 @@ def open_resumed_run(
                 CachePolicy, options.get("cache_policy", "all_succeeded"), "cache_policy"
             ),
             preserve_working=bool(options.get("preserve_working", False)),
+            recovered_at=recovered_at,
             steps=restored,
         )
     return OpenedRun(
