@@ -290,6 +290,13 @@ def base_environment() -> dict[str, str]:
     env.pop("UV_PROJECT_ENVIRONMENT", None)
     env.setdefault("UV_PYTHON", sys.executable)
     env.setdefault("UV_PYTHON_DOWNLOADS", "never")
+    # The tests start thousands of short Python processes (runs, workers, CLI calls, SLURM
+    # elements). Where PYTHONDONTWRITEBYTECODE is set, as on these machines, each of them
+    # compiled every module it imported from source: half the CPU of a small run, which an
+    # installed package never pays. The bytecode is kept under .venv (ignored by git), never
+    # beside the sources; every process the stages start inherits both settings.
+    env["PYTHONDONTWRITEBYTECODE"] = ""
+    env.setdefault("PYTHONPYCACHEPREFIX", str(ROOT / ".venv" / "pycache"))
     return env
 
 
