@@ -3,7 +3,8 @@
 Every test writes below its own temporary directory. The check compares what git sees in the
 checkout (untracked and ignored entries) before and after the session, and fails the session,
 naming what appeared, if anything did (a default ``.stemma/`` root, a tool's cache…).
-Hypothesis's example database goes to a temporary directory for the same reason.
+Hypothesis's example database goes to a temporary directory for the same reason, removed when
+the session ends.
 
 With ``STEMMA_TEST_ROOT_NAME`` set (``check`` runs the storage suite, and a second time the
 integration tests that read Delta tables, with ``"root with space é"``), every temporary
@@ -32,7 +33,18 @@ ROOT_NAME_ENV = "STEMMA_TEST_ROOT_NAME"
 """The variable naming the directory every temporary directory (every test root) lies below."""
 _ODD_PARENT = pytest.StashKey[Path]()
 
-os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", tempfile.mkdtemp(prefix="hypothesis-"))
+HYPOTHESIS_ENV = "HYPOTHESIS_STORAGE_DIRECTORY"
+_HYPOTHESIS_DIR = (
+    None if HYPOTHESIS_ENV in os.environ else Path(tempfile.mkdtemp(prefix="hypothesis-"))
+)
+"""The example database this session made (xdist workers inherit it): removed as it ends."""
+if _HYPOTHESIS_DIR is not None:
+    os.environ[HYPOTHESIS_ENV] = str(_HYPOTHESIS_DIR)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _HYPOTHESIS_DIR is not None and not _is_xdist_worker(config):
+        shutil.rmtree(_HYPOTHESIS_DIR, ignore_errors=True)
 
 
 def _left_in_checkout() -> set[str] | None:
