@@ -18,7 +18,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Collection, Sequence
-from concurrent.futures import Future, wait
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -27,15 +27,12 @@ from stemma.core.cancel_levels import CancelLevel, cancel_grace
 from stemma.core.shared_paths import warn_if_writable_by_others
 from stemma.slurm import commands
 from stemma.slurm.adoption import adopted_entry, find_orphans, recovery_time
-from stemma.slurm.element import ElementFiles, crash_error, run_element
+from stemma.slurm.array_stopping import ArrayStopper
+from stemma.slurm.element import ElementFiles, run_element
 from stemma.slurm.errors import SubmissionError
 from stemma.slurm.job_ledger import JobLedger, LedgerEntry, ledger_path, now_iso, store_root
 from stemma.slurm.poller import ElementFuture, PollSettings, RunPoller
 from stemma.slurm.sbatch_options import check_sbatch_text, split_wave, submitit_parameters
-
-_SQUEUE_DRAIN_SECONDS = 30.0
-"""After a hard scancel, how long ``terminate`` waits for the run's jobs to leave squeue."""
-
 
 SLURM_CANCEL_GRACE = 5.0
 """Seconds a force cancel gives a job between SIGTERM and the hard ``scancel``, by default."""
@@ -99,7 +96,6 @@ class SlurmBackend:
         self._ledger = JobLedger()
         self._arrays: set[str] = set()
         self._cluster_max_array: int | None = None
-        self._escalation: threading.Timer | None = None
         self._step_elements: dict[int, list[str]] = {}
         self._adopted: set[str] = set()
         """Elements of dead runs' arrays this run waits for (``123_4``): cancelled one by one,
@@ -108,6 +104,7 @@ class SlurmBackend:
         """When adoption counts from if a wave does not say when its run's recovery began
         (``adoption.recovery_time``)."""
         self._lock = threading.Lock()
+        self._stopper = ArrayStopper(self.poller, self._all_arrays)
 
     # ------------------------------------------------------------------ submitting
 
@@ -285,79 +282,24 @@ class SlurmBackend:
 
         1: nothing (the orchestrator stops dispatching); 2: SIGTERM now, a hard ``scancel``
         after ``cancel_grace_seconds`` (in the background); 3: SIGKILL and ``scancel`` now.
-
-        Elements not started yet are dropped and their futures cancelled at levels 2 and 3.
+        Elements not started yet are dropped at levels 2 and 3 (``ArrayStopper``).
         """
-        if level is CancelLevel.GRACEFUL:
-            return
-        self.poller.cancel_reason = f"the run was cancelled ({level.describe()})"
-        self._drop_unstarted()
-        arrays = self._all_arrays()
-        if not arrays:
-            return
-        # Waiting elements go first, so none starts in a slot a killed element frees.
-        commands.scancel(arrays, pending_only=True)
-        if level is CancelLevel.FORCE:
-            commands.scancel(arrays, signal="TERM")
-            # Not a daemon: the hard scancel must happen even if the orchestrator exits first
-            # (a job whose step had not started yet when SIGTERM came has not stopped).
-            self._escalation = threading.Timer(
-                self.cancel_grace_seconds, commands.scancel, args=(arrays,)
-            )
-            self._escalation.start()
-        else:
-            commands.scancel(arrays, signal="KILL")
-            commands.scancel(arrays)
+        self._stopper.cancel(level, grace_seconds=self.cancel_grace_seconds)
 
     def shutdown(self, *, cancel_pending: bool = False) -> None:
         """Wait for every element (dropping those not started when ``cancel_pending``).
 
-        After a level-2 cancel, the hard ``scancel`` still to come is done now: the run is
-        over, and none of its jobs may outlive it. Returns once squeue holds none of them (a
-        job stays listed for a moment after its result is written).
+        Returns once squeue holds none of the run's jobs; a hard ``scancel`` a level-2 cancel
+        still owed is done first.
         """
-        self._escalate_now()
-        if cancel_pending:
-            self._drop_unstarted()
-        wait(self.poller.unsettled())
-        self.poller.stop()
-        arrays = self._all_arrays()
-        if arrays:
-            self._wait_gone(arrays, _SQUEUE_DRAIN_SECONDS)
+        self._stopper.shutdown(cancel_pending=cancel_pending)
 
     def terminate(self, *, grace_seconds: float = 2.0) -> None:
         """SIGTERM the run's jobs, hard ``scancel`` after ``grace_seconds`` (at once with none).
 
         Returns when squeue holds none of them; their futures fail with ``WorkerCrashedError``.
         """
-        self.poller.cancel_reason = "the backend was terminated"
-        if self._escalation is not None:
-            self._escalation.cancel()  # superseded by the scancel below
-        self._drop_unstarted()
-        arrays = self._all_arrays()
-        if arrays:
-            commands.scancel(arrays, pending_only=True)
-            commands.scancel(arrays, signal="TERM" if grace_seconds > 0 else "KILL")
-            self._wait_gone(arrays, grace_seconds)
-            commands.scancel(arrays)
-            self._wait_gone(arrays, _SQUEUE_DRAIN_SECONDS)
-        self.poller.settle_all(
-            lambda files: crash_error(
-                files, state="CANCELLED", exit_code=None, reason="the backend was terminated"
-            )
-        )
-        self.poller.stop()
-
-    def _escalate_now(self) -> None:
-        escalation, self._escalation = self._escalation, None
-        if escalation is not None and escalation.is_alive():
-            escalation.cancel()
-            commands.scancel(self._all_arrays())
-
-    def _drop_unstarted(self) -> None:
-        self.poller.refresh_started()
-        for future in self.poller.unsettled():
-            future.cancel()  # a no-op for started elements
+        self._stopper.terminate(grace_seconds=grace_seconds)
 
     def _all_arrays(self) -> list[str]:
         """What a cancel stops: this run's arrays, and the dead runs' elements it adopted."""
@@ -365,15 +307,6 @@ class SlurmBackend:
             adopted = {element.split("_", 1)[0] for element in self._adopted}
             polled = {array for array in self.poller.arrays() if array not in adopted}
             return sorted(self._arrays | polled | self._adopted)
-
-    @staticmethod
-    def _wait_gone(arrays: list[str], seconds: float) -> None:
-        wanted = set(arrays)
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            if not wanted & {job for job, _ in commands.squeue_jobs()}:
-                return
-            time.sleep(0.5)
 
 
 def _python_path() -> str:
