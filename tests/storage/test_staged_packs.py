@@ -9,7 +9,7 @@ import pytest
 
 from stemma.core.execution_records import ExecutionRecord
 from stemma.core.sqlite_store import SqliteStore
-from stemma.core.store import ANY_STEP_RUN, StagedPackReader
+from stemma.core.staged_pack_reading import ANY_STEP_RUN, StagedPackReader
 from stemma.storage import DeltaStore
 from tests.storage.conftest import metric, record
 

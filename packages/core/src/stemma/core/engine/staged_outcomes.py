@@ -20,7 +20,7 @@ from stemma.core.engine.failure_logs import unit_failure_log
 from stemma.core.engine.units import ExecutionUnit
 from stemma.core.engine.worker.worker_entry import UnitOutcome
 from stemma.core.execution_records import ExecutionRecord
-from stemma.core.store import ANY_STEP_RUN, StagedPackReader
+from stemma.core.staged_pack_reading import ANY_STEP_RUN, StagedPackReader
 
 _SUMMARY_CHARS = 2000
 """As long as a worker's own one-line error (``LifecycleOutcome.summary``)."""

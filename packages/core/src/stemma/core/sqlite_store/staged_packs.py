@@ -23,7 +23,7 @@ from stemma.core.sqlite_store.bundle_files import read_rows, read_sentinel
 from stemma.core.sqlite_store.execution_rows import EXECUTION_ROLES, EXECUTIONS, SQLITE_ROWS
 from stemma.core.sqlite_store.schema import EXECUTION_COLUMNS
 from stemma.core.sqlite_store.staging import staged_bundles, step_dir_name
-from stemma.core.store import StagedUnitKey, keep_best_staged, wanted_as
+from stemma.core.staged_pack_reading import StagedUnitKey, keep_best_staged, wanted_as
 
 UnitKey = StagedUnitKey
 """``(step_run_id, execution_spec_id)``: a unit of one step run."""

@@ -160,7 +160,7 @@ class SqliteStore:
         """Per unit found, the complete bundle of the step holding it and its staged record.
 
         What an orchestrator whose worker died asks before recording its pack as crashed
-        (``stemma.core.store.StagedPackReader``); see
+        (``stemma.core.staged_pack_reading.StagedPackReader``); see
         :mod:`stemma.core.sqlite_store.staged_packs`.
         """
         return staged_pack(self._layout, step_number, step_name, units)
