@@ -19,6 +19,7 @@ from stemma.core.backends.base import Backend, start_workers_early
 from stemma.core.engine.associations import reads_associations
 from stemma.core.engine.curator_workers import curator_workers
 from stemma.core.engine.fail_fast import halt_if_failed, marker_path
+from stemma.core.engine.file_promotion import promote_files
 from stemma.core.engine.function_dispatch import run_function_step
 from stemma.core.engine.function_packs import PendingStep
 from stemma.core.engine.input_rows import with_input_rows
@@ -32,7 +33,7 @@ from stemma.core.engine.step_events import (
 )
 from stemma.core.engine.step_finish import finish_step, skipped_by_cancel
 from stemma.core.engine.step_keys import step_fingerprint
-from stemma.core.engine.unit_dispatch import execute_units, promote_files
+from stemma.core.engine.unit_dispatch import execute_units
 from stemma.core.engine.unit_plan import LOOKUP_UNITS, Groups, UnitPlan, plan_units
 from stemma.core.engine.unit_tally import UnitTally
 from stemma.core.engine.units import ExecutionUnit

@@ -1,9 +1,8 @@
-"""Sending a step's units to the backend, and committing raw file inputs before they run."""
+"""Sending a step's units to the backend, in packs, and taking their outcomes as they come back."""
 
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, wait
@@ -15,50 +14,19 @@ from stemma.core.cancel_levels import CancelLevel
 from stemma.core.engine.adoption import adopt_in_flight
 from stemma.core.engine.fail_fast import failed_fast, mark_failed_fast
 from stemma.core.engine.pack_sizing import TARGET_PACK_SECONDS, PackQueue, PackSizer
-from stemma.core.engine.planned_step import FailurePolicy, FileInputs, PlannedStep
+from stemma.core.engine.planned_step import FailurePolicy, PlannedStep
 from stemma.core.engine.run_context import PipelineContext
 from stemma.core.engine.scheduler_logs import keep_worker_log, worker_log_of
 from stemma.core.engine.staged_outcomes import staged_outcomes
 from stemma.core.engine.units import ExecutionUnit
 from stemma.core.engine.worker.worker_entry import UnitOutcome, run_units
 from stemma.core.engine.worker_slots import WorkerSlots
-from stemma.core.execution_records import ExecutionRecord
-from stemma.core.run_ids import job_name, new_attempt_id, run_tag
+from stemma.core.run_ids import job_name, run_tag
 
 _SAMPLE_SECONDS = 0.5
 """How often the backend samples its workers' memory while a step waits for units."""
 _OVERDUE = 2
 """A sized pack out for this many times its target has slower units than assumed."""
-
-
-def promote_files(ctx: PipelineContext, step: PlannedStep, step_run_id: str) -> None:
-    """Commit raw file inputs as file-ref artifacts, so workers load them like any other."""
-    for role, given in step.inputs.items():
-        if not isinstance(given, FileInputs):
-            continue
-        now = dt.datetime.now(dt.UTC)
-        record = ExecutionRecord(
-            execution_run_id=new_attempt_id(),
-            execution_spec_id=new_attempt_id(),
-            step_run_id=step_run_id,
-            step_spec_id=step.fingerprint or "",
-            step_name=step.name,
-            step_number=step.number,
-            operation="promote_files",
-            version="v0",
-            params={},
-            overrides={},
-            started_at=now,
-            ended_at=now,
-            worker="orchestrator",
-            backend="orchestrator",
-            success=True,
-            outputs={role: given.ids()},
-            artifacts=given.artifacts,
-            metadata={"promoted_for": role},
-        )
-        with ctx.commit_lock:
-            ctx.store.commit_executions([ctx.store.stage_execution(record)])
 
 
 def execute_units(
