@@ -50,7 +50,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from deltalake import DeltaTable
 from harness import Table, load, spread, write_results
 
-from stemma.core.layout import RootLayout
+from stemma.core.store.locations import RootLayout
 from stemma.storage import tables
 from stemma.storage.commit import app_id, commit_frames
 from stemma.storage.delta_log import commits_since_checkpoint

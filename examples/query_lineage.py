@@ -15,7 +15,7 @@ from deltalake import DeltaTable
 
 from stemma.core import Pipeline
 from stemma.core.examples import DataGenerator, MetricCalculator, Transform
-from stemma.core.layout import resolve_root
+from stemma.core.store.locations import resolve_root
 from stemma.storage import artifacts, executions, lineage, steps
 
 

@@ -11,7 +11,7 @@ import sys
 import time
 
 from stemma.core import OUT, apply, resolve
-from stemma.core.store import STORE_ENV, open_pipeline_store
+from stemma.core.store import STORE_ENV, open_run_store
 
 
 def slow_build(counter: str, out_path: str) -> int:
@@ -31,7 +31,7 @@ def main() -> None:
         time.sleep(0.005)
     step = apply(name="race/slow", fn=slow_build, version="v0", counter=counter, out_path=OUT)
     os.environ[STORE_ENV] = kind
-    artifact = resolve(step, store=open_pipeline_store(root))
+    artifact = resolve(step, store=open_run_store(root))
     print(json.dumps({"value": artifact.value, "path": str(artifact.path())}))
 
 

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from stemma.core.cli.main import main
-from stemma.core.cli.run_lookup import all_runs
-from stemma.core.cli.run_rows import RunRow
 from stemma.core.live import RunState, RunStatus, list_states
+from stemma.core.runs.run_lookup import all_runs
+from stemma.core.runs.run_rows import RunRow
 
 SCRIPT = """\
 import sys

@@ -13,7 +13,7 @@ from fault_operations import StubbornSlowCopy
 
 from stemma.core.backends.local import LocalBackend
 from stemma.core.cancel_levels import CancelLevel
-from stemma.core.engine import cancellation
+from stemma.core.engine.cancel import cancellation
 from stemma.core.examples import DataGenerator
 from stemma.core.front.pipeline import Pipeline
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from stemma.core import OUT, ArtifactStep, apply, run
 from stemma.core.examples import DataGenerator, Transform
-from stemma.core.operation_steps import output_of
+from stemma.core.graph.operation_steps import output_of
 
 FIXTURE = Path(__file__).parent / "fixtures" / "keys_v0"
 DATA_FILE = "raw input.txt"

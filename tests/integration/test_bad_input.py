@@ -22,7 +22,7 @@ from stemma.core.examples import DataGenerator, Transform, Wait
 from stemma.core.front.pipeline import Pipeline
 from stemma.core.live import request_cancel
 from stemma.core.operations import Execution, Resources
-from stemma.core.store import open_pipeline_store
+from stemma.core.store import open_run_store
 
 SETTINGS = settings(
     max_examples=60,
@@ -47,7 +47,7 @@ def pipeline(tmp_path: pathlib.Path) -> Iterator[Pipeline]:
     created = Pipeline.create("bad-input", root=tmp_path, max_workers=1)
     yield created
     created.finalize()
-    assert open_pipeline_store(tmp_path).step_events(created.run_id) == []
+    assert open_run_store(tmp_path).step_events(created.run_id) == []
     staged = [p for p in (tmp_path / "staging").rglob("*") if p.is_file()]
     assert staged == [], "a refused step staged something"
 

@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from stemma.core.engine.cancellation import HARD_EXIT_CODE
+from stemma.core.engine.cancel.cancellation import HARD_EXIT_CODE
 from stemma.core.live import RunState, RunStatus, list_states
 from tests.integration.process_tree import alive, descendants
 from tests.integration.run_waits import wait_for, wait_for_run

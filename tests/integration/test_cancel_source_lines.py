@@ -13,9 +13,9 @@ import pathlib
 import signal
 import time
 
-from stemma.core.cli.launching import detach
 from stemma.core.live import RunStatus, read_state, request_cancel
 from stemma.core.provenance import current_user
+from stemma.core.runs.launching import detach
 from tests.integration.run_waits import wait_for_run
 
 SCRIPT = pathlib.Path(__file__).with_name("cancellable_pipeline.py")

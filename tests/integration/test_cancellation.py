@@ -21,7 +21,7 @@ import pytest
 from stemma.core.cancel_levels import CANCEL_GRACE_ENV
 from stemma.core.front.pipeline import Pipeline
 from stemma.core.live import RunState, RunStatus, read_state, request_cancel
-from stemma.core.store import open_pipeline_store
+from stemma.core.store import open_run_store
 from tests.integration.process_tree import alive, descendants
 from tests.integration.run_waits import wait_for
 from tests.integration.stubborn_markers import STUBBORN_MARKERS_ENV, every_worker_stubborn
@@ -86,7 +86,7 @@ def _press(process: subprocess.Popen[str], presses: int, gap: float = 0.3) -> No
 def _events(root: pathlib.Path, run_id: str) -> dict[str, tuple[str, dict[str, object]]]:
     """The final event of each step of the run: status and metadata, by step name."""
     final: dict[str, tuple[str, dict[str, object]]] = {}
-    for event in open_pipeline_store(root).step_events(run_id):
+    for event in open_run_store(root).step_events(run_id):
         if event.status != "running":
             final[event.step_name] = (str(event.status), dict(event.metadata))
     return final

@@ -25,7 +25,7 @@ import polars as pl
 import pytest
 from deltalake import DeltaTable
 
-from stemma.core.store import open_pipeline_store
+from stemma.core.store import open_run_store
 from stemma.storage import artifacts, executions
 
 RUNNER = pathlib.Path(__file__).with_name("commit_order_runner.py")
@@ -97,7 +97,7 @@ def _assert_readers_see_whole_executions(root: pathlib.Path) -> pl.DataFrame:
     """Every execution a reader sees has its inputs and outputs in the index, with content."""
     seen = executions(root)
     indexed = set(artifacts(root).get_column("artifact_id").to_list())
-    store = open_pipeline_store(root, kind="delta")
+    store = open_run_store(root, kind="delta")
     records = store.executions_by_key(seen.get_column("execution_spec_id").to_list())
     assert len(records) == seen.select("execution_spec_id").n_unique()
     for record in records.values():
@@ -153,7 +153,7 @@ def test_kill_9_after_each_append_leaves_no_execution_without_its_artifacts_and_
     seen = _assert_readers_see_whole_executions(root)
     assert seen.filter(pl.col("step_name") == TRANSFORM).is_empty()
 
-    assert open_pipeline_store(root, kind="delta").recover() == 3  # the wave's three bundles
+    assert open_run_store(root, kind="delta").recover() == 3  # the wave's three bundles
 
     versions = _versions(root, transaction)
     assert sorted(versions) == sorted(TRANSFORM_WAVE)
@@ -185,8 +185,8 @@ def _sqlite_rows(root: pathlib.Path) -> dict[str, int]:
     "kill",
     [
         # (the generate step's wave is the first call of each)
-        ("stemma.core.sqlite_store.table_writes:insert_bundle", "3"),  # 2 of 3 bundles in
-        ("stemma.core.sqlite_store.table_writes:insert_step_outputs", "2"),  # all, not committed
+        ("stemma.core.store.sqlite.table_writes:insert_bundle", "3"),  # 2 of 3 bundles in
+        ("stemma.core.store.sqlite.table_writes:insert_step_outputs", "2"),  # all, not committed
     ],
     ids=["between-two-bundles", "before-the-commit"],
 )
@@ -205,7 +205,7 @@ def test_kill_9_inside_a_sqlite_wave_shows_nothing_of_it_and_recover_commits_it_
         "committed_bundles": 1,
     }
     assert _sqlite_rows(root) == nothing
-    assert open_pipeline_store(root, kind="sqlite").recover() == 3
+    assert open_run_store(root, kind="sqlite").recover() == 3
     # The bundles commit whole; the step's outputs were never staged on this store (they went
     # with the transaction that died), and the next run of the step writes them with its event.
     assert _sqlite_rows(root) == {

@@ -7,7 +7,7 @@ import pathlib
 import subprocess
 import sys
 
-from stemma.core.store import open_pipeline_store
+from stemma.core.store import open_run_store
 from stemma.storage import executions
 
 SCRIPT = pathlib.Path(__file__).with_name("cancellable_pipeline.py")
@@ -35,7 +35,7 @@ def test_two_runs_of_one_pipeline_at_once_execute_each_step_once(tmp_path: pathl
         "example.slow_copy": 6,
         "example.transform": 6,
     }
-    store = open_pipeline_store(tmp_path)
+    store = open_run_store(tmp_path)
     hits = [
         event.metadata.get("cache")
         for summary in summaries

@@ -16,7 +16,7 @@ import sys
 import time
 
 from stemma.core.cancel_levels import CANCEL_GRACE_ENV
-from stemma.core.engine.cancellation import HARD_EXIT_CODE
+from stemma.core.engine.cancel.cancellation import HARD_EXIT_CODE
 from tests.integration.process_tree import alive, descendants
 from tests.integration.run_waits import wait_for, wait_for_run
 from tests.integration.stubborn_markers import STUBBORN_MARKERS_ENV, every_worker_stubborn

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from stemma.core.history_source import SQLITE_IMPORT_MARKER, history_kind
+from stemma.core.store.history_source import SQLITE_IMPORT_MARKER, history_kind
 from stemma.storage import DeltaStore
 
 SCRIPT = """

@@ -11,7 +11,7 @@ from spec_operations import KeepScored, ReportInputs
 
 from stemma.core.examples import DataGenerator, MetricCalculator
 from stemma.core.front.pipeline import Pipeline
-from stemma.core.store import open_pipeline_store
+from stemma.core.store import open_run_store
 
 
 def test_hydrate_false_and_with_associated_reach_a_creator_and_a_curator(
@@ -25,7 +25,7 @@ def test_hydrate_false_and_with_associated_reach_a_creator_and_a_curator(
     kept = pipeline.run(KeepScored, inputs={"dataset": generated.output("datasets")})
     # (before ReportInputs, whose reports are metrics derived from every dataset)
     reported = pipeline.run(ReportInputs, inputs={"dataset": generated.output("datasets")})
-    reports = open_pipeline_store(tmp_path).load_artifacts(
+    reports = open_run_store(tmp_path).load_artifacts(
         pipeline.artifact_ids(reported.output("report"))
     )
     kept_ids = pipeline.artifact_ids(kept.output("dataset"))
@@ -55,7 +55,7 @@ def test_a_newly_derived_associated_artifact_makes_the_unit_run_again(
     kept_after = pipeline.artifact_ids(after.output("dataset"))
     events = {
         e.step_number: e
-        for e in open_pipeline_store(tmp_path).step_events(pipeline.run_id)
+        for e in open_run_store(tmp_path).step_events(pipeline.run_id)
         if e.status != "running"
     }
     pipeline.finalize()

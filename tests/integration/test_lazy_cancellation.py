@@ -16,7 +16,7 @@ import time
 import pytest
 
 from stemma.core.live import RunState, RunStatus, list_states
-from stemma.core.store import open_pipeline_store
+from stemma.core.store import open_run_store
 from tests.integration.process_tree import alive, descendants
 from tests.integration.run_waits import wait_for_run
 
@@ -48,7 +48,7 @@ def _two_slow_running(state: RunState) -> bool:
 
 def _final_statuses(root: pathlib.Path, run_id: str) -> dict[str, str]:
     final: dict[str, str] = {}
-    for event in open_pipeline_store(root).step_events(run_id):
+    for event in open_run_store(root).step_events(run_id):
         if event.status != "running":
             final[event.step_name] = str(event.status)
     return final

@@ -10,7 +10,7 @@ from stemma.core import ArtifactStep, apply, lower, resolve, run
 from stemma.core.errors import LoweringError
 from stemma.core.examples import DataGenerator, MetricCalculator, Transform
 from stemma.core.front.pipeline import Pipeline
-from stemma.core.operation_steps import output_of
+from stemma.core.graph.operation_steps import output_of
 from stemma.storage import executions
 
 

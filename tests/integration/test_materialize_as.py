@@ -27,7 +27,7 @@ from materialize_operations import SeeAsMade, SeeAsText
 from stemma.core.engine.references import StepResult
 from stemma.core.front.pipeline import Pipeline
 from stemma.core.operations import IngestData, IngestFiles
-from stemma.core.store import open_pipeline_store
+from stemma.core.store import open_run_store
 from stemma.storage import executions, lineage
 
 POEM = "line\nso much depends\nupon\n"
@@ -57,7 +57,7 @@ class Run:
 
 
 def _seen(pipeline: Pipeline, root: pathlib.Path, step: StepResult) -> Seen:
-    store = open_pipeline_store(root)
+    store = open_run_store(root)
     reports = store.load_artifacts(pipeline.artifact_ids(step.output("seen")))
     copies = store.load_artifacts(pipeline.artifact_ids(step.output("copy")))
     parsed = [json.loads(a.content or b"{}") for a in reports.values()]
@@ -93,7 +93,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Run:
             pipeline, root, pipeline.run(SeeAsText, inputs={"text": files.output("files")})
         ),
     }
-    ingested = open_pipeline_store(root).load_artifacts(pipeline.artifact_ids(data.output("data")))
+    ingested = open_run_store(root).load_artifacts(pipeline.artifact_ids(data.output("data")))
     summary = pipeline.finalize()
     assert summary["overall_success"], summary
     return Run(
@@ -165,7 +165,7 @@ def test_sandbox_lies_under_working_by_step_operation_and_execution(run: Run) ->
 def test_outputs_keep_the_materialized_names_and_link_to_their_inputs(run: Run) -> None:
     copies = run.cases["data-as-text"].copies
     assert sorted(copies) == ["notes.txt", "poem.txt"]
-    stored = open_pipeline_store(run.root).load_artifacts(list(copies.values()))
+    stored = open_run_store(run.root).load_artifacts(list(copies.values()))
     assert sorted((a.original_name, a.extension, a.content) for a in stored.values()) == [
         ("notes.txt", ".txt", NOTES.upper().encode()),
         ("poem.txt", ".txt", POEM.upper().encode()),

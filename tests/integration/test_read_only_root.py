@@ -20,7 +20,7 @@ from stemma.core import OUT, ArtifactStep, StepFailedError, apply, run
 from stemma.core.errors import ReadOnlyRootError
 from stemma.core.examples import DataGenerator, Transform
 from stemma.core.front.pipeline import Pipeline
-from stemma.core.layout import RootLayout
+from stemma.core.store.locations import RootLayout
 
 CALLS_ENV = "STEMMA_TEST_CALLS"
 """Where the steps' functions note each call."""

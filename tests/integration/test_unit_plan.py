@@ -8,15 +8,15 @@ from typing import Any
 
 import pytest
 
-from stemma.core.engine import step_dispatch
+from stemma.core.engine.dispatch import step_dispatch
 from stemma.core.examples import CombineAll, DataGenerator, Transform
 from stemma.core.front.pipeline import Pipeline
-from stemma.core.store import open_pipeline_store
+from stemma.core.store import open_run_store
 from stemma.storage import DeltaStore, executions
 
 
 def _final_events(root: pathlib.Path, run_id: str) -> dict[int, Any]:
-    events = open_pipeline_store(root).step_events(run_id)
+    events = open_run_store(root).step_events(run_id)
     return {e.step_number: e for e in events if e.status != "running"}
 
 

@@ -17,7 +17,8 @@ sys.path.insert(0, str(pathlib.Path(__file__).parent))  # spawned workers inheri
 from worker_modules_probe import AncestryCurator, DryModulesSeen, ModulesSeen
 
 from stemma.core.front.pipeline import Pipeline
-from stemma.core.worker_store import WorkerStore, open_worker_store
+from stemma.core.store.protocols import WorkerStore
+from stemma.core.store.worker_store import open_worker_store
 from stemma.storage import DeltaStore, artifacts, executions
 from stemma.storage.schemas import COMMIT_ORDER, user_content_table
 from stemma.storage.worker_store import DeltaWorkerStore

@@ -11,7 +11,7 @@ import pathlib
 
 import polars as pl
 
-from stemma.core.engine.cancellation import HARD_EXIT_CODE
+from stemma.core.engine.cancel.cancellation import HARD_EXIT_CODE
 from stemma.core.live import RunStatus, read_state, request_cancel
 from tests.model import root_checks
 from tests.model.orchestrators import SCRIPT, Orchestrator

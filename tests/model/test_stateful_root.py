@@ -35,7 +35,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from stemma.core.engine.cancellation import HARD_EXIT_CODE
+from stemma.core.engine.cancel.cancellation import HARD_EXIT_CODE
 from stemma.core.live import RunStatus, list_states, read_state, request_cancel
 from tests.model import root_checks
 from tests.model.orchestrators import Ended, Orchestrator

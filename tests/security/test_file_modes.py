@@ -10,7 +10,7 @@ import pytest
 
 from stemma.core import OUT, apply, resolve
 from stemma.core.file_lock import FileLock
-from stemma.core.store import open_pipeline_store
+from stemma.core.store import open_run_store
 
 
 def _write_text(text: str, out: str) -> int:
@@ -42,7 +42,7 @@ def test_lock_file_is_created_with_the_users_umask(tmp_path: pathlib.Path) -> No
 def test_a_run_creates_everything_with_the_umask_and_nothing_executable(
     tmp_path: pathlib.Path, backend: str
 ) -> None:
-    store = open_pipeline_store(tmp_path / "root")
+    store = open_run_store(tmp_path / "root")
     step = apply(name="modes/text", fn=_write_text, version="v0", text="hello", out=OUT)
     assert resolve(step, store=store, backend=backend).value == 5
     made = [p for p in (tmp_path / "root").rglob("*") if not p.is_symlink()]

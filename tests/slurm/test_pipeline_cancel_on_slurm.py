@@ -18,7 +18,7 @@ import pytest
 from slurm_testing import queued, wait_until
 
 from stemma.core.live import RunStatus, read_state
-from stemma.core.store import open_pipeline_store
+from stemma.core.store import open_run_store
 from stemma.storage import executions
 
 pytestmark = pytest.mark.slurm
@@ -50,7 +50,7 @@ def _press(process: subprocess.Popen[str], presses: int) -> None:
 
 def _final_events(root: pathlib.Path, run_id: str) -> dict[str, tuple[str, dict[str, Any]]]:
     final: dict[str, tuple[str, dict[str, Any]]] = {}
-    for event in open_pipeline_store(root).step_events(run_id):
+    for event in open_run_store(root).step_events(run_id):
         if event.status != "running":
             final[event.step_name] = (str(event.status), dict(event.metadata))
     return final

@@ -6,7 +6,7 @@ import pytest
 
 from stemma.core.examples import DataGenerator, Transform
 from stemma.core.front.pipeline import Pipeline
-from stemma.core.staged_visibility import SharedStagingStore
+from stemma.core.store.staging.visibility import SharedStagingStore
 
 pytestmark = pytest.mark.slurm
 

@@ -16,8 +16,8 @@ import sys
 import pytest
 from slurm_testing import queued, wait_until
 
-from stemma.core.cli.alive_jobs import alive_jobs
 from stemma.core.cli.exit_codes import ExitCode
+from stemma.core.runs.alive_jobs import alive_jobs
 from stemma.slurm.reap import reap
 
 pytestmark = pytest.mark.slurm

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 from slurm_testing import CommandLog
 
-from stemma.core.engine.wave_sizing import PROBE_UNITS
+from stemma.core.engine.dispatch.wave_sizing import PROBE_UNITS
 from stemma.core.examples import DataGenerator, Transform
 from stemma.core.front.pipeline import Pipeline
-from stemma.core.store import open_pipeline_store
+from stemma.core.store import open_run_store
 
 pytestmark = pytest.mark.slurm
 
@@ -51,7 +51,7 @@ def _transform(root: pathlib.Path, scale: float, **execution: object) -> tuple[P
     assert step.succeeded_count == UNITS
     final = [
         e
-        for e in open_pipeline_store(root).step_events(pipeline.run_id)
+        for e in open_run_store(root).step_events(pipeline.run_id)
         if e.step_name == step.step_name and e.status == "completed"
     ]
     assert len(final) == 1

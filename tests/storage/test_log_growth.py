@@ -18,7 +18,7 @@ import polars as pl
 import pytest
 from deltalake import DeltaTable
 
-from stemma.core.layout import RootLayout
+from stemma.core.store.locations import RootLayout
 from stemma.storage.commit import app_id, commit_frames
 from stemma.storage.delta_log import commits_since_checkpoint, newest_checkpoint
 from stemma.storage.maintenance import vacuum_root

@@ -13,8 +13,8 @@ from deltalake import DeltaTable
 
 from stemma.core.examples import DataGenerator, SlowCopy
 from stemma.core.front.pipeline import Pipeline
-from stemma.core.layout import RootLayout
 from stemma.core.live import RunStatus, read_state
+from stemma.core.store.locations import RootLayout
 from stemma.storage import DeltaStore, artifacts, commit_staged, lineage, steps
 from stemma.storage.locks import table_lock_path
 from stemma.storage.maintenance import (

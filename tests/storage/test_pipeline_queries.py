@@ -15,7 +15,7 @@ from stemma.core.operations.drafts import (
 )
 from stemma.core.operations.specs import get_artifact_type, register_artifact_type
 from stemma.core.records import StepStatus
-from stemma.core.store import PipelineStore
+from stemma.core.store import RunStore
 from stemma.storage import ARTIFACT_EDGES, DeltaStore
 from stemma.storage.artifact_tables import BUILTIN_TABLES, table_for_type
 
@@ -51,7 +51,7 @@ def _event(status: StepStatus, minutes: int, run: str = "run-1") -> StepEvent:
 
 
 def test_delta_store_is_a_pipeline_store(store: DeltaStore) -> None:
-    assert isinstance(store, PipelineStore)
+    assert isinstance(store, RunStore)
 
 
 def test_builtin_content_tables_hold_every_registered_field() -> None:

@@ -18,7 +18,7 @@ from stemma.core.execution_records import ExecutionRecord, StepEvent
 from stemma.core.front.pipeline import Pipeline
 from stemma.core.operations.drafts import FinalizedArtifact
 from stemma.core.records import StepStatus
-from stemma.core.sqlite_store import SqliteStore
+from stemma.core.store.sqlite import SqliteStore
 from stemma.storage import DeltaStore, StorageError, artifacts, executions, steps
 from stemma.storage import sqlite_import as sqlite_import_module
 from stemma.storage.sqlite_import import MARKER

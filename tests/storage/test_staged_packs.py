@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from stemma.core.execution_records import ExecutionRecord
-from stemma.core.sqlite_store import SqliteStore
-from stemma.core.staged_pack_reading import ANY_STEP_RUN, StagedPackReader
+from stemma.core.store.sqlite import SqliteStore
+from stemma.core.store.staging.pack_reading import ANY_STEP_RUN, StagedPackReader
 from stemma.storage import DeltaStore
 from tests.storage.conftest import metric, record
 

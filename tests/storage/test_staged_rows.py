@@ -10,7 +10,7 @@ import pytest
 
 import stemma.storage.wave_chunks as wave_chunks
 from stemma.core.execution_records import ExecutionRecord, StepOutputs
-from stemma.core.layout import RootLayout
+from stemma.core.store.locations import RootLayout
 from stemma.storage import (
     ARTIFACT_INDEX,
     EXECUTION_EDGES,

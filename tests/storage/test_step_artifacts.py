@@ -25,7 +25,7 @@ from stemma.core.cli.exit_codes import ExitCode
 from stemma.core.cli.main import main
 from stemma.core.examples import DataGenerator, MetricCalculator, SlowCopy
 from stemma.core.front.pipeline import Pipeline
-from stemma.core.sqlite_store import SqliteStore
+from stemma.core.store.sqlite import SqliteStore
 from stemma.storage import DeltaStore, artifacts, executions, lineage
 
 from .conftest import FunctionStepFactory, commit_function_step

@@ -46,10 +46,10 @@ def test_client_reads_runs_steps_and_an_artifact_of_a_real_store(filled: FilledS
 def test_history_rows_aggregated_in_polars_match_the_rows_built_from_events(
     filled: FilledStore,
 ) -> None:
-    from stemma.core.cli.run_rows import rows_from_history
-    from stemma.core.store import open_pipeline_store
+    from stemma.core.runs.run_rows import rows_from_history
+    from stemma.core.store import open_run_store
     from stemma.storage.queries import steps
     from stemma.tui.client.history_rows import rows_from_steps_table
 
-    from_events = rows_from_history(open_pipeline_store(filled.root).step_events())
+    from_events = rows_from_history(open_run_store(filled.root).step_events())
     assert rows_from_steps_table(steps(filled.root)) == from_events

@@ -16,12 +16,12 @@ import pytest
 from textual.pilot import Pilot
 
 from stemma.core.cli.main import main
-from stemma.core.cli.run_lookup import history_events
-from stemma.core.cli.run_rows import steps_from_history
 from stemma.core.engine.references import StepResult
 from stemma.core.examples import DataGenerator, SlowCopy
 from stemma.core.front.pipeline import Pipeline
 from stemma.core.live import StepState, read_state
+from stemma.core.runs.run_lookup import history_events
+from stemma.core.runs.run_rows import steps_from_history
 from stemma.tui.app import StemmaApp
 from stemma.tui.client import DashboardClient
 from stemma.tui.widgets.tables import table_at

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from textual.pilot import Pilot
 
-from stemma.core.error_lines import TRACEBACK_HEADER
+from stemma.core.runs.error_lines import TRACEBACK_HEADER
 from stemma.tui.app import StemmaApp
 from stemma.tui.client import DashboardClient
 from stemma.tui.screens import StepScreen

@@ -11,7 +11,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Static
 
-from stemma.core.cli.run_rows import RunRow
+from stemma.core.runs.run_rows import RunRow
 from stemma.tui.app import StemmaApp
 from stemma.tui.client import DashboardClient, first_runs
 from stemma.tui.client.first_runs import read_first_runs

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import polars as pl
 
-from stemma.core.engine.failure_logs import failure_log_path
+from stemma.core.store.failure_logs import failure_log_path
 from stemma.storage.schemas import EXECUTIONS
 from stemma.tui.client.dir_tree import DirTree
 from stemma.tui.client.live_executions import LiveExecutions

@@ -30,8 +30,8 @@ from stemma.tui.client import DashboardClient
 rows = DashboardClient(Path(sys.argv[1])).live_runs(10)
 later = ('polars', 'pyarrow', 'deltalake', 'stemma.storage', 'stemma.tui.screens.step',
          'stemma.tui.screens.artifact', 'stemma.tui.screens.run', 'textual.widgets._tabbed_content',
-         'stemma.core.store', 'stemma.core.history_source', 'stemma.core.execution_records',
-         'stemma.core.cli.launching', 'importlib.metadata')
+         'stemma.core.store', 'stemma.core.store.history_source', 'stemma.core.execution_records',
+         'stemma.core.runs.launching', 'importlib.metadata')
 heavy = sorted(m for m in later if m in sys.modules)
 print(json.dumps({"rows": len(rows), "heavy": heavy}))
 """

@@ -14,10 +14,10 @@ from textual.coordinate import Coordinate
 from textual.pilot import Pilot
 from textual.widgets import Footer, Input, Static
 
-from stemma.core.cli.run_rows import RunRow
 from stemma.core.examples import DataGenerator
 from stemma.core.front.pipeline import Pipeline
 from stemma.core.live import RunStatus, write_state
+from stemma.core.runs.run_rows import RunRow
 from stemma.tui.app import StemmaApp
 from stemma.tui.client import DashboardClient
 from stemma.tui.screens import RunsScreen

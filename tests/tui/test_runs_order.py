@@ -13,8 +13,8 @@ from collections.abc import Callable
 
 import pytest
 
-from stemma.core.cli.run_rows import RunRow
 from stemma.core.live import RunStatus
+from stemma.core.runs.run_rows import RunRow
 from stemma.tui.row_filter import RowFilter
 from stemma.tui.widgets.run_columns import run_columns, searchable
 from stemma.tui.widgets.runs_order import RunsOrder

@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 
-from stemma.core.cli.run_rows import RunRow
 from stemma.core.live import RunStatus
+from stemma.core.runs.run_rows import RunRow
 from stemma.tui.row_filter import RowFilter
 from stemma.tui.widgets.run_columns import searchable
 from stemma.tui.widgets.runs_shown import RunCells, visible_runs

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
-from stemma.core.history_source import history_kind
+from stemma.core.store.history_source import history_kind
 from stemma.tui.app import StemmaApp
 from stemma.tui.screens import ArtifactScreen, RunScreen, StepScreen
 

@@ -17,8 +17,8 @@ from typing import cast
 from textual.pilot import Pilot
 from textual.widgets import Static
 
-from stemma.core.cli.alive_jobs import AliveElement, AliveJobs
 from stemma.core.live import RunState, RunStatus, StepState, list_states, write_state
+from stemma.core.runs.alive_jobs import AliveElement, AliveJobs
 from stemma.tui.app import StemmaApp
 from stemma.tui.screens import RunScreen
 from stemma.tui.screens.resume import ResumeScreen

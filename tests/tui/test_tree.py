@@ -13,7 +13,7 @@ from textual.widgets import DataTable
 
 from stemma.core.live import RunState, StepState, read_state
 from stemma.core.live.monitor import RunMonitor
-from stemma.core.store import open_pipeline_store
+from stemma.core.store import open_run_store
 from stemma.tui.app import StemmaApp
 from stemma.tui.client import DashboardClient
 from stemma.tui.client.step_tree import step_tree, tree_label, upstream_from_events
@@ -75,7 +75,7 @@ def test_a_real_run_records_upstream_in_its_state_file_and_history_agrees(
 ) -> None:
     state = read_state(filled.root, filled.run_id)
     assert {s.number: s.upstream for s in state.steps} == FILLED_UPSTREAM
-    events = open_pipeline_store(filled.root).step_events(filled.run_id)
+    events = open_run_store(filled.root).step_events(filled.run_id)
     assert upstream_from_events(events) == FILLED_UPSTREAM
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from stemma.core.cli.watch_lines import LineFeed
 from stemma.core.live import RunState, RunStatus, StepState
+from stemma.core.runs.watch_lines import LineFeed
 
 from .conftest import StateFactory
 

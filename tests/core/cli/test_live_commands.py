@@ -240,8 +240,8 @@ def test_the_default_root_is_named_when_it_is_missing(
 
 
 def test_a_root_made_by_the_sqlite_store_alone_counts_as_a_root() -> None:
-    from stemma.core.cli.roots import ROOT_MARKS
-    from stemma.core.sqlite_store.schema import DATABASE_FILE
+    from stemma.core.runs.roots import ROOT_MARKS
+    from stemma.core.store.sqlite.schema import DATABASE_FILE
 
     assert DATABASE_FILE in ROOT_MARKS
 

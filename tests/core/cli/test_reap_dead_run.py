@@ -21,9 +21,9 @@ import pytest
 
 from stemma.core.cli.exit_codes import ExitCode
 from stemma.core.cli.main import main
-from stemma.core.cli.run_lookup import history_events
 from stemma.core.execution_records import StepEvent
 from stemma.core.live import RunStatus, list_states, read_state, run_dir
+from stemma.core.runs.run_lookup import history_events
 
 UNITS = 20
 SCRIPT = f"""

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from stemma.core.cli.alive_jobs import AliveElement, AliveJobs
-from stemma.core.cli.stale_runs import SHOWN_PER_STEP, alive_lines
+from stemma.core.runs.alive_jobs import AliveElement, AliveJobs
+from stemma.core.runs.stale_runs import SHOWN_PER_STEP, alive_lines
 
 RUN = "train_20261202_100000_ab12cd34"
 
@@ -45,8 +45,8 @@ def test_alive_lines_of_a_run_with_nothing_left_say_both_ways_on_and_any_problem
 
 
 def test_watch_s_last_line_of_a_stale_run_names_resume_then_reap() -> None:
-    from stemma.core.cli.watch_lines import summary_line
     from stemma.core.live import RunState, RunStatus
+    from stemma.core.runs.watch_lines import summary_line
 
     state = RunState(
         run_id=RUN,

@@ -10,9 +10,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from stemma.core.cli.exit_codes import ExitCode
-from stemma.core.cli.watch_lines import change_lines
-from stemma.core.cli.watching import follow_lines
 from stemma.core.live import RunState, RunStatus, StepState, write_state
+from stemma.core.runs.watch_lines import change_lines
+from stemma.core.runs.watching import follow_lines
 
 from .conftest import StateFactory
 

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 from stemma.core.lazy_exports import lazy_getattr
 
 if TYPE_CHECKING:
-    from stemma.core.api import plan, resolve, run
     from stemma.core.artifact import Artifact
     from stemma.core.canonical import canonical_json
     from stemma.core.engine.references import OutputReference, StepFuture, StepResult
@@ -34,24 +33,25 @@ if TYPE_CHECKING:
         UnfingerprintableError,
         UnpicklableStepError,
     )
-    from stemma.core.explain import config_diff
-    from stemma.core.external import ExternalCall, ExternalRun
+    from stemma.core.front.api import plan, resolve, run
+    from stemma.core.front.external import ExternalCall, ExternalRun
     from stemma.core.front.pipeline import Pipeline
+    from stemma.core.graph.explain import config_diff
+    from stemma.core.graph.markers import OUT
+    from stemma.core.graph.operation_steps import output_of
+    from stemma.core.graph.step import ArtifactStep, apply
+    from stemma.core.graph.step_spec import StepSpec, lower
     from stemma.core.identity import content_id, hash_canonical
-    from stemma.core.markers import OUT
-    from stemma.core.operation_steps import output_of
     from stemma.core.operations.specs import Resources
-    from stemma.core.step import ArtifactStep, apply
-    from stemma.core.step_spec import StepSpec, lower
-    from stemma.core.store import open_store
+    from stemma.core.store.opening import open_store
 
 _EXPORTS = {
-    "plan": "stemma.core.api",
-    "resolve": "stemma.core.api",
-    "run": "stemma.core.api",
+    "plan": "stemma.core.front.api",
+    "resolve": "stemma.core.front.api",
+    "run": "stemma.core.front.api",
     "Artifact": "stemma.core.artifact",
     "canonical_json": "stemma.core.canonical",
-    "OUT": "stemma.core.context",
+    "OUT": "stemma.core.graph.context",
     "FingerprintMismatchError": "stemma.core.errors",
     "InputsChangedError": "stemma.core.errors",
     "LoweringError": "stemma.core.errors",
@@ -64,22 +64,22 @@ _EXPORTS = {
     "StoreUnavailableError": "stemma.core.errors",
     "UnfingerprintableError": "stemma.core.errors",
     "UnpicklableStepError": "stemma.core.errors",
-    "config_diff": "stemma.core.explain",
-    "ExternalCall": "stemma.core.external",
-    "ExternalRun": "stemma.core.external",
+    "config_diff": "stemma.core.graph.explain",
+    "ExternalCall": "stemma.core.front.external",
+    "ExternalRun": "stemma.core.front.external",
     "content_id": "stemma.core.identity",
     "hash_canonical": "stemma.core.identity",
-    "output_of": "stemma.core.operation_steps",
+    "output_of": "stemma.core.graph.operation_steps",
     "Resources": "stemma.core.operations.specs",
     "Pipeline": "stemma.core.front.pipeline",
     "OutputReference": "stemma.core.engine.references",
     "StepFuture": "stemma.core.engine.references",
     "StepResult": "stemma.core.engine.references",
-    "ArtifactStep": "stemma.core.step",
-    "apply": "stemma.core.step",
-    "StepSpec": "stemma.core.step_spec",
-    "lower": "stemma.core.step_spec",
-    "open_store": "stemma.core.store",
+    "ArtifactStep": "stemma.core.graph.step",
+    "apply": "stemma.core.graph.step",
+    "StepSpec": "stemma.core.graph.step_spec",
+    "lower": "stemma.core.graph.step_spec",
+    "open_store": "stemma.core.store.opening",
 }
 """Each public name and the module that defines it."""
 

@@ -24,8 +24,8 @@ from types import FrameType
 from typing import Any, NoReturn
 
 from stemma.core.backends.base import WorkerCrashedError
-from stemma.core.engine.failure_logs import tail_lines
 from stemma.core.shared_paths import warn_if_writable_by_others
+from stemma.core.store.failure_logs import tail_lines
 
 REQUEUE_PAUSES = (1.0, 3.0)
 """Seconds before each further ``scontrol requeue`` when submitit's own request failed."""

@@ -16,8 +16,8 @@ import re
 import time
 from pathlib import Path
 
-from stemma.core.cli.alive_jobs import AliveElement
 from stemma.core.run_ids import run_tag
+from stemma.core.runs.alive_jobs import AliveElement
 from stemma.slurm import commands
 from stemma.slurm.job_ledger import LEDGER_NAME, read_ledger
 from stemma.slurm.job_states import Phase, array_id, parse_sacct

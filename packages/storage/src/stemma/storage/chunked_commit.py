@@ -25,7 +25,7 @@ from pathlib import Path
 import polars as pl
 
 from stemma.core.crash_points import crash_point
-from stemma.core.layout import RootLayout
+from stemma.core.store.locations import RootLayout
 from stemma.storage.commit import commit_frames
 from stemma.storage.schemas import ARTIFACT_INDEX, EXECUTIONS, STEP_OUTPUTS, TableSpec, commit_order
 from stemma.storage.tables import read_table

@@ -19,7 +19,7 @@ from pathlib import Path
 import polars as pl
 
 from stemma.core.crash_points import crash_point
-from stemma.core.layout import RootLayout
+from stemma.core.store.locations import RootLayout
 from stemma.storage.errors import StagedBundleError
 from stemma.storage.locks import bundle_lock
 from stemma.storage.retire import retire_bundle

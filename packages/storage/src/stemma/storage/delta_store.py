@@ -1,4 +1,4 @@
-"""The Delta Lake store: stemma's default Store, and the PipelineStore the Pipeline runs on."""
+"""The Delta Lake store: stemma's default Store, and the RunStore the Pipeline runs on."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 
 from stemma.core.crash_points import crash_point
 from stemma.core.execution_records import ExecutionRecord, StepEvent, StepOutputs
-from stemma.core.layout import RootLayout
 from stemma.core.operations.drafts import FinalizedArtifact
 from stemma.core.records import StepRecord, StepStatus
+from stemma.core.store.locations import RootLayout
 from stemma.storage import pipeline_queries, staging_checks
 from stemma.storage.execution_rows import event_frame
 from stemma.storage.recovery import recover_staged
@@ -37,12 +37,12 @@ class DeltaStore:
     Constructing a store does no I/O; tables are created when first written.
 
     Args:
-        root: the store root (see :func:`~stemma.core.layout.resolve_root`).
+        root: the store root (see :func:`~stemma.core.store.locations.resolve_root`).
         staging_timeout: how long a commit waits, in seconds, for staged files that appear late
             (a shared filesystem); ``$STEMMA_STAGING_TIMEOUT`` when omitted, else 30.
         shared_filesystem: workers on other hosts stage into this root (a run on SLURM sets
             it from its backend): staged files are checked by opening and reading them, not by
-            listing their directory (:mod:`stemma.core.staged_visibility`).
+            listing their directory (:mod:`stemma.core.store.staging.visibility`).
 
     Raises:
         ValueError: the staging timeout is negative or not a number, or
@@ -110,7 +110,7 @@ class DeltaStore:
         """The most recent ``completed`` record of a step with this name, any fingerprint."""
         return latest_completed_by_name(self._layout, name)
 
-    # The Pipeline's side (stemma.core.store.PipelineStore)
+    # The Pipeline's side (stemma.core.store.RunStore)
 
     def record_events(self, events: Sequence[StepEvent]) -> None:
         """Append step events to the steps log in one commit (extra detail in ``metadata``)."""
@@ -145,7 +145,7 @@ class DeltaStore:
         """Per unit found, the complete bundle of the step holding it and its staged record.
 
         What an orchestrator whose worker died asks before recording its pack as crashed
-        (``stemma.core.staged_pack_reading.StagedPackReader``); see
+        (``stemma.core.store.staging.pack_reading.StagedPackReader``); see
         :mod:`stemma.storage.staged_packs`.
         """
         return staged_pack(self._layout, step_number, step_name, units)

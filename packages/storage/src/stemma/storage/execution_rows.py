@@ -16,11 +16,11 @@ from typing import Any
 
 import polars as pl
 
-from stemma.core import record_rows
 from stemma.core.canonical import dumps_plain
 from stemma.core.execution_records import ExecutionRecord, StepEvent, StepOutputs
-from stemma.core.record_rows import RowFormat
 from stemma.core.records import StepStatus
+from stemma.core.store import record_rows
+from stemma.core.store.record_rows import RowFormat
 from stemma.storage.artifact_tables import content_row, table_for_type
 from stemma.storage.schemas import (
     ARTIFACT_EDGES,

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from stemma.core.layout import RootLayout
+from stemma.core.store.locations import RootLayout
 from stemma.storage.quarantine import quarantine_dir
 
 _SANDBOX_DEPTH = 4  # {N}_{op}/{ab}/{cd}/{execution_run_id}

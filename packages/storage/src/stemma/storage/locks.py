@@ -8,7 +8,7 @@ from pathlib import Path
 
 from stemma.core.crash_points import crash_point
 from stemma.core.file_lock import FileLock
-from stemma.core.layout import RootLayout
+from stemma.core.store.locations import RootLayout
 from stemma.storage.schemas import TableSpec
 
 

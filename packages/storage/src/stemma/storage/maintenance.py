@@ -22,8 +22,8 @@ from deltalake import DeltaTable, WriterProperties
 
 from stemma.core.crash_points import crash_point
 from stemma.core.file_lock import FileLock
-from stemma.core.layout import RootLayout, resolve_root
 from stemma.core.live import RunStatus, list_states
+from stemma.core.store.locations import RootLayout, resolve_root
 from stemma.storage.delta_log import expired_log_entries, remove_log_entries
 from stemma.storage.errors import StorageError
 from stemma.storage.leftovers import Removal, leftovers, remove

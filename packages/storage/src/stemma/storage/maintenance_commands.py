@@ -13,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 from stemma.core.cli import CliError, Command, ExitCode, existing_root
-from stemma.core.layout import RootLayout
+from stemma.core.store.locations import RootLayout
 from stemma.storage.maintenance import (
     DEFAULT_RETAIN_HOURS,
     MIN_RETAIN_HOURS,

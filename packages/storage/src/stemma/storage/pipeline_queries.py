@@ -13,11 +13,11 @@ from collections.abc import Collection, Iterable
 
 import polars as pl
 
-from stemma.core import lineage_walk
 from stemma.core.execution_records import ExecutionRecord, StepEvent
-from stemma.core.layout import RootLayout
 from stemma.core.operations.drafts import FinalizedArtifact
 from stemma.core.records import StepStatus
+from stemma.core.store import lineage_walk
+from stemma.core.store.locations import RootLayout
 from stemma.storage.artifact_tables import artifact_from_row, table_for_type
 from stemma.storage.execution_rows import event_from_row, execution_from_row
 from stemma.storage.schemas import (

@@ -17,8 +17,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from stemma.core.crash_points import crash_point
-from stemma.core.layout import RootLayout
-from stemma.core.staging_notes import write_staging_note
+from stemma.core.store.locations import RootLayout
+from stemma.core.store.staging.notes import write_staging_note
 from stemma.storage.staging import QUARANTINE
 from stemma.storage.staging_checks import StagingProblem
 

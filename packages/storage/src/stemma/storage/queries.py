@@ -16,7 +16,7 @@ from typing import Literal
 
 import polars as pl
 
-from stemma.core.layout import RootLayout
+from stemma.core.store.locations import RootLayout
 from stemma.storage.artifact_names import artifact_facts
 from stemma.storage.schemas import (
     ARTIFACT_EDGES,
@@ -34,7 +34,7 @@ from stemma.storage.sqlite_history import table_reader as any_reader
 from stemma.storage.table_damage import reading
 
 StoreRoot = str | os.PathLike[str] | RootLayout
-"""A store root: a path, or the :class:`~stemma.core.layout.RootLayout` of one."""
+"""A store root: a path, or the :class:`~stemma.core.store.locations.RootLayout` of one."""
 
 
 def steps(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from stemma.core.layout import RootLayout
+from stemma.core.store.locations import RootLayout
 from stemma.storage.commit import commit_staged
 from stemma.storage.errors import StagedBundleError
 from stemma.storage.locks import bundle_lock
@@ -51,7 +51,7 @@ def recover_staged(
         step_name: only the bundles of steps with this name; all when omitted.
         shared: the root is on a shared filesystem: a bundle's files are opened and read, and
             one not readable yet is left alone while young, like one not there
-            (:mod:`stemma.core.staged_visibility`).
+            (:mod:`stemma.core.store.staging.visibility`).
 
     Returns:
         How many bundles this call committed (bundles committed concurrently by another

@@ -15,7 +15,7 @@ import uuid
 from pathlib import Path
 
 from stemma.core.crash_points import crash_point
-from stemma.core.layout import RootLayout
+from stemma.core.store.locations import RootLayout
 
 RETIRED = ".retired"
 """The directory under ``staging`` retired bundles are moved to before they are removed."""

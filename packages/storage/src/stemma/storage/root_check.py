@@ -18,10 +18,10 @@ import os
 import sqlite3
 from pathlib import Path
 
-from stemma.core.layout import RootLayout, resolve_root
 from stemma.core.live import RunStatus, list_states
 from stemma.core.live.state import STATE_FILE, RunState
-from stemma.core.sqlite_store.schema import DATABASE_FILE
+from stemma.core.store.locations import RootLayout, resolve_root
+from stemma.core.store.sqlite.schema import DATABASE_FILE
 from stemma.storage.check_findings import CheckReport, Finding, Problem, Severity, relative
 from stemma.storage.delta_store import DeltaStore
 from stemma.storage.maintenance import delta_tables

@@ -2,8 +2,8 @@
 
 A root built without stemma-storage keeps its history in ``{root}/core.sqlite``; the Delta store
 imports it the first time it is opened there (:mod:`stemma.storage.sqlite_import`). Until then
-(:func:`~stemma.core.history_source.history_kind`, the rule every reader follows), the read-only
-queries (``stemma artifacts``, ``stemma lineage``…) read ``core.sqlite`` itself,
+(:func:`~stemma.core.store.history_source.history_kind`, the rule every reader follows), the
+read-only queries (``stemma artifacts``, ``stemma lineage``…) read ``core.sqlite`` itself,
 converted row by row as the import would convert it, so they answer the same on either store and
 never write to the root.
 """
@@ -17,10 +17,10 @@ from typing import Any, Protocol
 
 import polars as pl
 
-from stemma.core.history_source import history_kind
-from stemma.core.layout import RootLayout
-from stemma.core.sqlite_store import schema as core_schema
-from stemma.core.sqlite_store.connections import Connections
+from stemma.core.store.history_source import history_kind
+from stemma.core.store.locations import RootLayout
+from stemma.core.store.sqlite import schema as core_schema
+from stemma.core.store.sqlite.connections import Connections
 from stemma.storage.schemas import (
     ARTIFACT_EDGES,
     EXECUTION_EDGES,

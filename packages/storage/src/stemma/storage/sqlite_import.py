@@ -1,7 +1,7 @@
 """Importing what stemma-core's SQLite store recorded into the Delta tables, once.
 
 A root built by stemma-core alone holds its history in ``{root}/core.sqlite``
-(:class:`~stemma.core.sqlite_store.SqliteStore`). Once stemma-storage is installed the Delta
+(:class:`~stemma.core.store.sqlite.SqliteStore`). Once stemma-storage is installed the Delta
 store takes over that root, and must not rebuild what is there: so the first ``recover()`` of a
 :class:`~stemma.storage.DeltaStore` on such a root imports it, with :func:`import_core_records`:
 
@@ -39,15 +39,15 @@ import polars as pl
 
 from stemma.core.errors import ArtifactTypeError
 from stemma.core.file_lock import FileLock
-from stemma.core.history_source import SQLITE_IMPORT_MARKER
 from stemma.core.identity import hash_plain
-from stemma.core.layout import RootLayout
-from stemma.core.record_rows import event_from_row, execution_from_row
-from stemma.core.sqlite_store import SqliteStore
-from stemma.core.sqlite_store import execution_rows as core_rows
-from stemma.core.sqlite_store import schema as core_schema
-from stemma.core.sqlite_store.execution_rows import SQLITE_ROWS
-from stemma.core.sqlite_store.schema import SchemaVersionError
+from stemma.core.store.history_source import SQLITE_IMPORT_MARKER
+from stemma.core.store.locations import RootLayout
+from stemma.core.store.record_rows import event_from_row, execution_from_row
+from stemma.core.store.sqlite import SqliteStore
+from stemma.core.store.sqlite import execution_rows as core_rows
+from stemma.core.store.sqlite import schema as core_schema
+from stemma.core.store.sqlite.execution_rows import SQLITE_ROWS
+from stemma.core.store.sqlite.schema import SchemaVersionError
 from stemma.storage.artifact_tables import content_row, table_for_type
 from stemma.storage.errors import StorageError
 from stemma.storage.execution_rows import event_row, execution_row

@@ -18,8 +18,8 @@ from pathlib import Path
 import polars as pl
 
 from stemma.core.execution_records import ExecutionRecord
-from stemma.core.layout import RootLayout
-from stemma.core.staged_pack_reading import StagedUnitKey, keep_best_staged, wanted_as
+from stemma.core.store.locations import RootLayout
+from stemma.core.store.staging.pack_reading import StagedUnitKey, keep_best_staged, wanted_as
 from stemma.storage.execution_rows import execution_from_row
 from stemma.storage.schemas import EXECUTION_EDGES, EXECUTIONS
 from stemma.storage.sentinel import SENTINEL

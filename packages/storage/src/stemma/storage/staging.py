@@ -23,7 +23,7 @@ import polars as pl
 
 from stemma.core.crash_points import crash_point
 from stemma.core.execution_records import ExecutionRecord
-from stemma.core.layout import RootLayout
+from stemma.core.store.locations import RootLayout
 from stemma.storage.errors import StagedBundleError
 from stemma.storage.execution_rows import execution_frames
 from stemma.storage.locks import bundle_lock

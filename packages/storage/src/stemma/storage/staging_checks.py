@@ -9,7 +9,7 @@ else :data:`DEFAULT_STAGING_TIMEOUT`). A file that is there but cannot be read i
 waiting does not fix it, so it is reported at once. Where the root is shared (the backend's
 ``shared_filesystem``), files are opened and read rather than listed, and one whose content is
 not visible yet counts as late, not corrupt: the check is core's
-(:mod:`stemma.core.staged_visibility`), the same for both stores.
+(:mod:`stemma.core.store.staging.visibility`), the same for both stores.
 """
 
 from __future__ import annotations
@@ -18,8 +18,7 @@ from pathlib import Path
 
 import polars as pl
 
-from stemma.core.staged_visibility import BundleShape, check_staged
-from stemma.core.staging_problems import (
+from stemma.core.store.staging.problems import (
     DEFAULT_STAGING_TIMEOUT,
     STAGING_TIMEOUT_ENV,
     Backoff,
@@ -29,6 +28,7 @@ from stemma.core.staging_problems import (
     corrupt,
     staging_timeout,
 )
+from stemma.core.store.staging.visibility import BundleShape, check_staged
 from stemma.storage.sentinel import SENTINEL, Listing, read_listing
 
 __all__ = [  # the vocabulary is core's (every store speaks it); the checks are Parquet's
@@ -49,7 +49,7 @@ def check_bundle(bundle: Path, *, shared: bool = False) -> Listing | StagingProb
 
     Only the sentinel's Parquet footer is parsed (to list the tables and their rows). The other
     files are checked for presence: all from one listing of the directory, or, where the root
-    is shared, each opened and read (:mod:`stemma.core.staged_visibility`).
+    is shared, each opened and read (:mod:`stemma.core.store.staging.visibility`).
 
     Args:
         bundle: the bundle directory.

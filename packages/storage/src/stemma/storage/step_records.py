@@ -9,8 +9,8 @@ from typing import Any, cast
 
 import polars as pl
 
-from stemma.core.layout import RootLayout
 from stemma.core.records import StepRecord, StepStatus
+from stemma.core.store.locations import RootLayout
 from stemma.storage.schemas import METRICS, STEPS
 from stemma.storage.table_damage import read_table_checked as read_table
 from stemma.storage.tables import table_exists

@@ -28,11 +28,11 @@ import pyarrow.parquet as pq
 from deltalake import DeltaTable
 from pyarrow import ArrowException
 
-from stemma.core.layout import RootLayout
-from stemma.core.parquet_marks import parquet_marks_problem
+from stemma.core.store.locations import RootLayout
+from stemma.core.store.parquet_marks import parquet_marks_problem
 from stemma.storage.check_findings import Problem, Severity, relative
+from stemma.storage.damage_signs import cause, is_damage
 from stemma.storage.maintenance import delta_tables, table_lock
-from stemma.storage.table_damage import cause, is_damage
 
 REBUILDABLE = frozenset({"orchestration/executions", "orchestration/steps"})
 """Tables whose lost rows only make work run again: an execution row lost is a cache miss, a

@@ -19,7 +19,7 @@ from deltalake import CommitProperties, DeltaTable, Transaction, WriterPropertie
 from deltalake.exceptions import CommitFailedError
 
 from stemma.core.file_lock import FileLock
-from stemma.core.layout import RootLayout
+from stemma.core.store.locations import RootLayout
 from stemma.storage.errors import CommitConflictError
 from stemma.storage.locks import table_lock_path
 from stemma.storage.schemas import TableSpec

@@ -29,8 +29,8 @@ import polars as pl
 
 from stemma.core.crash_points import crash_point
 from stemma.core.execution_records import StepOutputs
-from stemma.core.layout import RootLayout
-from stemma.core.staging_notes import write_staging_note
+from stemma.core.store.locations import RootLayout
+from stemma.core.store.staging.notes import write_staging_note
 from stemma.storage.errors import StagedBundleError
 from stemma.storage.execution_rows import step_outputs_frame
 from stemma.storage.locks import bundle_lock
@@ -61,7 +61,7 @@ def claim(
     """Claim and seal a wave (the caller holds the wave's lock); ``None`` if it is empty.
 
     ``shared``: the root is on a shared filesystem; each bundle's files are opened and read
-    (:mod:`stemma.core.staged_visibility`) instead of listed.
+    (:mod:`stemma.core.store.staging.visibility`) instead of listed.
 
     Returns:
         Each claimed bundle's place in the wave, with what its sentinel lists: its tables and

@@ -49,7 +49,7 @@ import polars as pl
 
 from stemma.core.execution_records import StepOutputs
 from stemma.core.identity import content_id
-from stemma.core.layout import RootLayout
+from stemma.core.store.locations import RootLayout
 from stemma.storage.bundle_reads import read_files, staged_files
 from stemma.storage.chunked_commit import SPILL, commit_chunked, read_through
 from stemma.storage.commit import commit_frames
@@ -116,7 +116,7 @@ def commit_wave_report(
         timeout: how long to wait for late files, in seconds (see
             :func:`~stemma.storage.staging_checks.staging_timeout`).
         shared: the root is on a shared filesystem: staged files are opened and read, not
-            listed (:mod:`stemma.core.staged_visibility`).
+            listed (:mod:`stemma.core.store.staging.visibility`).
 
     Raises:
         StagedBundleError: a path is not a bundle under staging; nothing is committed.

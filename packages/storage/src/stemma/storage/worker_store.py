@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stemma.core.execution_records import ExecutionRecord
-from stemma.core.layout import RootLayout
+from stemma.core.store.locations import RootLayout
 from stemma.storage.staging import stage_executions
 
 if TYPE_CHECKING:

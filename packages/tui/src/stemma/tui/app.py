@@ -18,8 +18,8 @@ from textual.screen import Screen
 
 from stemma.core.cancel_levels import CancelLevel
 from stemma.core.cli.exit_codes import CliError
-from stemma.core.cli.run_rows import RunRow
 from stemma.core.live import RunStatus
+from stemma.core.runs.run_rows import RunRow
 from stemma.tui import collector
 from stemma.tui.client import DashboardClient
 from stemma.tui.client.first_runs import read_first_runs
@@ -299,7 +299,7 @@ def _starting(line: str) -> str:
     The whole line (a long path) wrapped the toast to several lines over the runs list; the
     launch dialog showed the whole command already.
     """
-    from stemma.core.cli.launching import split_script_line  # (after the first frame)
+    from stemma.core.runs.launching import split_script_line  # (after the first frame)
 
     try:
         script, argv = split_script_line(line)  # split as the launch itself splits it

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 if TYPE_CHECKING:
-    # Annotations only: stemma.core.cli.launching is for ``n`` (launch), not the first frame.
-    from stemma.core.cli.launching import Detached
-    from stemma.core.cli.run_rows import RunRow
+    # Annotations only: stemma.core.runs.launching is for ``n`` (launch), not the first frame.
+    from stemma.core.runs.launching import Detached
+    from stemma.core.runs.run_rows import RunRow
     from stemma.tui.client.log_follow import LogChunk
     from stemma.tui.client.views import ArtifactView, RunView, StepView
 

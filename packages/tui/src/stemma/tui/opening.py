@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stemma.core.cli import CliError, ExitCode, existing_root
-from stemma.core.cli.roots import ROOT_MARKS
+from stemma.core.runs.roots import ROOT_MARKS
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -53,7 +53,7 @@ def resolve_opening(
     """The root, the run's full id and the step's number, checked before the app starts.
 
     A run is named as for every command (its id, the start of it, its pipeline's name: see
-    ``stemma.core.cli.run_lookup``), or by the end of its id, the short id the runs list shows.
+    ``stemma.core.runs.run_lookup``), or by the end of its id, the short id the runs list shows.
 
     Args:
         root_option: ``--root`` (or None: ``$STEMMA_ROOT``, then ``.stemma``).
@@ -82,7 +82,7 @@ def resolve_opening(
 
 
 def _resolve_run(root: Path, given: str, *, named_root: bool) -> str:
-    from stemma.core.cli.run_lookup import all_runs, resolve_run_id  # the store: only now
+    from stemma.core.runs.run_lookup import all_runs, resolve_run_id  # the store: only now
 
     try:
         return resolve_run_id(root, given)
@@ -133,8 +133,8 @@ def resolve_step(root: Path, run_id: str, given: str) -> int:
 
 def run_steps(root: Path, run_id: str) -> dict[int, str]:
     """Step number → name for ``run_id``: from its live state, and from history."""
-    from stemma.core.cli.run_lookup import history_events
     from stemma.core.live import read_state
+    from stemma.core.runs.run_lookup import history_events
 
     steps = {e.step_number: e.step_name for e in history_events(root, run_id)}
     try:

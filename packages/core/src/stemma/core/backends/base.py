@@ -76,7 +76,7 @@ class AdoptedElement:
 
     A backend whose jobs outlive their orchestrator may offer ``adopt(keys, request)``, which
     returns these: each computes exactly ``keys`` (in the order its outcomes come back), and
-    ``future`` settles as a pack's would (``stemma.core.engine.adoption``).
+    ``future`` settles as a pack's would (``stemma.core.engine.dispatch.adoption``).
     """
 
     keys: tuple[str, ...]

@@ -81,8 +81,8 @@ def warm_up() -> None:
 
 def _store_module() -> str | None:
     """The module a worker opens of the default store: its worker store's, else the store's."""
-    from stemma.core.store import available_stores, default_store_kind
-    from stemma.core.worker_store import worker_store_targets
+    from stemma.core.store.opening import available_stores, default_store_kind
+    from stemma.core.store.worker_store import worker_store_targets
 
     kind = default_store_kind()
     target = worker_store_targets().get(kind) or available_stores().get(kind)

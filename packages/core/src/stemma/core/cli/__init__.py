@@ -7,7 +7,7 @@ point group. Exit codes are documented in :mod:`stemma.core.cli.exit_codes`.
 from stemma.core.cli.commands import COMMAND_GROUP, Command
 from stemma.core.cli.exit_codes import CliError, ExitCode
 from stemma.core.cli.output import OutputFormat, add_format_option, print_rows
-from stemma.core.cli.roots import existing_root
+from stemma.core.runs.roots import existing_root
 
 __all__ = [
     # defining a subcommand

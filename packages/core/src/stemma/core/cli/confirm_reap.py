@@ -11,8 +11,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from stemma.core.cli.alive_jobs import alive_jobs
 from stemma.core.cli.exit_codes import CliError, ExitCode
+from stemma.core.runs.alive_jobs import alive_jobs
 
 
 def confirm_cancel(root: Path, run_id: str) -> bool:

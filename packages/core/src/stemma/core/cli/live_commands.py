@@ -16,12 +16,12 @@ from stemma.core.cli.output import (
     print_rows,
     rich_available,
 )
-from stemma.core.cli.roots import existing_root
-from stemma.core.cli.run_lookup import all_runs, history_events, resolve_run_id
-from stemma.core.cli.run_rows import RunRow, steps_from_history
-from stemma.core.cli.stale_runs import STALE_WORDS, stale_lines
-from stemma.core.cli.watching import follow_lines, follow_progress
 from stemma.core.live import RunStatus, StepState, read_state, request_cancel
+from stemma.core.runs.roots import existing_root
+from stemma.core.runs.run_lookup import all_runs, history_events, resolve_run_id
+from stemma.core.runs.run_rows import RunRow, steps_from_history
+from stemma.core.runs.stale_runs import STALE_WORDS, stale_lines
+from stemma.core.runs.watching import follow_lines, follow_progress
 
 RUN_COLUMNS = ("run_id", "status", "started", "secs", "steps", "user", "host", "command")
 """As the dashboard's runs list: ``command`` is the script and its arguments, after the

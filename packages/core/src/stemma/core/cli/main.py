@@ -19,7 +19,7 @@ from stemma.core.cli.missing_packages import (
     install_hint,
     missing_command,
 )
-from stemma.core.layout import ROOT_ENV
+from stemma.core.store.locations import ROOT_ENV
 
 CORE_COMMANDS: dict[str, str] = {
     "run": "stemma.core.cli.run_commands:RUN",

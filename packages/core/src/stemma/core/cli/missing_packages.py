@@ -56,7 +56,7 @@ def check_requirements(command: str, args: argparse.Namespace) -> None:
         CliError: (UNAVAILABLE) ``$STEMMA_STORE`` names a store no installed package provides,
             or ``--backend``/``$STEMMA_BACKEND`` a backend, naming the package to install.
     """
-    from stemma.core.store import STORE_ENV, available_stores
+    from stemma.core.store.opening import STORE_ENV, available_stores
 
     store = os.environ.get(STORE_ENV)
     if command not in _NO_STORE and store and store not in available_stores():
@@ -68,7 +68,7 @@ def check_requirements(command: str, args: argparse.Namespace) -> None:
         )
     if command not in _BACKEND_COMMANDS:
         return
-    from stemma.core.cli.launching import BACKEND_ENV
+    from stemma.core.runs.launching import BACKEND_ENV
 
     given = getattr(args, "backend", None)
     backend = given or os.environ.get(BACKEND_ENV)

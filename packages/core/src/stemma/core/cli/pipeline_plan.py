@@ -17,12 +17,12 @@ from contextlib import contextmanager, redirect_stdout
 from typing import TextIO
 
 from stemma.core.cli.exit_codes import CliError, ExitCode
-from stemma.core.cli.launching import run_script
 from stemma.core.cli.output import OutputFormat, print_rows
 from stemma.core.dry_run_switch import DRY_RUN_ENV, DryRunRefusedError
-from stemma.core.error_lines import error_line
 from stemma.core.front.dry_pipeline import forecasts
 from stemma.core.front.step_forecast import StepForecast
+from stemma.core.runs.error_lines import error_line
+from stemma.core.runs.launching import run_script
 
 PIPELINE_PLAN_COLUMNS = ("step", "name", "action", "units", "cached", "reason")
 

@@ -13,13 +13,13 @@ from typing import Any
 
 from stemma.core.cli.commands import Command
 from stemma.core.cli.exit_codes import CliError, ExitCode
-from stemma.core.cli.explaining import explain_step
 from stemma.core.cli.output import OutputFormat, add_format_option, print_rows
-from stemma.core.cli.roots import existing_root
-from stemma.core.cli.run_lookup import history_events, resolve_run_id, root_argument
-from stemma.core.cli.script_target import resolve_script
-from stemma.core.layout import ROOT_ENV
-from stemma.core.step import ArtifactStep
+from stemma.core.graph.step import ArtifactStep
+from stemma.core.runs.explaining import explain_step
+from stemma.core.runs.roots import existing_root
+from stemma.core.runs.run_lookup import history_events, resolve_run_id, root_argument
+from stemma.core.runs.script_target import resolve_script
+from stemma.core.store.locations import ROOT_ENV
 
 STEPS_FUNCTION = "steps"
 PLAN_COLUMNS = ("step", "action", "fingerprint", "reason")
@@ -106,7 +106,7 @@ def _configure_plan(parser: argparse.ArgumentParser) -> None:
 
 
 def _plan(args: argparse.Namespace) -> int:
-    from stemma.core.api import plan
+    from stemma.core.front.api import plan
 
     root = root_argument(args.root)
     if not _offers_steps(args.script):

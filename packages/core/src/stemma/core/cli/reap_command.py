@@ -21,11 +21,11 @@ from typing import cast
 from stemma.core.cli.commands import Command
 from stemma.core.cli.confirm_reap import confirm_cancel
 from stemma.core.cli.exit_codes import CliError, ExitCode
-from stemma.core.cli.roots import existing_root
-from stemma.core.cli.run_lookup import resolve_run_id
-from stemma.core.cli.run_settling import settle_run
-from stemma.core.cli.watch_lines import step_counts
 from stemma.core.live import RunStatus, read_state
+from stemma.core.runs.roots import existing_root
+from stemma.core.runs.run_lookup import resolve_run_id
+from stemma.core.runs.run_settling import settle_run
+from stemma.core.runs.watch_lines import step_counts
 
 REAPER_GROUP = "stemma.reapers"
 
@@ -107,7 +107,7 @@ LOCAL_WORKERS = "local workers stop by themselves within a second of their orche
 
 
 def _commit_staged(root: Path) -> int:
-    from stemma.core.store import open_store
+    from stemma.core.store.opening import open_store
 
     if not root.is_dir():
         return 0

@@ -18,13 +18,13 @@ from typing import cast
 
 from stemma.core.cli.commands import Command
 from stemma.core.cli.exit_codes import CliError, ExitCode
-from stemma.core.cli.launching import Detached, launch_detached
-from stemma.core.cli.relaunch import Relaunch, relaunch_of
-from stemma.core.cli.roots import existing_root
-from stemma.core.cli.run_lookup import history_events, resolve_run_id
-from stemma.core.cli.run_rows import provenance_of
 from stemma.core.live import RunStatus, list_states, read_state
 from stemma.core.live.state import STATE_FILE, run_dir
+from stemma.core.runs.launching import Detached, launch_detached
+from stemma.core.runs.relaunch import Relaunch, relaunch_of
+from stemma.core.runs.roots import existing_root
+from stemma.core.runs.run_lookup import history_events, resolve_run_id
+from stemma.core.runs.run_rows import provenance_of
 from stemma.core.shared_paths import writable_by_others
 
 

@@ -13,16 +13,16 @@ from pathlib import Path
 
 from stemma.core.cli.commands import Command, installed_commands
 from stemma.core.cli.exit_codes import ExitCode
-from stemma.core.cli.launching import BACKEND_ENV, Detached, detach, run_script
 from stemma.core.cli.missing_packages import install_hint
 from stemma.core.cli.output import is_terminal, rich_available
-from stemma.core.cli.run_lookup import root_argument
-from stemma.core.cli.run_progress import AttachedProgress
-from stemma.core.cli.run_rows import run_outcome
-from stemma.core.cli.watching import follow_lines
 from stemma.core.errors import StepFailedError
-from stemma.core.layout import ROOT_ENV
 from stemma.core.live import RunStatus, list_states
+from stemma.core.runs.launching import BACKEND_ENV, Detached, detach, run_script
+from stemma.core.runs.run_lookup import root_argument
+from stemma.core.runs.run_progress import AttachedProgress
+from stemma.core.runs.run_rows import run_outcome
+from stemma.core.runs.watching import follow_lines
+from stemma.core.store.locations import ROOT_ENV
 
 DEMO_SCRIPT = "stemma.core.cli.demo_pipeline"
 

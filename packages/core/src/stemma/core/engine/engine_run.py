@@ -23,12 +23,12 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 
 from stemma.core.cancel_levels import CancelLevel
-from stemma.core.engine.cancellation import Canceller
-from stemma.core.engine.function_packs import FunctionPacks, PendingStep
+from stemma.core.engine.cancel.cancellation import Canceller
+from stemma.core.engine.dispatch.function_packs import FunctionPacks, PendingStep
+from stemma.core.engine.dispatch.step_dispatch import run_step
 from stemma.core.engine.planned_step import PlannedStep
 from stemma.core.engine.references import StepResult
-from stemma.core.engine.run_context import PipelineContext
-from stemma.core.engine.step_dispatch import run_step
+from stemma.core.engine.run_context import RunContext
 from stemma.core.live.channel import LiveChannel
 
 DEFAULT_PARALLEL_STEPS = 4
@@ -43,7 +43,7 @@ class EngineRun:
 
     def __init__(
         self,
-        context: PipelineContext,
+        context: RunContext,
         *,
         parallel_steps: int = DEFAULT_PARALLEL_STEPS,
         on_step_done: Callable[[PlannedStep], None] | None = None,

@@ -1,4 +1,4 @@
-"""``PipelineContext``: what every step of one pipeline run shares, across its step threads."""
+"""``RunContext``: what every step of one pipeline run shares, across its step threads."""
 
 from __future__ import annotations
 
@@ -11,15 +11,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from stemma.core.backends.base import Backend
 from stemma.core.cancel_levels import CancelLevel
-from stemma.core.engine.group_commit import GroupCommit
+from stemma.core.engine.commit.group_commit import GroupCommit
+from stemma.core.engine.dispatch.worker_slots import WorkerSlots
 from stemma.core.engine.planned_step import CachePolicy, PlannedStep
-from stemma.core.engine.units import ExecutionUnit
+from stemma.core.engine.worker.units import ExecutionUnit
 from stemma.core.engine.worker.worker_entry import UnitOutcome
-from stemma.core.engine.worker_slots import WorkerSlots
 from stemma.core.execution_records import StepEvent
 from stemma.core.live.monitor import RunMonitor
 from stemma.core.records import StepStatus
-from stemma.core.store import PipelineStore
+from stemma.core.store.protocols import RunStore
 
 if TYPE_CHECKING:
     from stemma.core.live.state import StepState
@@ -39,10 +39,10 @@ class _NoFunctionUnits:
 
 
 @dataclass(kw_only=True)
-class PipelineContext:
+class RunContext:
     """What every step of one pipeline run shares."""
 
-    store: PipelineStore
+    store: RunStore
     backend: Backend
     run_id: str
     steps: dict[int, PlannedStep]

@@ -14,15 +14,15 @@ from typing import Any
 from stemma.core.backends.base import Backend, start_workers_early
 from stemma.core.backends.registry import open_backend
 from stemma.core.dry_run_switch import refuse_in_dry_run
+from stemma.core.engine.dispatch.worker_slots import WorkerSlots
 from stemma.core.engine.planned_step import CachePolicy, PlannedStep
-from stemma.core.engine.run_context import PipelineContext
+from stemma.core.engine.run_context import RunContext
 from stemma.core.engine.runs_here import note_run
-from stemma.core.engine.worker_slots import WorkerSlots
 from stemma.core.live.monitor import RunMonitor
 from stemma.core.provenance import capture_provenance
-from stemma.core.read_only_root import ReadOnlyRootStore
-from stemma.core.staged_visibility import SharedStagingStore, shares_root
-from stemma.core.store import PipelineStore
+from stemma.core.store.protocols import RunStore
+from stemma.core.store.read_only_root import ReadOnlyRootStore
+from stemma.core.store.staging.visibility import SharedStagingStore, shares_root
 
 BACKEND_ENV = "STEMMA_BACKEND"
 
@@ -63,7 +63,7 @@ def open_run_backend(
     return engine
 
 
-def recover_store(store: PipelineStore) -> float:
+def recover_store(store: RunStore) -> float:
     """Commit what crashed runs left staged on ``store``; when that began (Unix time).
 
     The time goes with every wave the run sends (``WaveRequest.recovered_at``): what a dead
@@ -86,7 +86,7 @@ def shut_if_failed(engine: Backend) -> Generator[None]:
 
 
 def open_context(
-    store: PipelineStore,
+    store: RunStore,
     *,
     run_id: str,
     name: str,
@@ -96,7 +96,7 @@ def open_context(
     preserve_working: bool,
     recovered_at: float,
     steps: Mapping[int, PlannedStep] | None = None,
-) -> PipelineContext:
+) -> RunContext:
     """The shared context of a run on ``store`` (already recovered) and ``engine`` (opened).
 
     ``recovered_at``: when the store's recovery began (``recover_store``).
@@ -110,7 +110,7 @@ def open_context(
         store.expect_shared_filesystem()
     provenance: dict[str, Any] = capture_provenance().to_dict()
     note_run(store.layout.root, run_id)  # for an attached `stemma run`'s progress
-    return PipelineContext(
+    return RunContext(
         store=store,
         backend=engine,
         monitor=RunMonitor(

@@ -18,16 +18,16 @@ from stemma.core.backends.base import Backend
 from stemma.core.cancel_levels import CancelLevel
 from stemma.core.engine.planned_step import CachePolicy, FailurePolicy, PlannedStep, parse_policy
 from stemma.core.engine.references import OutputReference, StepResult
-from stemma.core.engine.run_context import PipelineContext
+from stemma.core.engine.run_context import RunContext
 from stemma.core.engine.run_setup import default_backend
 from stemma.core.front.pipeline import Pipeline
 from stemma.core.front.run_history import summarize
 from stemma.core.front.step_forecast import StepForecast, forecast_step
-from stemma.core.history_source import open_history_store
-from stemma.core.layout import resolve_root
 from stemma.core.live.monitor import RunMonitor
 from stemma.core.run_ids import new_run_id
-from stemma.core.store import open_pipeline_store
+from stemma.core.store.history_source import open_history_store
+from stemma.core.store.locations import resolve_root
+from stemma.core.store.opening import open_run_store
 
 _lock = threading.Lock()
 _forecasts: list[StepForecast] = []
@@ -56,7 +56,7 @@ class DryPipeline(Pipeline):
         self,
         *,
         name: str,
-        context: PipelineContext,
+        context: RunContext,
         skip_cache: bool,
         failure_policy: FailurePolicy,
         backend: str,
@@ -93,9 +93,9 @@ class DryPipeline(Pipeline):
         """
         run_id = new_run_id(name)
         # The store the root's history is in (core.sqlite until imported), as `explain` reads.
-        store = open_history_store(resolve_root(root)) or open_pipeline_store(root)
+        store = open_history_store(resolve_root(root)) or open_run_store(root)
         nothing: Backend = _NoDispatch()  # pyright: ignore[reportAssignmentType]
-        context = PipelineContext(
+        context = RunContext(
             store=store,
             backend=nothing,
             run_id=run_id,

@@ -18,12 +18,12 @@ from typing import NoReturn
 from stemma.core.artifact import Artifact
 from stemma.core.backends.main_module import bootstrapping_worker, main_problem
 from stemma.core.cancel_levels import CancelLevel
-from stemma.core.engine.cancellation import print_cancel_summary
+from stemma.core.engine.cancel.cancellation import print_cancel_summary
+from stemma.core.engine.dispatch.function_operation import FunctionOperation
 from stemma.core.engine.engine_run import DEFAULT_PARALLEL_STEPS, EngineRun
-from stemma.core.engine.function_operation import FunctionOperation
 from stemma.core.engine.planned_step import CachePolicy, FailurePolicy, PlannedStep
 from stemma.core.engine.references import StepResult
-from stemma.core.engine.run_context import PipelineContext
+from stemma.core.engine.run_context import RunContext
 from stemma.core.engine.run_setup import (
     default_backend,
     open_context,
@@ -46,12 +46,12 @@ from stemma.core.front.lazy_operations import (
 from stemma.core.front.run_history import summarize
 from stemma.core.front.sendable import THREAD_BACKEND, refuse_unsendable_operation
 from stemma.core.front.step_failures import failure_cause
+from stemma.core.graph.step_graph import expand, needed
+from stemma.core.graph.step_planner import StepPlanner
+from stemma.core.graph.step_spec import StepSpec
 from stemma.core.operations.kinds import OperationKind
 from stemma.core.run_ids import new_run_id
-from stemma.core.step_graph import expand, needed
-from stemma.core.step_planner import StepPlanner
-from stemma.core.step_spec import StepSpec
-from stemma.core.store import PipelineStore
+from stemma.core.store.protocols import RunStore
 
 log = logging.getLogger("stemma.core.lazy")
 
@@ -72,7 +72,7 @@ class LazyRunOptions:
 
 
 def build(
-    specs: Sequence[StepSpec], store: PipelineStore, options: LazyRunOptions
+    specs: Sequence[StepSpec], store: RunStore, options: LazyRunOptions
 ) -> dict[str, Artifact]:
     """Build every spec and its deps that are not built yet; artifacts by fingerprint.
 
@@ -137,7 +137,7 @@ def build(
     return _collect(store, list(zip(planned, order, strict=True)), built)
 
 
-def _cancelled(context: PipelineContext, steps: list[PlannedStep]) -> NoReturn:
+def _cancelled(context: RunContext, steps: list[PlannedStep]) -> NoReturn:
     """Say what the cancel did, as a Pipeline run does, and stop the caller."""
     summary = summarize(context.run_id.rsplit("_", 3)[0], context.run_id, steps)
     print_cancel_summary(summary, context.cancel_level)
@@ -150,7 +150,7 @@ def _cancelled(context: PipelineContext, steps: list[PlannedStep]) -> NoReturn:
     )
 
 
-def _log_reasons(store: PipelineStore, specs: list[StepSpec]) -> None:
+def _log_reasons(store: RunStore, specs: list[StepSpec]) -> None:
     """Say why each step will run (the reason costs a store query: only when it is shown)."""
     if not log.isEnabledFor(logging.INFO):
         return
@@ -159,7 +159,7 @@ def _log_reasons(store: PipelineStore, specs: list[StepSpec]) -> None:
         log.info("step %s (%s) will run: %s", spec.name, spec.fingerprint[:8], planner.reason(spec))
 
 
-def _built(store: PipelineStore, specs: list[StepSpec]) -> dict[str, Artifact]:
+def _built(store: RunStore, specs: list[StepSpec]) -> dict[str, Artifact]:
     """The function steps recorded completed whose output is still in place (never ``dev``).
 
     Operation steps are never built this way: their cache is the engine's step index.
@@ -251,7 +251,7 @@ def _refuse_unpicklable(specs: list[StepSpec], backend: str) -> None:
 
 
 def _collect(
-    store: PipelineStore, steps: list[tuple[PlannedStep, StepSpec]], built: dict[str, Artifact]
+    store: RunStore, steps: list[tuple[PlannedStep, StepSpec]], built: dict[str, Artifact]
 ) -> dict[str, Artifact]:
     artifacts = dict(built)
     failed: list[tuple[str, BaseException]] = []

@@ -1,8 +1,8 @@
 """Operation steps of a lazy graph as engine steps: roles become references to other steps.
 
 ``apply("scale", Transform, dataset=upstream)`` lowers to a spec whose inputs name the
-operation, its key params and its roles (see :mod:`stemma.core.operation_steps`). Here that spec
-becomes a :class:`PlannedStep` like one a ``Pipeline`` submits: the operation instance, and per
+operation, its key params and its roles (see :mod:`stemma.core.graph.operation_steps`). Here that
+spec becomes a :class:`PlannedStep` like one a ``Pipeline`` submits: the operation instance, and per
 role either an :class:`OutputReference` to the upstream operation step of the same run or the
 literal artifact ids. Its step key stays the spec's fingerprint, so the lazy key holds.
 """
@@ -21,10 +21,10 @@ from stemma.core.engine.planned_step import (
 )
 from stemma.core.engine.references import OutputReference, StepResult
 from stemma.core.errors import LoweringError
-from stemma.core.operation_steps import operation_of, operation_step
+from stemma.core.graph.operation_steps import operation_of, operation_step
+from stemma.core.graph.step import ArtifactStep
+from stemma.core.graph.step_spec import StepSpec
 from stemma.core.operations.registry import get_operation
-from stemma.core.step import ArtifactStep
-from stemma.core.step_spec import StepSpec
 
 
 def is_operation_step(spec: StepSpec) -> bool:

@@ -16,8 +16,8 @@ import polars as pl
 
 from stemma.core.cancel_levels import CancelLevel
 from stemma.core.dry_run_switch import dry_run_requested, refuse_in_dry_run
-from stemma.core.engine.cancellation import print_cancel_summary
-from stemma.core.engine.composite_expansion import (
+from stemma.core.engine.cancel.cancellation import print_cancel_summary
+from stemma.core.engine.dispatch.composite_expansion import (
     ExpandedComposite,
     expand_composite,
     with_intermediates,
@@ -30,18 +30,18 @@ from stemma.core.engine.planned_step import (
     parse_policy,
 )
 from stemma.core.engine.references import StepFuture, StepResult
-from stemma.core.engine.run_context import PipelineContext
+from stemma.core.engine.run_context import RunContext
 from stemma.core.execution_records import StepEvent
 from stemma.core.front.input_validation import build_operation, normalize_inputs
 from stemma.core.front.pipeline_opening import open_new_run, open_resumed_run
 from stemma.core.front.run_history import runs_frame, summarize
 from stemma.core.front.run_steps import RunSteps
 from stemma.core.front.sendable import refuse_unsendable_operation
-from stemma.core.history_source import open_history_store
-from stemma.core.layout import resolve_root
 from stemma.core.operations.definition import OperationDefinition
 from stemma.core.run_ids import new_run_id
-from stemma.core.store import PipelineStore
+from stemma.core.store.history_source import open_history_store
+from stemma.core.store.locations import resolve_root
+from stemma.core.store.protocols import RunStore
 
 
 class Pipeline(RunSteps):
@@ -51,7 +51,7 @@ class Pipeline(RunSteps):
         self,
         *,
         name: str,
-        context: PipelineContext,
+        context: RunContext,
         skip_cache: bool,
         failure_policy: FailurePolicy,
         parallel_steps: int = DEFAULT_PARALLEL_STEPS,
@@ -171,14 +171,14 @@ class Pipeline(RunSteps):
     def list_runs(root: str | os.PathLike[str] | None = None) -> pl.DataFrame:
         """Every run on the root: id, step count, last status, started, ended; newest first.
 
-        Read where the root's history is (:mod:`stemma.core.history_source`), whatever
+        Read where the root's history is (:mod:`stemma.core.store.history_source`), whatever
         ``$STEMMA_STORE`` says, and without creating anything on a root with no history yet.
         """
         store = open_history_store(resolve_root(root))
         return runs_frame(store.step_events() if store is not None else [])
 
     @property
-    def store(self) -> PipelineStore:
+    def store(self) -> RunStore:
         """The store this pipeline commits to."""
         return self._ctx.store
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from stemma.core.engine.planned_step import CachePolicy, FailurePolicy, parse_policy
-from stemma.core.engine.run_context import PipelineContext
+from stemma.core.engine.run_context import RunContext
 from stemma.core.engine.run_setup import (
     open_context,
     open_run_backend,
@@ -22,8 +22,8 @@ from stemma.core.engine.run_setup import (
     shut_if_failed,
 )
 from stemma.core.front.run_history import latest_run_id, restore_steps
-from stemma.core.history_source import nothing_built
-from stemma.core.store import open_pipeline_store
+from stemma.core.store.history_source import nothing_built
+from stemma.core.store.opening import open_run_store
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -32,7 +32,7 @@ class OpenedRun:
 
     name: str
     """The pipeline's name."""
-    context: PipelineContext
+    context: RunContext
     """The run's shared context (store recovered, backend open)."""
     skip_cache: bool
     """Whether its steps skip the cache unless told otherwise."""
@@ -58,7 +58,7 @@ def open_new_run(
     will_execute = skip_cache or nothing_built(root)
     engine = open_run_backend(backend, max_workers=max_workers, will_execute=will_execute)
     with shut_if_failed(engine):
-        store = open_pipeline_store(root)
+        store = open_run_store(root)
         recovered_at = recover_store(store)
         context = open_context(
             store,
@@ -92,7 +92,7 @@ def open_resumed_run(
     """
     engine = open_run_backend(backend, max_workers=max_workers)  # (its workers start on demand)
     with shut_if_failed(engine):
-        store = open_pipeline_store(root)
+        store = open_run_store(root)
         recovered_at = recover_store(store)
         if pipeline_run_id is None:
             if name is None:

@@ -10,14 +10,14 @@ from collections.abc import Iterator
 
 from stemma.core.engine.planned_step import PlannedStep
 from stemma.core.engine.references import OutputReference, StepResult
-from stemma.core.engine.run_context import PipelineContext
+from stemma.core.engine.run_context import RunContext
 from stemma.core.front.step_failures import halted_error
 
 
 class RunSteps:
     """The read side of a pipeline: its steps by name, number and role, and as a sequence."""
 
-    _ctx: PipelineContext
+    _ctx: RunContext
 
     @property
     def run_id(self) -> str:

@@ -2,14 +2,14 @@
 
 A failed step's error chains its unit's own exception when it could be brought back from its
 worker, else a ``StepCodeError`` holding its error text (:func:`failure_cause`). Once a step
-failed under ``fail_fast`` (engine/fail_fast.py), a ``Pipeline``'s ``run``, ``submit``,
+failed under ``fail_fast`` (engine/cancel/fail_fast.py), a ``Pipeline``'s ``run``, ``submit``,
 ``output`` and ``finalize`` all raise the same ``StepFailedError`` (:func:`halted_error`).
 """
 
 from __future__ import annotations
 
 from stemma.core.engine.references import StepResult
-from stemma.core.engine.run_context import PipelineContext
+from stemma.core.engine.run_context import RunContext
 from stemma.core.errors import StepCodeError, StepFailedError
 
 
@@ -21,7 +21,7 @@ def failure_cause(name: str, result: StepResult | None) -> BaseException:
     return StepCodeError(f"step {name!r}: {reason or 'failed'}")
 
 
-def halted_error(ctx: PipelineContext) -> StepFailedError | None:
+def halted_error(ctx: RunContext) -> StepFailedError | None:
     """The run's ``fail_fast`` error, or None while no step has failed under ``fail_fast``."""
     if ctx.halted_by is None:
         return None

@@ -13,15 +13,15 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal
 
-from stemma.core.engine.associations import reads_associations
+from stemma.core.engine.cache.step_cache import step_cache_hit
+from stemma.core.engine.dispatch.associations import reads_associations
+from stemma.core.engine.dispatch.step_dispatch import resolve_inputs, step_key
+from stemma.core.engine.dispatch.unit_plan import LOOKUP_UNITS, plan_units
 from stemma.core.engine.planned_step import PlannedStep
-from stemma.core.engine.run_context import PipelineContext
-from stemma.core.engine.step_cache import step_cache_hit
-from stemma.core.engine.step_dispatch import resolve_inputs, step_key
-from stemma.core.engine.unit_plan import LOOKUP_UNITS, plan_units
+from stemma.core.engine.run_context import RunContext
 from stemma.core.errors import BatchingError, PairingError
 from stemma.core.execution_records import StepEvent
-from stemma.core.explain import (
+from stemma.core.graph.explain import (
     config_diff,
     key_components,
     said_upstream,
@@ -64,7 +64,7 @@ class StepForecast:
 
 
 def forecast_step(
-    ctx: PipelineContext,
+    ctx: RunContext,
     step: PlannedStep,
     run_name: str,
     earlier: Mapping[int, StepForecast],
@@ -148,7 +148,7 @@ def _always_runs(step: PlannedStep) -> str | None:
     return None
 
 
-def _units(ctx: PipelineContext, step: PlannedStep) -> tuple[int | None, int | None, str | None]:
+def _units(ctx: RunContext, step: PlannedStep) -> tuple[int | None, int | None, str | None]:
     """Its units and how many are execution hits, or why they cannot be counted."""
     if step.operation.kind is OperationKind.FUNCTION:
         return 1, None, None
@@ -166,14 +166,14 @@ def _units(ctx: PipelineContext, step: PlannedStep) -> tuple[int | None, int | N
     return plan.total, cached, None
 
 
-def _inputs(ctx: PipelineContext, step: PlannedStep) -> dict[str, tuple[str, ...]]:
+def _inputs(ctx: RunContext, step: PlannedStep) -> dict[str, tuple[str, ...]]:
     """Its inputs' artifact ids: the upstream hits' outputs, files, or ids given literally."""
     sources = {n: ctx.steps[n].outputs_from or "" for n in step.upstream_steps()}
     return resolve_inputs(ctx, step, sources)
 
 
 def _changes(
-    ctx: PipelineContext,
+    ctx: RunContext,
     step: PlannedStep,
     history: Sequence[StepEvent],
     waiting: Sequence[StepForecast],
@@ -213,7 +213,7 @@ def _changes(
     return f"changed since {previous.pipeline_run_id}: {lines[0]}", lines
 
 
-def _step_components(ctx: PipelineContext, step: PlannedStep) -> dict[str, Any]:
+def _step_components(ctx: RunContext, step: PlannedStep) -> dict[str, Any]:
     """:func:`key_components` of a step not yet recorded (what its events would say)."""
     op = step.operation
     return {

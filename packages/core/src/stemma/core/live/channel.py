@@ -13,10 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from stemma.core.cancel_levels import CancelLevel
-from stemma.core.layout import RootLayout
 from stemma.core.live.control import pending_requests
 from stemma.core.live.monitor import RunMonitor
 from stemma.core.live.state import write_state
+from stemma.core.store.locations import RootLayout
 
 POLL_SECONDS = 0.25
 WRITE_SECONDS = 1.0

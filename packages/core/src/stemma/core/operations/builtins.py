@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 
+from stemma.core.graph.input_files import input_file_key
 from stemma.core.identity import content_id
-from stemma.core.input_files import input_file_key
 from stemma.core.operations.definition import OperationDefinition
 from stemma.core.operations.drafts import DataDraft, FileRefDraft, FinalizedArtifact
 from stemma.core.operations.results import (
@@ -37,7 +37,7 @@ from stemma.core.operations.specs import InputSpec, OutputSpec
 if TYPE_CHECKING:
     import polars as pl
 
-    from stemma.core.worker_store import WorkerStore
+    from stemma.core.store.protocols import WorkerStore
 
 # ---------------------------------------------------------------------------- ingestion
 

@@ -279,7 +279,7 @@ class Execution(BaseModel, frozen=True, extra="forbid"):
     stages as one bundle. None (the default): the local backend sizes packs as they come back,
     about half a second of work each, so many tiny units cost few bundles; a backend that queues
     whole waves (SLURM arrays) sizes its elements from the step's recorded seconds per unit
-    (``element_seconds`` of work each; ``stemma.core.engine.wave_sizing``)."""
+    (``element_seconds`` of work each; ``stemma.core.engine.dispatch.wave_sizing``)."""
     element_seconds: float = Field(default=DEFAULT_ELEMENT_SECONDS, gt=0)
     """With ``units_per_worker`` unset, the work one SLURM array element aims at, in seconds
     (three minutes by default): more units per element for short units, never more than half

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import polars as pl
 
-from stemma.core.store import PipelineStore
+from stemma.core.store import RunStore
 from stemma.tui.client.preview import preview_bytes, preview_file
 from stemma.tui.client.views import ArtifactView, LineageEdge
 
 
 def read_artifact(
-    root: Path, store: PipelineStore, artifact_id: str, up: pl.DataFrame, down: pl.DataFrame
+    root: Path, store: RunStore, artifact_id: str, up: pl.DataFrame, down: pl.DataFrame
 ) -> ArtifactView:
     """The view of ``artifact_id`` given its lineage edges one hop each way.
 

@@ -16,19 +16,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stemma.core.cancel_levels import CancelLevel
-from stemma.core.cli.run_rows import (
+from stemma.core.live import RunState, read_state, request_cancel
+from stemma.core.runs.run_rows import (
     RunRow,
     row_from_state,
     rows_from_history,
     steps_from_history,
 )
-from stemma.core.live import RunState, read_state, request_cancel
 from stemma.tui.client.history import HistoryCache
 from stemma.tui.client.live_states import LiveStates
 from stemma.tui.client.table_damage import DamageWatch, find_damage
 
 if TYPE_CHECKING:
-    from stemma.core.cli.launching import Detached
+    from stemma.core.runs.launching import Detached
     from stemma.tui.client.log_follow import LogFollower
     from stemma.tui.client.step_reader import StepReader
     from stemma.tui.client.views import ArtifactView, RunView, StepView
@@ -181,7 +181,7 @@ class DashboardClient:
             CliError: the line cannot be split, names no script file, or the launcher failed.
         """
         # Here, not at module level: launching is for ``n`` alone, not the first frame.
-        from stemma.core.cli.launching import detach, split_script_line
+        from stemma.core.runs.launching import detach, split_script_line
 
         script, argv = split_script_line(line)
         return detach(self.root, script, argv, None)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import shutil
 import threading
 
-from stemma.core.cli.run_rows import RunRow
+from stemma.core.runs.run_rows import RunRow
 from stemma.tui.client.dashboard import DashboardClient
 
 FIRST_SCREEN_RUNS = 50

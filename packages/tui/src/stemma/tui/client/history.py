@@ -7,7 +7,7 @@ only the files added since the last (:class:`~stemma.tui.client.steps_log.StepsL
 run's events come from the rows in memory, never from another scan of the table.
 
 A root whose history is in ``core.sqlite`` (not imported into Delta:
-:func:`~stemma.core.history_source.history_kind`, the rule every command follows) is read from
+:func:`~stemma.core.store.history_source.history_kind`, the rule every command follows) is read from
 it whole, as the Delta steps table would hold it (:mod:`stemma.storage.sqlite_history`), when the
 database or its write-ahead log changed: SQLite reads a root's few thousand events in
 milliseconds. Nothing is imported or written.
@@ -29,10 +29,10 @@ _KEPT_RUNS = 16
 if TYPE_CHECKING:
     import polars as pl
 
-    from stemma.core.cli.run_rows import RunRow
     from stemma.core.execution_records import StepEvent
-    from stemma.core.history_source import HistoryKind
-    from stemma.core.store import PipelineStore
+    from stemma.core.runs.run_rows import RunRow
+    from stemma.core.store import RunStore
+    from stemma.core.store.history_source import HistoryKind
     from stemma.tui.client.eta import Paces
     from stemma.tui.client.steps_log import StepsLog
 
@@ -55,17 +55,17 @@ class HistoryCache:
         self._paces: Paces | None = None
         """None until asked for since the last catch-up: the runs list never needs them."""
         self._events: dict[str, list[StepEvent]] = {}
-        self._store: tuple[HistoryKind, PipelineStore | None] | None = None
+        self._store: tuple[HistoryKind, RunStore | None] | None = None
 
     @property
-    def store(self) -> PipelineStore | None:
+    def store(self) -> RunStore | None:
         """The store the root's history is in, to read (None before it has any).
 
         Opened again when that changes (a run imported ``core.sqlite`` into Delta).
         """
         # Here, not at module level: stemma.core.store loads the entry points' metadata
         # (~15 ms), which the first frame (painted from state files) does not need.
-        from stemma.core.history_source import history_kind, open_history_store
+        from stemma.core.store.history_source import history_kind, open_history_store
 
         kind = history_kind(self._root)
         if kind is None:
@@ -106,7 +106,7 @@ class HistoryCache:
         return events
 
     def _refresh(self) -> None:
-        from stemma.core.history_source import history_kind  # off the paint path: see store
+        from stemma.core.store.history_source import history_kind  # off the paint path: see store
 
         kind = history_kind(self._root)
         if kind == "sqlite":
@@ -139,7 +139,7 @@ class HistoryCache:
 def _sqlite_files() -> tuple[str, str]:
     """What a SQLite commit changes: the database, or (in WAL mode) its write-ahead log."""
     # Imported here: the schema module loads sqlite3 (~2 ms), which the first frame does not use.
-    from stemma.core.sqlite_store.schema import DATABASE_FILE
+    from stemma.core.store.sqlite.schema import DATABASE_FILE
 
     return DATABASE_FILE, f"{DATABASE_FILE}-wal"
 

@@ -12,8 +12,8 @@ from typing import cast
 
 import polars as pl
 
-from stemma.core.cli.run_rows import FINAL_STEP_STATUSES, RunRow, run_name
 from stemma.core.live import RunStatus
+from stemma.core.runs.run_rows import FINAL_STEP_STATUSES, RunRow, run_name
 from stemma.tui.client.eta import Paces, PaceSample
 
 

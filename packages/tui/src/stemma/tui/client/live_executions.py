@@ -28,12 +28,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from stemma.core.engine.failure_logs import failure_log_path
-from stemma.core.sqlite_store.bundle_files import RECORDS, read_rows, read_sentinel
-from stemma.core.sqlite_store.execution_rows import from_micros
-from stemma.core.sqlite_store.schema import EXECUTION_COLUMNS
-from stemma.core.sqlite_store.staging import step_dir_name
-from stemma.core.staging_problems import StagingProblem
+from stemma.core.store.failure_logs import failure_log_path
+from stemma.core.store.sqlite.bundle_files import RECORDS, read_rows, read_sentinel
+from stemma.core.store.sqlite.execution_rows import from_micros
+from stemma.core.store.sqlite.schema import EXECUTION_COLUMNS
+from stemma.core.store.sqlite.staging import step_dir_name
+from stemma.core.store.staging.problems import StagingProblem
 from stemma.tui.client.dir_tree import DirTree
 from stemma.tui.client.views import ExecutionRow
 

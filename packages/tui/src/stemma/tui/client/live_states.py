@@ -15,9 +15,9 @@ import os
 import time
 from pathlib import Path
 
-from stemma.core.cli.run_rows import RunRow, row_from_state
 from stemma.core.live import STALE_AFTER_SECONDS, RunState, RunStatus
 from stemma.core.live.state import STATE_FILE
+from stemma.core.runs.run_rows import RunRow, row_from_state
 
 FINISHED_RECHECK_SECONDS = 10.0
 """How often every run is looked at again: a finished run's state file (written for the last

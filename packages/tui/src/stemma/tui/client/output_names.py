@@ -19,7 +19,7 @@ def with_output_names(root: Path, view: StepView) -> StepView:
     if not ids:
         return view
     try:  # polars and delta-rs: off the paint path, and optional
-        from stemma.core.layout import RootLayout
+        from stemma.core.store.locations import RootLayout
         from stemma.storage.artifact_names import artifact_facts
         from stemma.storage.sqlite_history import table_reader
     except ImportError:

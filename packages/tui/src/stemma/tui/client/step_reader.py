@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from stemma.core.engine.failure_logs import failure_log_path
 from stemma.core.live import RunStatus, StepState, read_state
+from stemma.core.store.failure_logs import failure_log_path
 from stemma.tui.client.history import HistoryCache
 from stemma.tui.client.running_units import unseen_running
 from stemma.tui.client.views import ExecutionRow, StepView
@@ -136,7 +136,7 @@ class StepReader:
         return rows + unseen_running(step, rows)
 
     def _why(self, name: str, run_id: str) -> list[str]:
-        from stemma.core.cli.explaining import explain_step  # loads the operations: not at paint
+        from stemma.core.runs.explaining import explain_step  # loads the operations: not at paint
         from stemma.storage.execution_rows import event_from_row
         from stemma.storage.queries import steps
 

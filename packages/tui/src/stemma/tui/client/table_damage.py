@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
-from stemma.core.parquet_marks import parquet_marks_problem
+from stemma.core.store.parquet_marks import parquet_marks_problem
 
 DAMAGE_RETRY_SECONDS = 10.0
 """How often a damaged history is read again, to notice that it was fixed."""

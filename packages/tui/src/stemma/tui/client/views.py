@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from stemma.core.cli.run_rows import RunRow
 from stemma.core.live import RunState, StepState
+from stemma.core.runs.run_rows import RunRow
 
 
 @dataclass(frozen=True, kw_only=True)

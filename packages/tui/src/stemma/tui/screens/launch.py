@@ -20,7 +20,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from stemma.core.cli.exit_codes import CliError
-from stemma.core.cli.launching import detach_command, split_script_line
+from stemma.core.runs.launching import detach_command, split_script_line
 
 HINT = "Enter starts it · Esc cancels"
 

@@ -16,9 +16,9 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from stemma.core.cli.launching import BACKEND_ENV
-from stemma.core.cli.relaunch import Relaunch
-from stemma.core.layout import ROOT_ENV
+from stemma.core.runs.launching import BACKEND_ENV
+from stemma.core.runs.relaunch import Relaunch
+from stemma.core.store.locations import ROOT_ENV
 
 HINT = "Enter resumes it · Esc cancels"
 

@@ -15,7 +15,7 @@ from textual.events import Resize
 from textual.widgets import Footer, Static
 from textual.worker import Worker
 
-from stemma.core.cli.run_rows import RunRow
+from stemma.core.runs.run_rows import RunRow
 from stemma.tui import collector
 from stemma.tui.client.first_runs import first_screen_runs
 from stemma.tui.messages import LoadFailed, RunsLoaded

@@ -13,8 +13,8 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable
 
-from stemma.core.cli.run_rows import RunRow
 from stemma.core.live import RunStatus
+from stemma.core.runs.run_rows import RunRow
 from stemma.tui.row_filter import RowFilter
 from stemma.tui.widgets.tables import table_at
 

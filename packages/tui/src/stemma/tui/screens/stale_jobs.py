@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from stemma.core.cli.alive_jobs import AliveJobs
 from stemma.core.live import StepState
+from stemma.core.runs.alive_jobs import AliveJobs
 
 if TYPE_CHECKING:
     # Annotations only: the relaunch checks (and launching) are for r, not for every stale run.
-    from stemma.core.cli.relaunch import Relaunch
+    from stemma.core.runs.relaunch import Relaunch
 
 JOBS_SECONDS = 10.0
 """How often the scheduler is asked again while the run screen shows a stale run."""

@@ -72,7 +72,7 @@ class StaleRun(Screen[None]):
 
     @work(thread=True, exclusive=True, group="stale-jobs", exit_on_error=False)
     def _load_jobs(self) -> None:
-        from stemma.core.cli.alive_jobs import alive_jobs  # (only for a stale run)
+        from stemma.core.runs.alive_jobs import alive_jobs  # (only for a stale run)
 
         self.post_message(JobsLoaded(alive_jobs(self.stemma.client.root, self.run_id)))
 
@@ -88,8 +88,8 @@ class StaleRun(Screen[None]):
     @work(thread=True, exclusive=True, group="launch", exit_on_error=False)
     def _prepare_resume(self) -> None:
         from stemma.core.cli.exit_codes import CliError
-        from stemma.core.cli.relaunch import relaunch_of
         from stemma.core.live import read_state
+        from stemma.core.runs.relaunch import relaunch_of
 
         root = self.stemma.client.root
         try:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from rich.text import Text
 
-from stemma.core.error_lines import error_line
+from stemma.core.runs.error_lines import error_line
 from stemma.tui.client import ExecutionRow, StepView
 from stemma.tui.row_filter import RowFilter
 from stemma.tui.widgets.cells import duration_text, status_text

@@ -8,8 +8,8 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable
 
-from stemma.core.cli.run_rows import RunRow
 from stemma.core.live import RunStatus
+from stemma.core.runs.run_rows import RunRow
 from stemma.tui.widgets.cells import duration_text, status_text, time_text
 from stemma.tui.widgets.column_fit import ColumnSpec, FittedColumn, cut_middle, fit_columns
 from stemma.tui.widgets.tables import plain

@@ -10,8 +10,8 @@ from collections.abc import Callable
 
 from rich.text import Text
 
-from stemma.core.cli.run_rows import RunRow
 from stemma.core.live import RunStatus
+from stemma.core.runs.run_rows import RunRow
 from stemma.tui.row_filter import RowFilter
 from stemma.tui.widgets.column_fit import FittedColumn
 from stemma.tui.widgets.run_columns import run_cells, searchable, sort_key

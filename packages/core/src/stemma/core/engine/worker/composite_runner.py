@@ -18,13 +18,13 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import cast
 
-from stemma.core.engine.units import ExecutionUnit, UnitGroup
 from stemma.core.engine.worker.creator_lifecycle import (
     LifecycleOutcome,
     failure_outcome,
     run_creator,
 )
 from stemma.core.engine.worker.materialize import Loader
+from stemma.core.engine.worker.units import ExecutionUnit, UnitGroup
 from stemma.core.execution_records import LineageEdge
 from stemma.core.operations.composite import CompositeContext, CompositeDefinition, Intermediates
 from stemma.core.operations.definition import OperationDefinition

@@ -17,8 +17,6 @@ from pathlib import Path
 from typing import Any, cast
 
 from stemma.core.canonical import to_canonical
-from stemma.core.engine.failure_logs import capture_output, tail_lines
-from stemma.core.engine.units import ExecutionUnit
 from stemma.core.engine.worker.materialize import Loader, materialize_inputs, writes_files
 from stemma.core.engine.worker.on_demand_inputs import (
     OnDemandExecuteInput,
@@ -26,12 +24,14 @@ from stemma.core.engine.worker.on_demand_inputs import (
     OnDemandPreprocessInput,
 )
 from stemma.core.engine.worker.sandbox import UnitSandbox
+from stemma.core.engine.worker.units import ExecutionUnit
 from stemma.core.errors import LineageError
 from stemma.core.execution_records import LineageEdge
-from stemma.core.layout import RootLayout
 from stemma.core.operations.drafts import FinalizedArtifact
 from stemma.core.operations.results import ArtifactResult, OperationResult, validate_result
 from stemma.core.operations.stem_matching import NamedArtifact, filename_stem, infer_lineage
+from stemma.core.store.failure_logs import capture_output, tail_lines
+from stemma.core.store.locations import RootLayout
 
 _SUMMARY_CHARS = 2000
 

@@ -18,17 +18,17 @@ from typing import Any
 import polars as pl
 
 from stemma.core.backends.base import IN_PROCESS_BACKENDS
-from stemma.core.engine.failure_logs import capture_output, tail_lines
-from stemma.core.engine.units import ExecutionUnit
 from stemma.core.engine.worker.creator_lifecycle import (
     LifecycleOutcome,
     failure_outcome,
     settle_result,
 )
+from stemma.core.engine.worker.units import ExecutionUnit
 from stemma.core.operations.drafts import FinalizedArtifact
 from stemma.core.operations.results import validate_result
+from stemma.core.store.failure_logs import capture_output, tail_lines
+from stemma.core.store.protocols import WorkerStore
 from stemma.core.temp_dirs import owned_temp_dir
-from stemma.core.worker_store import WorkerStore
 
 BASE_COLUMNS: tuple[str, ...] = ("artifact_id", "original_name", "artifact_type")
 """The columns every curator input frame has."""
@@ -80,7 +80,7 @@ def run_curator(
 def _with_peak_memory(unit: ExecutionUnit, outcome: LifecycleOutcome) -> LifecycleOutcome:
     """Record the curator's process's peak memory (``metadata.peak_rss_mb``).
 
-    A curator runs in a process of its step's own (``engine/curator_workers.py``), so the
+    A curator runs in a process of its step's own (``engine/dispatch/curator_workers.py``), so the
     process's peak is the curator's. Not under ``local-thread``: that would be the
     orchestrator's.
     """

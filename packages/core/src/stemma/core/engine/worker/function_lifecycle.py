@@ -13,19 +13,19 @@ from pathlib import Path
 from typing import Any, cast
 
 from stemma.core.canonical import canonical_json
-from stemma.core.context import running_under
 from stemma.core.crash_points import crash_point
-from stemma.core.engine.function_operation import (
+from stemma.core.engine.dispatch.function_operation import (
     OUTPUT_ROLE,
     VALUE_ROLE,
     FunctionOperation,
 )
-from stemma.core.engine.units import ExecutionUnit
 from stemma.core.engine.worker.creator_lifecycle import (
     LifecycleOutcome,
     failure_outcome,
 )
+from stemma.core.engine.worker.units import ExecutionUnit
 from stemma.core.execution_records import LineageEdge
+from stemma.core.graph.context import running_under
 from stemma.core.identity import content_id, digest_tree, file_ref_artifact_id
 from stemma.core.operations.drafts import FinalizedArtifact
 from stemma.core.run_ids import new_attempt_id
@@ -61,7 +61,7 @@ def settle_function(unit: ExecutionUnit, value: Any) -> LifecycleOutcome:
     """Publish what the function left at its scratch path, and make its two artifacts.
 
     Also what an external runner calls after running the function itself
-    (:mod:`stemma.core.external`). Never raises: an unencodable value or an unreadable output
+    (:mod:`stemma.core.front.external`). Never raises: an unencodable value or an unreadable output
     is a failed outcome, and nothing is published.
     """
     op = cast(FunctionOperation, unit.operation)

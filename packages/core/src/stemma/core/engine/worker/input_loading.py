@@ -23,10 +23,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator, Mapping, Sequence
 
-from stemma.core.engine.units import ExecutionUnit
+from stemma.core.engine.worker.units import ExecutionUnit
 from stemma.core.operations.drafts import FinalizedArtifact
 from stemma.core.operations.specs import UNDECLARED_INPUT, InputSpec
-from stemma.core.worker_store import WorkerStore
+from stemma.core.store.protocols import WorkerStore
 
 Associated = dict[str, dict[str, dict[str, list[FinalizedArtifact]]]]
 """``{role: {input artifact id: {type: [associated artifacts]}}}``."""
@@ -63,7 +63,7 @@ def load_inputs(
     specs = type(unit.operation).inputs
     wanted = {artifact_id for ids in roles.values() for artifact_id in ids}
     if loaded is None:
-        loaded = unit.input_rows  # read by the orchestrator (``engine/input_rows.py``)
+        loaded = unit.input_rows  # read by the orchestrator (``engine/dispatch/input_rows.py``)
     if loaded is None:
         loaded = store.load_artifacts(wanted, content=hydrates(unit)) if wanted else {}
     if missing := sorted(i for i in wanted if i not in loaded):  # (not a set of a whole window)

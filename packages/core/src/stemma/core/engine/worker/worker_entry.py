@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stemma.core.backends import worker_stop
-from stemma.core.engine.fail_fast import NOT_STARTED
-from stemma.core.engine.units import ExecutionUnit
-from stemma.core.worker_store import WorkerStore
+from stemma.core.engine.cancel.fail_fast import NOT_STARTED
+from stemma.core.engine.worker.units import ExecutionUnit
+from stemma.core.store.protocols import WorkerStore
 
 if TYPE_CHECKING:
     from stemma.core.engine.worker.worker import UnitReport
@@ -39,7 +39,7 @@ class UnitOutcome:
     nothing of it is committed; a rerun runs it again."""
     seconds: float = 0.0
     """How long the unit's lifecycle ran in its worker (0 when it never ran): what sizes a
-    later run's SLURM array elements (``stemma.core.engine.wave_sizing``)."""
+    later run's SLURM array elements (``stemma.core.engine.dispatch.wave_sizing``)."""
 
     def __reduce__(self) -> tuple[Any, ...]:
         # A worker sends back one outcome per unit: an empty ``outputs`` or ``reply`` travels
@@ -124,7 +124,7 @@ def _outcome(
 def run_units(units: Sequence[ExecutionUnit]) -> list[UnitOutcome]:
     """Run a pack of units one after another in this worker (``units_per_worker``)."""
     from stemma.core.engine.worker.worker import run_pack, run_unit
-    from stemma.core.worker_store import open_worker_store
+    from stemma.core.store.worker_store import open_worker_store
 
     if not units:
         return []

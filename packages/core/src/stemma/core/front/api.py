@@ -1,0 +1,87 @@
+"""The lazy front door: ``run``, ``resolve`` and ``plan`` handles against a store.
+
+``run`` lowers the handles with one shared memo and hands the graph to the engine
+(:mod:`stemma.core.front.lazy_door`): every lazy run is a run — a run id, live state under
+``runs/``, ``stemma runs`` and the dashboard, three-press cancel — on the backend asked for.
+"""
+
+from __future__ import annotations
+
+import os
+
+from stemma.core.artifact import Artifact
+from stemma.core.graph.step import ArtifactStep
+from stemma.core.graph.step_planner import PlanEntry, StepPlanner
+from stemma.core.graph.step_spec import StepSpec, lower
+from stemma.core.store.opening import open_run_store, open_store
+from stemma.core.store.protocols import RunStore, Store
+
+RootLike = str | os.PathLike[str] | None
+DEFAULT_PARALLEL_STEPS = 64
+
+
+def _lower_all(handles: tuple[ArtifactStep, ...]) -> list[StepSpec]:
+    memo: dict[ArtifactStep, StepSpec] = {}
+    return [lower(handle, memo) for handle in handles]
+
+
+def run(
+    *handles: ArtifactStep,
+    root: RootLike = None,
+    store: RunStore | None = None,
+    backend: str | None = None,
+    max_workers: int | None = None,
+    parallel_steps: int = DEFAULT_PARALLEL_STEPS,
+    name: str = "lazy",
+) -> list[Artifact]:
+    """Lower ``handles`` with one shared memo, build what is missing, return their artifacts.
+
+    Args:
+        *handles: the steps wanted; their deps are built first.
+        root: the store root (``$STEMMA_ROOT`` or ``.stemma`` when omitted); ignored if
+            ``store`` is given.
+        store: an open store; by default the one at ``root``.
+        backend: where steps run: ``local`` (a process pool), ``local-thread`` (threads of this
+            process, for functions that cannot be pickled), ``slurm``, ``slurm-intra``; None for
+            ``$STEMMA_BACKEND``, else ``local``. Never part of a key.
+        max_workers: worker processes (or threads) of a local backend; the CPU count when None.
+        parallel_steps: how many steps may dispatch at once.
+        name: the run's name: its id starts with it, ``stemma runs`` lists it.
+
+    Returns:
+        One artifact per handle, in argument order.
+
+    Raises:
+        StepFailedError: a step failed (independent steps still ran), or the run was cancelled.
+        UnpicklableStepError: a process backend cannot send a step's function (before anything
+            runs; the message names both fixes).
+        StepCycleError: the graph has a cycle (before anything runs).
+    """
+    from stemma.core.front.lazy_door import LazyRunOptions, build  # the engine loads pydantic
+
+    store = store if store is not None else open_run_store(root)
+    specs = _lower_all(handles)
+    options = LazyRunOptions(
+        backend=backend, max_workers=max_workers, parallel_steps=parallel_steps, name=name
+    )
+    artifacts = build(specs, store, options)
+    return [artifacts[spec.fingerprint] for spec in specs]
+
+
+def resolve(
+    handle: ArtifactStep,
+    *,
+    root: RootLike = None,
+    store: RunStore | None = None,
+    backend: str | None = None,
+) -> Artifact:
+    """Build ``handle`` if needed and return its artifact: ``run(handle)[0]``."""
+    return run(handle, root=root, store=store, backend=backend)[0]
+
+
+def plan(
+    *handles: ArtifactStep, root: RootLike = None, store: Store | None = None
+) -> list[PlanEntry]:
+    """A dry run: what ``run(*handles)`` would execute and why; reads, never writes."""
+    store = store if store is not None else open_store(root)
+    return StepPlanner(store).plan(_lower_all(handles))

@@ -1,0 +1,222 @@
+"""``ArtifactStep`` and ``apply``: cheap, immutable handles that describe how to build an artifact.
+
+Creating a handle does no I/O and runs no user code; it binds ``fn``'s signature (so a wrong
+argument fails here, naming the step), finds the dependency handles among the inputs, and
+encodes the literal inputs once into a *template*, so that lowering a graph of 100,000 handles
+only has to splice dependency fingerprints into precomputed strings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path, PurePath
+from typing import TYPE_CHECKING, Any
+
+from stemma.core.canonical import dumps_plain, escape_key, to_canonical
+from stemma.core.errors import LoweringError
+from stemma.core.graph.binding import bind_inputs, describe
+from stemma.core.graph.input_files import input_file_key
+from stemma.core.graph.markers import DEP_TAG, FILE_TAG, FUNCTION_KIND, OUT, OUT_TAG
+from stemma.core.graph.versions import check_name, check_version, is_mutable
+from stemma.core.identity import ID_LENGTH
+
+if TYPE_CHECKING:
+    from stemma.core.graph.step_spec import StepSpec
+    from stemma.core.operations.definition import OperationDefinition
+    from stemma.core.operations.specs import Resources
+
+
+@dataclass(frozen=True, eq=False, kw_only=True, slots=True)
+class ArtifactStep:
+    """A lazy handle on an artifact: what to run, with what, at which version.
+
+    Compared and hashed by identity: two handles with equal contents are two nodes of the graph
+    (and lower to the same fingerprint). Build handles with :func:`apply`.
+    """
+
+    name: str
+    """Path-like name (``example/json``); also the operation name in keys and tables."""
+    version: str
+    """A path segment; ``dev`` or ``*-dev`` marks a mutable step that always reruns."""
+    fn: Callable[..., Any]
+    """The function that builds the artifact; called with the resolved inputs."""
+    inputs: Mapping[str, Any]
+    """Every argument of ``fn`` (defaults included), possibly holding ``OUT`` and handles."""
+    deps: tuple[ArtifactStep, ...]
+    """Handles found in ``inputs``, deduplicated by identity, in first-seen order."""
+    expected_fingerprint: str | None = None
+    """If set, lowering fails unless the step's fingerprint equals it."""
+    template: str = field(repr=False)
+    """Canonical JSON of ``inputs``, deps as ``{"$dep": position}``, ``OUT`` as a placeholder."""
+    key_head: str = field(repr=False)
+    """Canonical JSON of the fingerprint payload up to the dependency list."""
+    key_tail: str = field(repr=False)
+    """Canonical JSON of the fingerprint payload after the dependency list."""
+    mutable: bool = False
+    """Whether the version marks this step as always rerun (``dev`` / ``*-dev``)."""
+    resources: Resources | None = None
+    """What the step's worker asks of its machine (a SLURM node's CPUs, memory, GPUs, time);
+    never part of the key. None: the operation's defaults."""
+
+    def lower(self, memo: dict[ArtifactStep, StepSpec] | None = None) -> StepSpec:
+        """Lower this handle and its deps to a :class:`~stemma.core.graph.step_spec.StepSpec`."""
+        from stemma.core.graph.step_spec import lower
+
+        return lower(self, memo)
+
+    def __repr__(self) -> str:
+        return f"ArtifactStep({self.name!r}, version={self.version!r}, deps={len(self.deps)})"
+
+
+def _is_operation(cls: type) -> bool:
+    from stemma.core.operations.definition import OperationDefinition
+
+    return issubclass(cls, OperationDefinition)
+
+
+def apply(
+    name: str,
+    fn: Callable[..., Any] | type[OperationDefinition],
+    *,
+    version: str | None = None,
+    expected_fingerprint: str | None = None,
+    resources: Resources | Mapping[str, Any] | None = None,
+    **inputs: Any,
+) -> ArtifactStep:
+    """Describe a step: ``fn(**inputs)`` at ``version``, run lazily.
+
+    ``fn`` may also be an operation class: ``apply("clean", Transform, params={...},
+    dataset=upstream)`` makes an operation step, whose keyword arguments are the operation's
+    input roles (an upstream operation step, ``output_of(step, role)``, or artifact ids) and
+    ``params``; it runs as an engine step like a ``Pipeline``'s (see
+    :mod:`stemma.core.graph.operation_steps`).
+
+    Args:
+        name: the step's name, one or more path segments (``example/json``).
+        fn: the function to call (it may write its output at the path given for ``OUT``), or an
+            operation class.
+        version: any path segment; ``dev`` or ``*-dev`` always reruns. Required for functions;
+            an operation step defaults to its class's ``version``.
+        expected_fingerprint: pin the step's key; lowering fails on a mismatch.
+        resources: what the step's worker needs (``Resources(cpus=, memory_gb=, gpus=,
+            time_limit=, partition=)`` or a dict of those); never part of the key, so changing
+            it never reruns a step. (A function argument called ``resources`` cannot be given.)
+        **inputs: ``fn``'s arguments. ``OUT`` becomes the step's output path; an
+            :class:`ArtifactStep` anywhere inside (lists, tuples, dicts) becomes a dependency and
+            is replaced by that dependency's output path at run time.
+
+    Raises:
+        TypeError: ``inputs`` do not match ``fn``'s signature (the message names the step).
+        LoweringError: ``name`` or ``version`` is not a valid path segment.
+        OperationConfigError: ``resources`` has an unknown key or an invalid value.
+        UnfingerprintableError: an input cannot be encoded canonically (names the argument).
+    """
+    check_name(name)
+    if isinstance(fn, type) and _is_operation(fn):
+        from stemma.core.graph.operation_steps import operation_inputs, operation_step
+
+        version, inputs = operation_inputs(name, fn, version, inputs)
+        fn = operation_step
+    if version is None:
+        raise LoweringError(f"step {name!r}: a function step needs a version, e.g. version='v1'")
+    check_version(name, version)
+    try:
+        arguments = bind_inputs(fn, inputs)
+    except TypeError as err:
+        raise TypeError(f"step {name!r}: arguments do not match {describe(fn)}: {err}") from None
+    if expected_fingerprint is not None and len(expected_fingerprint) != ID_LENGTH:
+        raise LoweringError(f"step {name!r}: expected_fingerprint must be a 32-hex-character str")
+    config_json, deps = encode_inputs(name, arguments)
+    return ArtifactStep(
+        name=name,
+        version=version,
+        fn=fn,
+        inputs=arguments,
+        deps=tuple(deps),
+        expected_fingerprint=expected_fingerprint,
+        resources=None if resources is None else _resources(name, resources),
+        template=config_json,
+        # Payload: {"config": …, "deps": [fp, …], "kind": …, "name": …, "version": …}, keys sorted,
+        # exactly what the canonical encoder would produce for that dict.
+        key_head='{"config":' + config_json + ',"deps":[',
+        key_tail=f'],"kind":"{FUNCTION_KIND}","name":{dumps_plain(name)},"version":{dumps_plain(version)}}}',
+        mutable=is_mutable(version),
+    )
+
+
+def _resources(name: str, given: Resources | Mapping[str, Any]) -> Resources:
+    from stemma.core.operations.specs import Resources  # pydantic: only when resources are given
+
+    if isinstance(given, Resources):
+        return given
+    from pydantic import ValidationError
+
+    from stemma.core.errors import OperationConfigError
+
+    try:
+        return Resources.model_validate(dict(given))
+    except ValidationError as err:
+        accepted = ", ".join(sorted(Resources.model_fields))
+        problems = [
+            f"unknown resources key {'.'.join(map(str, e['loc']))!r}; accepted: {accepted}"
+            if e["type"] == "extra_forbidden"
+            else f"resources.{'.'.join(map(str, e['loc']))}: {e['msg']} (got {e['input']!r})"
+            for e in err.errors()
+        ]
+        raise OperationConfigError(f"step {name!r}: {'; '.join(problems)}") from None
+
+
+def encode_inputs(name: str, arguments: Mapping[str, Any]) -> tuple[str, list[ArtifactStep]]:
+    """The canonical template of a step's inputs, and the handles found in them, in order."""
+    positions: dict[int, int] = {}
+    deps: list[ArtifactStep] = []
+    template = {
+        key: _template(value, positions, deps, f"{name}.inputs.{key}")
+        for key, value in arguments.items()
+    }
+    return dumps_plain(template), deps
+
+
+def _template(value: Any, positions: dict[int, int], deps: list[ArtifactStep], path: str) -> Any:
+    """Encode an input canonically: handles as ``{"$dep": position}``, ``OUT`` as ``{"$out": 0}``.
+
+    Tags cannot be forged: :func:`~stemma.core.canonical.escape_key` doubles a user key's
+    leading ``$``. A ``Path`` is keyed by the content of the file or tree it names.
+    """
+    if value is OUT:
+        return {OUT_TAG: 0}
+    if isinstance(value, ArtifactStep):
+        position = positions.get(id(value))
+        if position is None:
+            position = positions[id(value)] = len(deps)
+            deps.append(value)
+        return {DEP_TAG: position}
+    if isinstance(value, dict):
+        items: dict[Any, Any] = value  # pyright: ignore[reportUnknownVariableType]
+        if all(isinstance(key, str) for key in items):
+            return {
+                escape_key(key): _template(item, positions, deps, f"{path}[{key!r}]")
+                for key, item in items.items()
+            }
+    if isinstance(value, list | tuple):
+        seq: list[Any] | tuple[Any, ...] = value  # pyright: ignore[reportUnknownVariableType]
+        return [_template(item, positions, deps, f"{path}[{i}]") for i, item in enumerate(seq)]
+    if isinstance(value, PurePath):
+        return {FILE_TAG: input_file_key(Path(value), path)}
+    return to_canonical(value, path)
+
+
+def handles_in(value: Any) -> list[ArtifactStep]:
+    """The handles inside an input value (lists, tuples, dicts), in first-seen order."""
+    found: list[ArtifactStep] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, ArtifactStep):
+            found.append(item)
+        elif isinstance(item, dict):
+            stack.extend(reversed(list(item.values())))  # pyright: ignore[reportUnknownArgumentType]
+        elif isinstance(item, list | tuple):
+            stack.extend(reversed(item))  # pyright: ignore[reportUnknownArgumentType]
+    return found

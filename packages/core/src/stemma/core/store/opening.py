@@ -1,0 +1,116 @@
+"""Opening a store by name: the registered kinds, the default, and the read-only root's wrap."""
+
+from __future__ import annotations
+
+import functools
+import os
+from importlib.metadata import EntryPoint, entry_points
+from pathlib import Path
+
+from stemma.core.errors import StoreUnavailableError
+from stemma.core.store.locations import resolve_root
+from stemma.core.store.protocols import RunStore, Store
+from stemma.core.store.read_only_root import ReadOnlyRootStore, refuse_to_run
+
+STORE_ENV = "STEMMA_STORE"
+STORE_GROUP = "stemma.stores"
+
+
+def available_stores() -> dict[str, str]:
+    """Store names registered under the ``stemma.stores`` entry point, with their targets.
+
+    ``sqlite`` is stemma-core's own, so it is listed even when core's entry points are not
+    installed (a source checkout on ``sys.path``).
+    """
+    found = {name: ep.value for name, ep in _registered().items()}
+    found.setdefault("sqlite", "stemma.core.store.sqlite:SqliteStore")
+    return found
+
+
+def default_store_kind() -> str:
+    """The store :func:`open_store` opens when not told which.
+
+    ``$STEMMA_STORE``, else ``delta`` when stemma-storage is installed, else ``sqlite``.
+    """
+    return os.environ.get(STORE_ENV) or ("delta" if "delta" in _registered() else "sqlite")
+
+
+def open_run_store(
+    root: str | os.PathLike[str] | None = None, *, kind: str | None = None
+) -> RunStore:
+    """Open the store at ``root`` and check that it can serve the engine.
+
+    On a root this process cannot write (a read-only mount, another user's directory) the
+    store comes wrapped in a :class:`~stemma.core.store.read_only_root.ReadOnlyRootStore`: what is
+    built there is answered, and a step that must run raises
+    :class:`~stemma.core.errors.ReadOnlyRootError` before it starts.
+
+    Raises:
+        StoreUnavailableError: the store named by ``$STEMMA_STORE`` is only a plain ``Store``
+            (it can answer ``plan`` but cannot run steps).
+    """
+    store = open_store(root, kind=kind)
+    if not isinstance(store, RunStore):
+        raise StoreUnavailableError(
+            f"the store at {store.layout.root} is a {type(store).__name__}, which cannot run "
+            "steps; unset STEMMA_STORE for the default (delta with stemma-storage, else sqlite)"
+        )
+    unwritable = store.layout.unwritable()
+    return store if unwritable is None else ReadOnlyRootStore(store, unwritable)
+
+
+@functools.cache
+def _registered() -> dict[str, EntryPoint]:
+    # Reading every installed distribution's metadata costs milliseconds: once per process.
+    return {ep.name: ep for ep in entry_points(group=STORE_GROUP)}
+
+
+def store_kind(store: object) -> str:
+    """The name ``open_store`` knows ``store``'s kind by (what a worker opens to stage into).
+
+    Asked once per unit as it is made for a worker, so it is also where a unit of a step that
+    takes no lease (a ``dev`` version, ``skip_cache``) is refused on a read-only root.
+
+    Raises:
+        ReadOnlyRootError: ``store`` is a read-only root's: no worker can stage into it.
+    """
+    refuse_to_run(store, "a unit of a step that does not use the cache (dev, or skip_cache)")
+    kind = getattr(store, "kind", None)
+    return kind if isinstance(kind, str) else default_store_kind()
+
+
+def open_store(root: str | os.PathLike[str] | None = None, *, kind: str | None = None) -> Store:
+    """Open the store at ``root`` (see :func:`~stemma.core.store.locations.resolve_root`).
+
+    Args:
+        root: the store root; ``$STEMMA_ROOT`` or ``.stemma`` when omitted.
+        kind: ``"delta"`` (stemma-storage), ``"sqlite"`` (SQLite, core only), or another
+            registered name. Defaults to :func:`default_store_kind`: ``$STEMMA_STORE``, else
+            ``delta`` when stemma-storage is installed, else ``sqlite``.
+
+    Raises:
+        StoreUnavailableError: the named store is not installed.
+    """
+    path: Path = resolve_root(root)
+    registered = _registered()
+    chosen = kind or default_store_kind()
+    if chosen not in registered and chosen == "sqlite":
+        # core's own store opens without its entry point (a source checkout on sys.path)
+        from stemma.core.store.sqlite import SqliteStore
+
+        return SqliteStore(path)
+    if chosen not in registered:
+        hint = (
+            "pip install stemma-storage"
+            if chosen == "delta"
+            else "install the package providing it"
+        )
+        raise StoreUnavailableError(
+            f"no store named {chosen!r} is installed (known: {sorted(available_stores())}); "
+            f"to use it, {hint}"
+        )
+    factory = registered[chosen].load()
+    store = factory(path)
+    if not isinstance(store, Store):
+        raise StoreUnavailableError(f"store {chosen!r} ({registered[chosen].value}) is not a Store")
+    return store

@@ -1,0 +1,64 @@
+"""How a failed read of a Delta table says the table is damaged: the signs, and the cause in words.
+
+delta-rs and polars say "damaged" each their own way: a gap in the log is a ``DeltaError`` with
+a long debug dump, a data file that is not Parquet a Rust panic (pyo3's ``PanicException``, a
+``BaseException``) or a polars ``ComputeError``, a data file gone an ``OSError``. Both the
+translation of a failed read (:mod:`stemma.storage.table_damage`) and the table check
+(:mod:`stemma.storage.table_check`) read the signs here.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from urllib.parse import unquote
+
+import polars as pl
+from deltalake.exceptions import CommitFailedError, DeltaError
+from pyarrow import ArrowException
+
+from stemma.core.store.locations import RootLayout
+
+GAP = re.compile(
+    r'found gap: .*?path: "(?P<table>[^"]+)/_delta_log/(?P<before>\d+)\.json".*?'
+    r'-> ParsedLogPath.*?filename: "(?P<after>\d+)\.json"',
+    re.DOTALL,
+)
+"""delta-rs's words for a log with a commit missing: the table, and the commits either side."""
+_CAUSE_LENGTH = 160
+
+
+def is_damage(error: BaseException) -> bool:
+    """Whether ``error`` is what reading a damaged table raises (not a bug, not an interrupt)."""
+    if isinstance(error, CommitFailedError):
+        return False  # a concurrent writer won: retried where it is raised
+    if type(error).__name__ == "PanicException":  # pyo3's, not importable by name
+        return True
+    return isinstance(error, DeltaError | pl.exceptions.ComputeError | ArrowException | OSError)
+
+
+def cause(error: BaseException) -> str:
+    """What went wrong, in a few words (the file itself is for ``stemma check`` to find)."""
+    gap = GAP.search(str(error))
+    if gap is not None:
+        missing = int(gap["before"]) + 1
+        return f"commit {missing:020d}.json of its log is missing"
+    if isinstance(error, FileNotFoundError):
+        return "a data file its log lists is missing"
+    text = str(error)
+    if type(error).__name__ == "PanicException" or "parquet" in text.lower():
+        return "one of its data files is not readable Parquet"
+    first = text.strip().splitlines()[0] if text.strip() else type(error).__name__
+    return first[:_CAUSE_LENGTH]
+
+
+def damaged_table_named(layout: RootLayout, error: BaseException) -> str | None:
+    """The table ``error`` names (a gap in its log), as a name under ``delta/``; else None."""
+    gap = GAP.search(str(error))
+    if gap is None:
+        return None
+    try:
+        # delta-rs escapes the path as a URL's (a root with a space: ``%20``)
+        return Path(unquote(gap["table"])).relative_to(layout.delta).as_posix()
+    except ValueError:
+        return None
