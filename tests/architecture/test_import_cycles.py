@@ -10,8 +10,15 @@ from __future__ import annotations
 
 import grimp
 
-ALLOWED_CYCLES: frozenset[frozenset[str]] = frozenset()
-"""Deliberate cycles, each documented in docs/design/0008-one-engine.md (none today)."""
+ALLOWED_CYCLES: frozenset[frozenset[str]] = frozenset(
+    {
+        # Under `stemma plan`, Pipeline.create returns a DryPipeline, a Pipeline subclass: the
+        # one deliberate cycle (an import inside create, taken only in a dry run), documented
+        # in docs/design/0008-one-engine.md.
+        frozenset({"stemma.core.front.pipeline", "stemma.core.front.dry_pipeline"}),
+    }
+)
+"""Deliberate cycles, each documented in docs/design/0008-one-engine.md."""
 
 
 def _strongly_connected(graph: grimp.ImportGraph) -> list[set[str]]:

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from stemma.core.cli.exit_codes import ExitCode
 from stemma.core.cli.main import main
 from stemma.core.examples import DataGenerator, MetricCalculator, Transform
+from stemma.core.exit_codes import ExitCode
 from stemma.core.front.pipeline import Pipeline
 
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from stemma.core.cli.exit_codes import ExitCode
 from stemma.core.cli.main import main
 from stemma.core.examples import MetricCalculator, Transform
+from stemma.core.exit_codes import ExitCode
 from stemma.core.front.pipeline import Pipeline
 from stemma.core.operations.builtins import IngestData
 

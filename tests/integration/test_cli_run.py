@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from stemma.core.cli.exit_codes import ExitCode
+from stemma.core.exit_codes import ExitCode
 from stemma.core.live import RunStatus, list_states, read_state
 
 STEMMA = Path(sys.executable).parent / "stemma"

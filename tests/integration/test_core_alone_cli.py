@@ -17,8 +17,8 @@ from typing import cast
 
 import pytest
 
-from stemma.core.cli.exit_codes import ExitCode
 from stemma.core.cli.missing_packages import SIBLING_COMMANDS
+from stemma.core.exit_codes import ExitCode
 
 
 def _closure(name: str, found: dict[str, Distribution]) -> None:

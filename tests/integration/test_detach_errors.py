@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from stemma.core.cli.exit_codes import CliError, ExitCode
+from stemma.core.exit_codes import CliError, ExitCode
 from stemma.core.runs.launching import Detached, detach_command, split_script_line
 
 STEMMA = Path(sys.executable).parent / "stemma"

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from stemma.core.cli.exit_codes import ExitCode
+from stemma.core.exit_codes import ExitCode
 
 STEMMA = Path(sys.executable).parent / "stemma"
 SCRIPT = """

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from stemma.core.cli.exit_codes import ExitCode
+from stemma.core.exit_codes import ExitCode
 
 STEMMA = Path(sys.executable).parent / "stemma"
 SCRIPT = """

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from stemma.core.cli.exit_codes import ExitCode
+from stemma.core.exit_codes import ExitCode
 
 STEMMA = Path(sys.executable).parent / "stemma"
 SCRIPT = """

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from stemma.core.cli.exit_codes import ExitCode
+from stemma.core.exit_codes import ExitCode
 
 STEMMA = Path(sys.executable).parent / "stemma"
 UNITS = 4

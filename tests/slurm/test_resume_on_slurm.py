@@ -18,7 +18,7 @@ import time
 import pytest
 from slurm_testing import queued, wait_until
 
-from stemma.core.cli.exit_codes import ExitCode
+from stemma.core.exit_codes import ExitCode
 from stemma.core.live import RunStatus, read_state
 from stemma.slurm.reap import reap
 

@@ -16,7 +16,7 @@ import sys
 import pytest
 from slurm_testing import queued, wait_until
 
-from stemma.core.cli.exit_codes import ExitCode
+from stemma.core.exit_codes import ExitCode
 from stemma.core.runs.alive_jobs import alive_jobs
 from stemma.slurm.reap import reap
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from stemma.core.cli.exit_codes import ExitCode
 from stemma.core.cli.main import main
+from stemma.core.exit_codes import ExitCode
 from stemma.core.live import RunStatus, StepState, pending_requests
 
 from .conftest import StateFactory

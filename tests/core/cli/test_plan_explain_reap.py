@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from stemma.core.cli.exit_codes import ExitCode
 from stemma.core.cli.main import main
 from stemma.core.execution_records import StepEvent
+from stemma.core.exit_codes import ExitCode
 from stemma.core.live import RunStatus
 from stemma.core.records import StepStatus
 from stemma.core.runs.explaining import explain_step

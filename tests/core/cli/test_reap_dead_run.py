@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from stemma.core.cli.exit_codes import ExitCode
 from stemma.core.cli.main import main
 from stemma.core.execution_records import StepEvent
+from stemma.core.exit_codes import ExitCode
 from stemma.core.live import RunStatus, list_states, read_state, run_dir
 from stemma.core.runs.run_lookup import history_events
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from stemma.core.cli.exit_codes import ExitCode
 from stemma.core.cli.main import main
+from stemma.core.exit_codes import ExitCode
 from stemma.core.live import RunStatus, list_states, read_state, write_state
 
 from .conftest import StateFactory

@@ -9,7 +9,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from stemma.core.cli.exit_codes import ExitCode
+from stemma.core.exit_codes import ExitCode
 from stemma.core.live import RunState, RunStatus, StepState, write_state
 from stemma.core.runs.watch_lines import change_lines
 from stemma.core.runs.watching import follow_lines

@@ -16,9 +16,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 from worker_fakes import FakeStore, WtScale, final, group, make_unit
 
 from stemma.core.backends import worker_stop
+from stemma.core.engine.worker.output_capture import capture_output
 from stemma.core.engine.worker.worker import run_pack
 from stemma.core.operations import DataDraft, ExecuteInput, InputSpec, OutputSpec
-from stemma.core.store.failure_logs import capture_output
 
 
 class WarnedMidUnit(WtScale):

@@ -15,7 +15,7 @@ from stemma.core import (
     lower,
     run,
 )
-from stemma.core.engine.dispatch.function_operation import execution_key
+from stemma.core.engine.worker.function_operation import execution_key
 from stemma.core.store import open_run_store
 from tests.core.lazy_functions import CALLS_ENV, calls, explode, read_and_add, write_json
 

@@ -176,7 +176,7 @@ def test_config_shows_out_and_deps_as_placeholders() -> None:
 
 
 def test_execution_key_is_role_aware_and_order_insensitive_within_a_role() -> None:
-    from stemma.core.engine.dispatch.function_operation import execution_key
+    from stemma.core.engine.worker.function_operation import execution_key
 
     a = apply(name="a", fn=write_json, version="v0", data=1, out_path=OUT)
     b = apply(name="b", fn=write_json, version="v0", data=2, out_path=OUT)
@@ -190,7 +190,7 @@ def test_execution_key_is_role_aware_and_order_insensitive_within_a_role() -> No
 
 
 def test_execution_key_ignores_where_the_store_is() -> None:
-    from stemma.core.engine.dispatch.function_operation import execution_key
+    from stemma.core.engine.worker.function_operation import execution_key
 
     spec = apply(name="j", fn=write_json, version="v0", data=1, out_path=OUT).lower()
     again = apply(name="j", fn=write_json, version="v0", data=1, out_path=OUT).lower()

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from stemma.core.cli.exit_codes import CliError, ExitCode
 from stemma.core.errors import DamagedStoreError, StemmaError
+from stemma.core.exit_codes import CliError, ExitCode
 
 
 class StorageError(StemmaError):

@@ -17,7 +17,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
 from stemma.core.cancel_levels import CancelLevel
-from stemma.core.cli.exit_codes import CliError
+from stemma.core.exit_codes import CliError
 from stemma.core.live import RunStatus
 from stemma.core.runs.run_rows import RunRow
 from stemma.tui import collector

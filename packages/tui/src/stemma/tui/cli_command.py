@@ -1,7 +1,7 @@
 """``stemma tui [ROOT] [RUN] [--step NAME]``: registered under ``stemma.commands``.
 
 Textual loads only once the dashboard really starts: a missing terminal, run or step is
-refused first, in a few milliseconds, with an exit code from ``stemma.core.cli.exit_codes``.
+refused first, in a few milliseconds, with an exit code from ``stemma.core.exit_codes``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Where ``stemma tui`` opens: the root, and a run and a step named on the command line.
 
 Everything here runs before Textual loads, so a run or step that does not exist is a one-line
-error and an exit code (``stemma.core.cli.exit_codes``), not a dashboard showing an error.
+error and an exit code (``stemma.core.exit_codes``), not a dashboard showing an error.
 Reads only state files and the steps event log: no Textual, no dashboard client.
 """
 

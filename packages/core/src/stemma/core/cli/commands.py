@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from stemma.core.cli.entry_point_files import entry_point_values
-from stemma.core.cli.exit_codes import ExitCode
+from stemma.core.exit_codes import ExitCode
 
 COMMAND_GROUP = "stemma.commands"
 
@@ -33,8 +33,8 @@ class Command:
     configure: Callable[[argparse.ArgumentParser], None]
     """Adds the command's arguments to its parser."""
     run: Callable[[argparse.Namespace], int]
-    """Does the work; returns an exit code (see :mod:`stemma.core.cli.exit_codes`) or raises
-    :class:`~stemma.core.cli.exit_codes.CliError`."""
+    """Does the work; returns an exit code (see :mod:`stemma.core.exit_codes`) or raises
+    :class:`~stemma.core.exit_codes.CliError`."""
     description: str | None = None
     """Longer text for ``stemma NAME --help``; ``help`` when omitted."""
 

@@ -8,7 +8,6 @@ import sys
 
 from stemma.core.cancel_levels import CancelLevel
 from stemma.core.cli.commands import Command
-from stemma.core.cli.exit_codes import CliError, ExitCode
 from stemma.core.cli.output import (
     OutputFormat,
     add_format_option,
@@ -16,6 +15,7 @@ from stemma.core.cli.output import (
     print_rows,
     rich_available,
 )
+from stemma.core.exit_codes import CliError, ExitCode
 from stemma.core.live import RunStatus, StepState, read_state, request_cancel
 from stemma.core.runs.roots import existing_root
 from stemma.core.runs.run_lookup import all_runs, history_events, resolve_run_id

@@ -1,6 +1,6 @@
 """The ``stemma`` command: core's subcommands plus those installed packages register.
 
-Exit codes are listed in :mod:`stemma.core.cli.exit_codes`.
+Exit codes are listed in :mod:`stemma.core.exit_codes`.
 """
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ import sys
 from collections.abc import Callable, Sequence
 
 from stemma.core.cli.commands import BrokenCommand, Command, broken_runner, installed_commands
-from stemma.core.cli.exit_codes import CliError, ExitCode
 from stemma.core.cli.missing_packages import (
     SIBLING_COMMANDS,
     check_requirements,
     install_hint,
     missing_command,
 )
+from stemma.core.exit_codes import CliError, ExitCode
 from stemma.core.store.locations import ROOT_ENV
 
 CORE_COMMANDS: dict[str, str] = {

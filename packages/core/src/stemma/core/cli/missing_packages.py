@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from stemma.core.cli.exit_codes import CliError, ExitCode
+from stemma.core.exit_codes import CliError, ExitCode
 
 SIBLING_COMMANDS: dict[str, str] = {
     "artifacts": "stemma-storage",

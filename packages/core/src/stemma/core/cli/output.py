@@ -37,15 +37,6 @@ def add_format_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def warn_damaged(error: Exception, still_shown: str) -> None:
-    """Say on stderr, in one line, that a table is damaged and what is still shown.
-
-    For a command that goes on with what it can read: the error's message already names the
-    table and ``stemma check``.
-    """
-    print(f"stemma: {error}. {still_shown}", file=sys.stderr)
-
-
 def is_terminal(stream: TextIO) -> bool:
     """True when ``stream`` is an interactive terminal (and ``TERM`` is not ``dumb``)."""
     if os.environ.get("TERM") == "dumb":

@@ -16,11 +16,11 @@ from collections.abc import Generator, Sequence
 from contextlib import contextmanager, redirect_stdout
 from typing import TextIO
 
-from stemma.core.cli.exit_codes import CliError, ExitCode
 from stemma.core.cli.output import OutputFormat, print_rows
 from stemma.core.dry_run_switch import DRY_RUN_ENV, DryRunRefusedError
+from stemma.core.engine import StepForecast
+from stemma.core.exit_codes import CliError, ExitCode
 from stemma.core.front.dry_pipeline import forecasts
-from stemma.core.front.step_forecast import StepForecast
 from stemma.core.runs.error_lines import error_line
 from stemma.core.runs.launching import run_script
 

@@ -12,8 +12,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from stemma.core.cli.commands import Command
-from stemma.core.cli.exit_codes import CliError, ExitCode
 from stemma.core.cli.output import OutputFormat, add_format_option, print_rows
+from stemma.core.exit_codes import CliError, ExitCode
 from stemma.core.graph.step import ArtifactStep
 from stemma.core.runs.explaining import explain_step
 from stemma.core.runs.roots import existing_root

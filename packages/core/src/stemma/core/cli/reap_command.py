@@ -20,7 +20,7 @@ from typing import cast
 
 from stemma.core.cli.commands import Command
 from stemma.core.cli.confirm_reap import confirm_cancel
-from stemma.core.cli.exit_codes import CliError, ExitCode
+from stemma.core.exit_codes import CliError, ExitCode
 from stemma.core.live import RunStatus, read_state
 from stemma.core.runs.roots import existing_root
 from stemma.core.runs.run_lookup import resolve_run_id

@@ -12,10 +12,10 @@ from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
 from stemma.core.cli.commands import Command, installed_commands
-from stemma.core.cli.exit_codes import ExitCode
 from stemma.core.cli.missing_packages import install_hint
 from stemma.core.cli.output import is_terminal, rich_available
 from stemma.core.errors import StepFailedError
+from stemma.core.exit_codes import ExitCode
 from stemma.core.live import RunStatus, list_states
 from stemma.core.runs.launching import BACKEND_ENV, Detached, detach, run_script
 from stemma.core.runs.run_lookup import root_argument

@@ -11,17 +11,17 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from stemma.core.backends.base import Backend
 from stemma.core.cancel_levels import CancelLevel
-from stemma.core.engine.commit.group_commit import GroupCommit
-from stemma.core.engine.dispatch.worker_slots import WorkerSlots
 from stemma.core.engine.planned_step import CachePolicy, PlannedStep
 from stemma.core.engine.worker.units import ExecutionUnit
 from stemma.core.engine.worker.worker_entry import UnitOutcome
+from stemma.core.engine.worker_slots import WorkerSlots
 from stemma.core.execution_records import StepEvent
 from stemma.core.live.monitor import RunMonitor
 from stemma.core.records import StepStatus
 from stemma.core.store.protocols import RunStore
 
 if TYPE_CHECKING:
+    from stemma.core.engine.commit.group_commit import GroupCommit
     from stemma.core.live.state import StepState
 
 
@@ -70,8 +70,9 @@ class RunContext:
     worker_slots: WorkerSlots = field(default_factory=lambda: WorkerSlots(1))
     """Packs in flight across all the run's steps, at most one per worker (set from the
     backend's size when the run opens)."""
-    group_commit: GroupCommit = field(init=False)
-    """Commits function steps finishing together as one wave and one event write."""
+    group_commit: GroupCommit | None = None
+    """Commits function steps finishing together as one wave and one event write; made on
+    first use (``group_commit_of``), by the commit room, which the context does not import."""
     recovered_at: float = 0.0
     """When the run's recovery of the store began (Unix time; 0: not known): a scheduler
     adopts a dead run's element that finished after it (``WaveRequest.recovered_at``)."""
@@ -89,9 +90,6 @@ class RunContext:
     by step run id: their step's number and event factory. What a hard cancel closes."""
     closed_attempts: set[str] = field(default_factory=set[str])
     """Attempts a hard cancel wrote final: their own final event, coming late, is not written."""
-
-    def __post_init__(self) -> None:
-        self.group_commit = GroupCommit(self)
 
     def cancel_workers(self, level: CancelLevel) -> None:
         """Stop the run's workers at ``level``: its backend's, and those beside it.

@@ -14,10 +14,10 @@ from typing import Any
 from stemma.core.backends.base import Backend, start_workers_early
 from stemma.core.backends.registry import open_backend
 from stemma.core.dry_run_switch import refuse_in_dry_run
-from stemma.core.engine.dispatch.worker_slots import WorkerSlots
 from stemma.core.engine.planned_step import CachePolicy, PlannedStep
 from stemma.core.engine.run_context import RunContext
 from stemma.core.engine.runs_here import note_run
+from stemma.core.engine.worker_slots import WorkerSlots
 from stemma.core.live.monitor import RunMonitor
 from stemma.core.provenance import capture_provenance
 from stemma.core.store.protocols import RunStore

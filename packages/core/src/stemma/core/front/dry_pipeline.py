@@ -1,7 +1,7 @@
 """``DryPipeline``: what ``Pipeline.create`` returns under ``stemma plan`` (``$STEMMA_DRY_RUN``).
 
 Each step is keyed and looked up as it is submitted, as a real run would (see
-:mod:`stemma.core.front.step_forecast`), and settled at once: nothing is dispatched, committed
+:mod:`stemma.core.engine.step_forecast`), and settled at once: nothing is dispatched, committed
 or recorded, no live state or lock is written, the store is not recovered. Its results say
 what the dry run knows: a step hit offers its real outputs to the steps after it; a step that
 would run offers none, and the steps that read it say they run after it.
@@ -16,13 +16,20 @@ from typing import Any
 
 from stemma.core.backends.base import Backend
 from stemma.core.cancel_levels import CancelLevel
-from stemma.core.engine.planned_step import CachePolicy, FailurePolicy, PlannedStep, parse_policy
-from stemma.core.engine.references import OutputReference, StepResult
-from stemma.core.engine.run_context import RunContext
-from stemma.core.engine.run_setup import default_backend
+from stemma.core.engine import (
+    CachePolicy,
+    FailurePolicy,
+    OutputReference,
+    PlannedStep,
+    RunContext,
+    StepForecast,
+    StepResult,
+    default_backend,
+    forecast_step,
+    parse_policy,
+)
 from stemma.core.front.pipeline import Pipeline
 from stemma.core.front.run_history import summarize
-from stemma.core.front.step_forecast import StepForecast, forecast_step
 from stemma.core.live.monitor import RunMonitor
 from stemma.core.run_ids import new_run_id
 from stemma.core.store.history_source import open_history_store

@@ -19,7 +19,6 @@ records are cache hits for ``run()`` and for the next external run, and ``stemma
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import os
 import time
 from collections.abc import Iterable, Mapping
@@ -29,23 +28,15 @@ from typing import Any
 
 from stemma.core.artifact import Artifact
 from stemma.core.backends.thread import ThreadBackend
-from stemma.core.engine.cache.function_cache import built_record
-from stemma.core.engine.commit.step_events import event_factory
-from stemma.core.engine.commit.step_finish import finish_step
-from stemma.core.engine.commit.unit_tally import UnitTally
-from stemma.core.engine.dispatch.function_dispatch import check_inputs_unchanged, function_unit
-from stemma.core.engine.dispatch.function_operation import (
-    OUTPUT_ROLE,
-    VALUE_ROLE,
-    FunctionOperation,
-    input_artifact_ids,
+from stemma.core.engine import (
+    CachePolicy,
+    ExternalUnit,
+    RunContext,
+    built_record,
+    check_inputs_unchanged,
+    open_external_unit,
+    record_external_outcome,
 )
-from stemma.core.engine.planned_step import CachePolicy, FailurePolicy, PlannedStep
-from stemma.core.engine.run_context import RunContext
-from stemma.core.engine.worker.function_lifecycle import function_failed, settle_function
-from stemma.core.engine.worker.units import ExecutionUnit
-from stemma.core.engine.worker.worker import report_outcome
-from stemma.core.engine.worker.worker_entry import UnitOutcome
 from stemma.core.errors import StepFailedError
 from stemma.core.front.lazy_door import deps_first
 from stemma.core.graph.step_graph import needed
@@ -53,8 +44,7 @@ from stemma.core.graph.step_planner import artifact_from_record
 from stemma.core.graph.step_spec import StepSpec
 from stemma.core.live.monitor import RunMonitor
 from stemma.core.provenance import capture_provenance
-from stemma.core.records import StepStatus
-from stemma.core.run_ids import new_attempt_id, new_run_id
+from stemma.core.run_ids import new_run_id
 from stemma.core.store.opening import open_run_store
 from stemma.core.store.protocols import RunStore
 
@@ -75,10 +65,8 @@ class ExternalCall:
     """Its arguments: ``OUT`` is a scratch path beside the output, each dep its output's path."""
     started: float
     """When it was prepared (``time.monotonic()``)."""
-    step: PlannedStep
-    """The engine's step (its number in this run, its attempt)."""
-    unit: ExecutionUnit
-    """The engine's unit: what a worker would have been sent."""
+    opened: ExternalUnit
+    """The engine's step and unit: what a worker would have been sent."""
 
 
 class ExternalRun:
@@ -152,27 +140,9 @@ class ExternalRun:
                     "is not built; record it before preparing this step"
                 )
             deps[dep.fingerprint] = found
-        number = len(self._ctx.steps)
-        step = PlannedStep(
-            number=number,
-            name=spec.name,
-            operation=FunctionOperation.of(spec, deps),
-            inputs={},
-            failure_policy=FailurePolicy.CONTINUE,
-            skip_cache=False,
-            fingerprint=spec.fingerprint,
-            depends_on=tuple(dep.fingerprint for dep in spec.deps),
-        )
-        self._ctx.steps[number] = step
-        step.outputs_from = new_attempt_id()
-        unit = function_unit(
-            self._ctx, step, spec, deps, input_artifact_ids(spec, deps), step.outputs_from
-        )
-        call = unit.operation.call if isinstance(unit.operation, FunctionOperation) else None
-        assert call is not None  # function_unit always makes one
-        self.store.layout.output_dir(spec.output_relpath).parent.mkdir(parents=True, exist_ok=True)
+        opened = open_external_unit(self._ctx, spec, deps)
         return ExternalCall(
-            spec=spec, kwargs=call.kwargs, started=time.monotonic(), step=step, unit=unit
+            spec=spec, kwargs=opened.kwargs, started=time.monotonic(), opened=opened
         )
 
     def record(
@@ -184,30 +154,9 @@ class ExternalRun:
             StepFailedError: the step failed (``error`` was given, its value could not be
                 encoded, or its output could not be read); the failure is recorded first.
         """
-        started = dt.datetime.now(dt.UTC)
-        if error is None:
-            outcome = settle_function(call.unit, value)
-        else:
-            outcome = function_failed(
-                call.unit, error if isinstance(error, Exception) else RuntimeError(str(error))
-            )
-        report = report_outcome(call.unit, outcome, started, self.store)
-        tally = UnitTally(expected=1)
-        tally.add([UnitOutcome.of(report)])
-        made = {role: sorted(ids) for role, ids in tally.outputs.items()}
-        extra = (
-            {
-                "output_path": call.spec.output_relpath,
-                "output_artifact_id": made[OUTPUT_ROLE][0],
-                "value_artifact_id": made[VALUE_ROLE][0],
-            }
-            if made.get(OUTPUT_ROLE) and made.get(VALUE_ROLE)
-            else {}
+        result = record_external_outcome(
+            self._ctx, call.spec, call.opened, call.started, value, error=error
         )
-        step = call.step
-        event = event_factory(self._ctx, step, step.outputs_from or "")
-        self._ctx.record([event(StepStatus.RUNNING)])
-        result = finish_step(self._ctx, step, event, call.started, tally, extra=extra)
         if not result.success:
             failure = StepFailedError(
                 f"step {call.spec.name!r} failed: {result.metadata.get('error')}",

@@ -12,12 +12,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from stemma.core.engine.references import OutputReference
+from stemma.core.engine import OutputReference
 from stemma.core.operations.definition import OperationDefinition
 from stemma.core.operations.registry import get_operation
 
 if TYPE_CHECKING:
-    from stemma.core.engine.planned_step import PlannedStep, StepInput
+    from stemma.core.engine import PlannedStep, StepInput
 
 _ID = re.compile(r"^[0-9a-f]{32}$")
 
@@ -105,7 +105,7 @@ def normalize_inputs(
 
 def _file_inputs(op: OperationDefinition, paths: list[Any]) -> dict[str, StepInput]:
     """A list of file paths for a curator's single role, promoted to file refs by content."""
-    from stemma.core.engine.planned_step import FileInputs
+    from stemma.core.engine import FileInputs
     from stemma.core.operations.drafts import FileRefDraft, FinalizedArtifact
 
     name = op.name

@@ -18,16 +18,19 @@ from typing import NoReturn
 from stemma.core.artifact import Artifact
 from stemma.core.backends.main_module import bootstrapping_worker, main_problem
 from stemma.core.cancel_levels import CancelLevel
-from stemma.core.engine.cancel.cancellation import print_cancel_summary
-from stemma.core.engine.dispatch.function_operation import FunctionOperation
-from stemma.core.engine.engine_run import DEFAULT_PARALLEL_STEPS, EngineRun
-from stemma.core.engine.planned_step import CachePolicy, FailurePolicy, PlannedStep
-from stemma.core.engine.references import StepResult
-from stemma.core.engine.run_context import RunContext
-from stemma.core.engine.run_setup import (
+from stemma.core.engine import (
+    DEFAULT_PARALLEL_STEPS,
+    CachePolicy,
+    EngineRun,
+    FailurePolicy,
+    FunctionOperation,
+    PlannedStep,
+    RunContext,
+    StepResult,
     default_backend,
     open_context,
     open_run_backend,
+    print_cancel_summary,
     recover_store,
     shut_if_failed,
 )

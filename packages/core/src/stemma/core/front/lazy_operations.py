@@ -14,12 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from stemma.core.artifact import Artifact
-from stemma.core.engine.planned_step import (
+from stemma.core.engine import (
     FailurePolicy,
+    OutputReference,
     PlannedStep,
     StepInput,
+    StepResult,
 )
-from stemma.core.engine.references import OutputReference, StepResult
 from stemma.core.errors import LoweringError
 from stemma.core.graph.operation_steps import operation_of, operation_step
 from stemma.core.graph.step import ArtifactStep

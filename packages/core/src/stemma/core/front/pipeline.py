@@ -16,21 +16,21 @@ import polars as pl
 
 from stemma.core.cancel_levels import CancelLevel
 from stemma.core.dry_run_switch import dry_run_requested, refuse_in_dry_run
-from stemma.core.engine.cancel.cancellation import print_cancel_summary
-from stemma.core.engine.dispatch.composite_expansion import (
-    ExpandedComposite,
-    expand_composite,
-    with_intermediates,
-)
-from stemma.core.engine.engine_run import DEFAULT_PARALLEL_STEPS, EngineRun
-from stemma.core.engine.planned_step import (
+from stemma.core.engine import (
+    DEFAULT_PARALLEL_STEPS,
     CachePolicy,
+    EngineRun,
+    ExpandedComposite,
     FailurePolicy,
     PlannedStep,
+    RunContext,
+    StepFuture,
+    StepResult,
+    expand_composite,
     parse_policy,
+    print_cancel_summary,
+    with_intermediates,
 )
-from stemma.core.engine.references import StepFuture, StepResult
-from stemma.core.engine.run_context import RunContext
 from stemma.core.execution_records import StepEvent
 from stemma.core.front.input_validation import build_operation, normalize_inputs
 from stemma.core.front.pipeline_opening import open_new_run, open_resumed_run

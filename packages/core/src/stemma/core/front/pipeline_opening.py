@@ -13,11 +13,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from stemma.core.engine.planned_step import CachePolicy, FailurePolicy, parse_policy
-from stemma.core.engine.run_context import RunContext
-from stemma.core.engine.run_setup import (
+from stemma.core.engine import (
+    CachePolicy,
+    FailurePolicy,
+    RunContext,
     open_context,
     open_run_backend,
+    parse_policy,
     recover_store,
     shut_if_failed,
 )

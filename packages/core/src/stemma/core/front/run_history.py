@@ -13,9 +13,7 @@ from typing import Any
 
 import polars as pl
 
-from stemma.core.engine.commit.step_events import succeeded
-from stemma.core.engine.planned_step import FailurePolicy, PlannedStep
-from stemma.core.engine.references import StepResult
+from stemma.core.engine import FailurePolicy, PlannedStep, StepResult, succeeded
 from stemma.core.errors import StemmaError
 from stemma.core.execution_records import StepEvent
 from stemma.core.operations.registry import get_operation

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from stemma.core.engine.planned_step import PlannedStep
-from stemma.core.engine.references import OutputReference, StepResult
-from stemma.core.engine.run_context import RunContext
+from stemma.core.engine import OutputReference, PlannedStep, RunContext, StepResult
 from stemma.core.front.step_failures import halted_error
 
 

@@ -8,8 +8,7 @@ failed under ``fail_fast`` (engine/cancel/fail_fast.py), a ``Pipeline``'s ``run`
 
 from __future__ import annotations
 
-from stemma.core.engine.references import StepResult
-from stemma.core.engine.run_context import RunContext
+from stemma.core.engine import RunContext, StepResult
 from stemma.core.errors import StepCodeError, StepFailedError
 
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from stemma.core.cli.exit_codes import CliError, ExitCode
+from stemma.core.exit_codes import CliError, ExitCode
 from stemma.core.live import RunState, list_states
 from stemma.core.runs.error_lines import TRACEBACK_HEADER, error_line
 from stemma.core.runs.script_target import resolve_script

@@ -12,7 +12,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
-from stemma.core.cli.exit_codes import CliError, ExitCode
+from stemma.core.exit_codes import CliError, ExitCode
 from stemma.core.live import RunState, RunStatus
 from stemma.core.live.launch_record import RESUMES_ENV
 from stemma.core.runs.launching import BACKEND_ENV

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from stemma.core.cli.exit_codes import CliError, ExitCode
+from stemma.core.exit_codes import CliError, ExitCode
 from stemma.core.store.locations import DEFAULT_ROOT, ROOT_ENV, resolve_root
 
 ROOT_MARKS = ("runs", "delta", "core.sqlite", "staging", "outputs")

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import difflib
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from stemma.core.cli.exit_codes import CliError, ExitCode
-from stemma.core.cli.output import warn_damaged
 from stemma.core.errors import DamagedStoreError
 from stemma.core.execution_records import StepEvent
+from stemma.core.exit_codes import CliError, ExitCode
 from stemma.core.live import list_states, run_dir
 from stemma.core.live.state import STATE_FILE
 from stemma.core.run_ids import check_run_id
@@ -38,7 +38,7 @@ def all_runs(root: Path) -> list[RunRow]:
     try:
         events = history_events(root)
     except DamagedStoreError as err:
-        warn_damaged(err, "Runs with a state file are still listed.")
+        _warn_damaged(err, "Runs with a state file are still listed.")
         events = []
     return merge_runs(list_states(root), events)
 
@@ -60,7 +60,7 @@ def resolve_run_id(root: Path, given: str) -> str:
     try:
         history = {event.pipeline_run_id for event in history_events(root)}
     except DamagedStoreError as err:
-        warn_damaged(err, "Runs with a state file are still found.")
+        _warn_damaged(err, "Runs with a state file are still found.")
         history = set[str]()
     known = live | history
     if given in known:
@@ -107,3 +107,12 @@ def _live_ids(root: Path) -> set[str]:
 def newest_first(rows: Sequence[RunRow], limit: int | None) -> list[RunRow]:
     """The first ``limit`` rows (all when None)."""
     return list(rows) if limit is None else list(rows)[:limit]
+
+
+def _warn_damaged(error: Exception, still_shown: str) -> None:
+    """Say on stderr, in one line, that a table is damaged and what is still shown.
+
+    For a command that goes on with what it can read: the error's message already names the
+    table and ``stemma check``.
+    """
+    print(f"stemma: {error}. {still_shown}", file=sys.stderr)

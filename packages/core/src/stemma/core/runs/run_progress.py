@@ -14,9 +14,9 @@ from contextlib import ExitStack
 from types import TracebackType
 from typing import TYPE_CHECKING, TextIO
 
-from stemma.core.cli.control_echo import no_control_echo
-from stemma.core.engine.runs_here import StartedRun, runs_started_here
+from stemma.core.engine import StartedRun, runs_started_here
 from stemma.core.live import RunState, RunStatus, read_state
+from stemma.core.runs.control_echo import no_control_echo
 from stemma.core.runs.watch_lines import LineFeed, summary_line
 from stemma.core.runs.watching import POLL_SECONDS, StepBars, progress_bars, write_lines
 

@@ -10,7 +10,7 @@ import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
-from stemma.core.cli.exit_codes import CliError, ExitCode
+from stemma.core.exit_codes import CliError, ExitCode
 
 
 @dataclass(frozen=True, kw_only=True)

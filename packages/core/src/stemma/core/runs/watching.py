@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from stemma.core.cli.exit_codes import ExitCode
+from stemma.core.exit_codes import ExitCode
 from stemma.core.live import RunState, RunStatus, StepState, read_state
 from stemma.core.runs.run_rows import run_outcome
 from stemma.core.runs.watch_lines import LineFeed, summary_line

@@ -9,72 +9,14 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import sys
-from collections.abc import Generator
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from stemma.core.backends import worker_stop
 from stemma.core.store.locations import RootLayout, write_readable_log
-
-if TYPE_CHECKING:
-    from stemma.core.engine.worker.units import ExecutionUnit
-    from stemma.core.execution_records import ExecutionRecord
 
 TAIL_LINES = 100
 """How many of the tool's last lines an execution record and a failure log keep."""
 _TAIL_BYTES = 1 << 20
-
-
-@contextmanager
-def capture_output(log_path: Path) -> Generator[None]:
-    """Append this process's stdout and stderr to ``log_path`` while the block runs.
-
-    File descriptors 1 and 2 are redirected, so subprocesses that inherit them are captured too,
-    and ``sys.stdout`` / ``sys.stderr`` are replaced, so Python output goes there even when they
-    had been swapped (as pytest does). Process-wide: one capture at a time per process, which is
-    how a worker runs its units.
-
-    Args:
-        log_path: the file to append to; created if missing.
-    """
-    for stream in (sys.stdout, sys.stderr):
-        _flush(stream)
-    saved: list[tuple[int, int | None]] = []
-    with (
-        log_path.open("ab") as raw,
-        log_path.open("a", encoding="utf-8", errors="replace", buffering=1) as text,
-    ):
-        old_out, old_err = sys.stdout, sys.stderr
-        try:
-            with worker_stop.held():  # a time-limit stop never leaves the fds half swapped
-                for fd in (1, 2):
-                    try:
-                        original: int | None = os.dup(fd)
-                    except OSError:  # the fd was closed: leave it closed afterwards
-                        original = None
-                    saved.append((fd, original))
-                    os.dup2(raw.fileno(), fd)
-                sys.stdout = sys.stderr = text
-            yield
-        finally:
-            with worker_stop.held():
-                text.flush()
-                sys.stdout, sys.stderr = old_out, old_err
-                for fd, original in saved:
-                    if original is None:
-                        os.close(fd)
-                    else:
-                        os.dup2(original, fd)
-                        os.close(original)
-
-
-def _flush(stream: object) -> None:
-    flush = getattr(stream, "flush", None)
-    if callable(flush):
-        with suppress(OSError, ValueError):
-            flush()
 
 
 def tail_lines(path: Path, limit: int = TAIL_LINES) -> str | None:
@@ -150,17 +92,3 @@ def append_worker_log(path: Path, worker_log: str) -> None:
     section = f"\n--- worker log (the scheduler's stdout and stderr) ---\n{worker_log.rstrip()}\n"
     with suppress(OSError), path.open("a", encoding="utf-8") as stream:
         stream.write(section)
-
-
-def unit_failure_log(unit: ExecutionUnit, record: ExecutionRecord) -> Path | None:
-    """Write the failure log of ``unit``'s failed ``record`` (its error and tool output)."""
-    return write_failure_log(
-        Path(unit.root),
-        step_number=unit.step_number,
-        operation=record.operation,
-        execution_run_id=record.execution_run_id,
-        backend=unit.backend,
-        error=record.error or "(no error message)",
-        tool_output=record.tool_output,
-        when=record.ended_at,
-    )

@@ -19,7 +19,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
-from stemma.core.cli.exit_codes import CliError
+from stemma.core.exit_codes import CliError
 from stemma.core.runs.launching import detach_command, split_script_line
 
 HINT = "Enter starts it · Esc cancels"

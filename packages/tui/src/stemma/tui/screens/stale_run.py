@@ -87,7 +87,7 @@ class StaleRun(Screen[None]):
 
     @work(thread=True, exclusive=True, group="launch", exit_on_error=False)
     def _prepare_resume(self) -> None:
-        from stemma.core.cli.exit_codes import CliError
+        from stemma.core.exit_codes import CliError
         from stemma.core.live import read_state
         from stemma.core.runs.relaunch import relaunch_of
 
@@ -112,8 +112,8 @@ class StaleRun(Screen[None]):
 
     @work(thread=True, exclusive=True, group="launch", exit_on_error=False)
     def _resume(self) -> None:
-        from stemma.core.cli.exit_codes import CliError
-        from stemma.core.cli.resume_command import resume_run
+        from stemma.core.exit_codes import CliError
+        from stemma.core.runs.resuming import resume_run
 
         line = f"stemma resume {self.run_id}"
         try:

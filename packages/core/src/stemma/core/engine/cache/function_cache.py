@@ -12,16 +12,16 @@ import time
 from collections.abc import Mapping
 
 from stemma.core.artifact import Artifact
-from stemma.core.engine.commit.step_events import event_factory, step_result
-from stemma.core.engine.dispatch.function_operation import (
+from stemma.core.engine.planned_step import PlannedStep
+from stemma.core.engine.references import StepResult
+from stemma.core.engine.run_context import RunContext
+from stemma.core.engine.step_events import event_factory, step_result
+from stemma.core.engine.worker.function_operation import (
     OUTPUT_ROLE,
     VALUE_ROLE,
     execution_key,
     input_artifact_ids,
 )
-from stemma.core.engine.planned_step import PlannedStep
-from stemma.core.engine.references import StepResult
-from stemma.core.engine.run_context import RunContext
 from stemma.core.graph.step_planner import artifact_from_record
 from stemma.core.graph.step_spec import StepSpec
 from stemma.core.records import StepRecord, StepStatus

@@ -8,10 +8,10 @@ and finds what the other run built (docs/concepts/store.md).
 
 from __future__ import annotations
 
-from stemma.core.engine.commit.step_events import event_factory, inputs_from, step_result
 from stemma.core.engine.planned_step import CachePolicy, PlannedStep
 from stemma.core.engine.references import StepResult
 from stemma.core.engine.run_context import RunContext
+from stemma.core.engine.step_events import event_factory, inputs_from, step_result
 from stemma.core.execution_records import StepEvent
 from stemma.core.file_lock import FileLock
 from stemma.core.records import StepStatus

@@ -3,11 +3,12 @@
 The seed's promise: "any batch failure immediately stops the step and raises an error". Three
 places keep it:
 
-- **In the workers.** A unit of a ``fail_fast`` step carries the path of the step's *failed
-  marker* (:func:`marker_path`, under the run's folder in the root, so a cluster's nodes see it
-  too). A worker whose unit fails creates the marker and ends its pack; a worker about to start
-  a unit looks for the marker first. So the units packed behind a failure never start, and
-  neither do other workers' units of the step, without a round trip to the orchestrator.
+- **In the workers** (:mod:`stemma.core.engine.worker.fail_fast_marks`). A unit of a
+  ``fail_fast`` step carries the path of the step's *failed marker* (:func:`marker_path`, under
+  the run's folder in the root, so a cluster's nodes see it too). A worker whose unit fails
+  creates the marker and ends its pack; a worker about to start a unit looks for it first. So
+  the units packed behind a failure never start, and neither do other workers' units of the
+  step, without a round trip to the orchestrator.
 - **In the orchestrator.** Once a failure comes back, nothing more of the step is dispatched
   and packs not yet started are withdrawn (``unit_dispatch``). Units that never started count
   as cancelled: nothing of them is recorded, and a rerun runs them.
@@ -19,21 +20,15 @@ places keep it:
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from stemma.core.engine.planned_step import FailurePolicy
-from stemma.core.engine.worker.units import ExecutionUnit
 from stemma.core.records import StepStatus
 
-if TYPE_CHECKING:  # (workers import this module: they need none of the orchestrator's)
+if TYPE_CHECKING:
     from stemma.core.engine.planned_step import PlannedStep
     from stemma.core.engine.references import StepResult
     from stemma.core.engine.run_context import RunContext
-
-NOT_STARTED = "a unit of the step failed under fail_fast"
-"""Why a unit of a ``fail_fast`` step never started."""
 
 
 def marker_path(ctx: RunContext, step: PlannedStep, step_run_id: str) -> str | None:
@@ -41,26 +36,6 @@ def marker_path(ctx: RunContext, step: PlannedStep, step_run_id: str) -> str | N
     if step.failure_policy is not FailurePolicy.FAIL_FAST:
         return None
     return str(ctx.store.layout.runs / ctx.run_id / "fail_fast" / f"{step_run_id}.failed")
-
-
-def failed_fast(unit: ExecutionUnit) -> bool:
-    """Whether a unit of ``unit``'s step has already failed under ``fail_fast``."""
-    return unit.fail_fast_file is not None and os.path.exists(unit.fail_fast_file)
-
-
-def mark_failed_fast(unit: ExecutionUnit) -> None:
-    """Tell the step's other workers a unit failed; best effort.
-
-    (The orchestrator stops the step anyway when the failure comes back.)
-    """
-    if unit.fail_fast_file is None:
-        return
-    path = Path(unit.fail_fast_file)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.touch()
-    except OSError:
-        pass
 
 
 def halt_if_failed(ctx: RunContext, step: PlannedStep, result: StepResult) -> StepResult:

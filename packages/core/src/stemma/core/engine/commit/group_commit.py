@@ -18,10 +18,13 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from stemma.core.execution_records import StepEvent
 from stemma.core.store.protocols import RunStore, WaveProblem
+
+if TYPE_CHECKING:
+    from stemma.core.engine.run_context import RunContext
 
 Settle = Callable[[Sequence[WaveProblem]], StepEvent]
 """Makes a step's final event once its commit says what it left out of the step's bundles."""
@@ -109,3 +112,14 @@ class GroupCommit:
         finally:
             for entry in group:
                 entry.done.set()
+
+
+_making = threading.Lock()
+
+
+def group_commit_of(ctx: RunContext) -> GroupCommit:
+    """The run's one group commit, made the first time one of its function steps commits."""
+    with _making:
+        if ctx.group_commit is None:
+            ctx.group_commit = GroupCommit(ctx)
+        return ctx.group_commit

@@ -16,10 +16,9 @@ import contextlib
 from collections.abc import Sequence
 from pathlib import Path
 
-from stemma.core.engine.worker.units import ExecutionUnit
+from stemma.core.engine.worker.units import ExecutionUnit, unit_failure_log
 from stemma.core.engine.worker.worker_entry import UnitOutcome
 from stemma.core.execution_records import ExecutionRecord
-from stemma.core.store.failure_logs import unit_failure_log
 from stemma.core.store.staging.pack_reading import ANY_STEP_RUN, StagedPackReader
 
 _SUMMARY_CHARS = 2000

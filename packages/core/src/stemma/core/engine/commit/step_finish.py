@@ -11,11 +11,11 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from stemma.core.engine.commit.step_events import EventFactory, event_factory, step_result
 from stemma.core.engine.commit.unit_tally import UnitTally
 from stemma.core.engine.planned_step import FailurePolicy, PlannedStep
 from stemma.core.engine.references import StepResult
 from stemma.core.engine.run_context import RunContext
+from stemma.core.engine.step_events import EventFactory, event_factory, step_result
 from stemma.core.execution_records import StepEvent, StepOutputs
 from stemma.core.records import StepStatus
 from stemma.core.run_ids import new_attempt_id

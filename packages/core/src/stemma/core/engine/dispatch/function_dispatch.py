@@ -20,10 +20,18 @@ from stemma.core.artifact import Artifact
 from stemma.core.backends.base import start_workers_early
 from stemma.core.engine.cache.function_cache import built_record, committed_without_event
 from stemma.core.engine.cache.step_cache import acquire_lease
-from stemma.core.engine.commit.step_events import EventFactory, event_factory, step_result
+from stemma.core.engine.commit.group_commit import group_commit_of
 from stemma.core.engine.commit.step_finish import final_event, finish_step, skipped_by_cancel
 from stemma.core.engine.commit.unit_tally import UnitTally
-from stemma.core.engine.dispatch.function_operation import (
+from stemma.core.engine.dispatch.function_packs import PendingStep
+from stemma.core.engine.dispatch.function_waves import FUNCTION_KEY, function_id
+from stemma.core.engine.planned_step import PlannedStep
+from stemma.core.engine.references import StepResult
+from stemma.core.engine.run_context import RunContext
+from stemma.core.engine.step_events import EventFactory, event_factory, step_result
+from stemma.core.engine.worker.creator_lifecycle import EXCEPTION
+from stemma.core.engine.worker.function_lifecycle import VALUE_JSON, scratch_for
+from stemma.core.engine.worker.function_operation import (
     OUTPUT_ROLE,
     VALUE_ROLE,
     FunctionCall,
@@ -31,13 +39,6 @@ from stemma.core.engine.dispatch.function_operation import (
     execution_key,
     input_artifact_ids,
 )
-from stemma.core.engine.dispatch.function_packs import PendingStep
-from stemma.core.engine.dispatch.function_waves import FUNCTION_KEY, function_id
-from stemma.core.engine.planned_step import PlannedStep
-from stemma.core.engine.references import StepResult
-from stemma.core.engine.run_context import RunContext
-from stemma.core.engine.worker.creator_lifecycle import EXCEPTION
-from stemma.core.engine.worker.function_lifecycle import VALUE_JSON, scratch_for
 from stemma.core.engine.worker.units import ExecutionUnit, UnitGroup
 from stemma.core.engine.worker.worker_entry import UnitOutcome
 from stemma.core.errors import InputsChangedError
@@ -148,7 +149,7 @@ def _finish(
     )
     # The step's one bundle goes in a group commit with other steps finishing now (no step
     # outputs table rows: a function step's outputs are in its final event).
-    final = ctx.group_commit.commit(
+    final = group_commit_of(ctx).commit(
         list(tally.bundles),
         lambda problems: final_event(
             ctx, step, event, started, tally, problems, extra={**extra, **_function(step)}

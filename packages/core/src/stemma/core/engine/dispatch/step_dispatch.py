@@ -19,9 +19,6 @@ from stemma.core.backends.base import Backend, start_workers_early
 from stemma.core.engine.cache.step_cache import acquire_lease, cached_result, step_cache_hit
 from stemma.core.engine.cache.step_keys import step_fingerprint
 from stemma.core.engine.cancel.fail_fast import halt_if_failed, marker_path
-from stemma.core.engine.commit.step_events import (
-    event_factory,
-)
 from stemma.core.engine.commit.step_finish import finish_step, skipped_by_cancel
 from stemma.core.engine.commit.unit_tally import UnitTally
 from stemma.core.engine.dispatch.associations import reads_associations
@@ -37,6 +34,9 @@ from stemma.core.engine.dispatch.wave_sizing import wave_sizer
 from stemma.core.engine.planned_step import FailurePolicy, FileInputs, PlannedStep
 from stemma.core.engine.references import OutputReference, StepResult
 from stemma.core.engine.run_context import RunContext
+from stemma.core.engine.step_events import (
+    event_factory,
+)
 from stemma.core.engine.worker.creator_lifecycle import EXCEPTION
 from stemma.core.engine.worker.units import ExecutionUnit
 from stemma.core.errors import BatchingError, PairingError

@@ -11,16 +11,16 @@ from typing import Any
 
 from stemma.core.backends.base import Backend, WaveRequest
 from stemma.core.cancel_levels import CancelLevel
-from stemma.core.engine.cancel.fail_fast import failed_fast, mark_failed_fast
 from stemma.core.engine.commit.scheduler_logs import keep_worker_log, worker_log_of
 from stemma.core.engine.commit.staged_outcomes import staged_outcomes
 from stemma.core.engine.dispatch.adoption import adopt_in_flight
 from stemma.core.engine.dispatch.pack_sizing import TARGET_PACK_SECONDS, PackQueue, PackSizer
-from stemma.core.engine.dispatch.worker_slots import WorkerSlots
 from stemma.core.engine.planned_step import FailurePolicy, PlannedStep
 from stemma.core.engine.run_context import RunContext
+from stemma.core.engine.worker.fail_fast_marks import failed_fast, mark_failed_fast
 from stemma.core.engine.worker.units import ExecutionUnit
 from stemma.core.engine.worker.worker_entry import UnitOutcome, run_units
+from stemma.core.engine.worker_slots import WorkerSlots
 from stemma.core.run_ids import job_name, run_tag
 
 _SAMPLE_SECONDS = 0.5

@@ -23,6 +23,7 @@ from stemma.core.engine.worker.on_demand_inputs import (
     OnDemandPostprocessInput,
     OnDemandPreprocessInput,
 )
+from stemma.core.engine.worker.output_capture import capture_output
 from stemma.core.engine.worker.sandbox import UnitSandbox
 from stemma.core.engine.worker.units import ExecutionUnit
 from stemma.core.errors import LineageError
@@ -30,7 +31,7 @@ from stemma.core.execution_records import LineageEdge
 from stemma.core.operations.drafts import FinalizedArtifact
 from stemma.core.operations.results import ArtifactResult, OperationResult, validate_result
 from stemma.core.operations.stem_matching import NamedArtifact, filename_stem, infer_lineage
-from stemma.core.store.failure_logs import capture_output, tail_lines
+from stemma.core.store.failure_logs import tail_lines
 from stemma.core.store.locations import RootLayout
 
 _SUMMARY_CHARS = 2000

@@ -23,10 +23,11 @@ from stemma.core.engine.worker.creator_lifecycle import (
     failure_outcome,
     settle_result,
 )
+from stemma.core.engine.worker.output_capture import capture_output
 from stemma.core.engine.worker.units import ExecutionUnit
 from stemma.core.operations.drafts import FinalizedArtifact
 from stemma.core.operations.results import validate_result
-from stemma.core.store.failure_logs import capture_output, tail_lines
+from stemma.core.store.failure_logs import tail_lines
 from stemma.core.store.protocols import WorkerStore
 from stemma.core.temp_dirs import owned_temp_dir
 

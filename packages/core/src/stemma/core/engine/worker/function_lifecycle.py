@@ -14,14 +14,14 @@ from typing import Any, cast
 
 from stemma.core.canonical import canonical_json
 from stemma.core.crash_points import crash_point
-from stemma.core.engine.dispatch.function_operation import (
-    OUTPUT_ROLE,
-    VALUE_ROLE,
-    FunctionOperation,
-)
 from stemma.core.engine.worker.creator_lifecycle import (
     LifecycleOutcome,
     failure_outcome,
+)
+from stemma.core.engine.worker.function_operation import (
+    OUTPUT_ROLE,
+    VALUE_ROLE,
+    FunctionOperation,
 )
 from stemma.core.engine.worker.units import ExecutionUnit
 from stemma.core.execution_records import LineageEdge

@@ -14,10 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from stemma.core.execution_records import ExecutionRecord
 from stemma.core.operations.definition import OperationDefinition
 from stemma.core.operations.drafts import FinalizedArtifact
+from stemma.core.store.failure_logs import write_failure_log
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -73,3 +76,17 @@ class ExecutionUnit:
                 bucket = merged.setdefault(role, [])
                 bucket.extend(i for i in ids if i not in bucket)
         return {role: tuple(ids) for role, ids in merged.items()}
+
+
+def unit_failure_log(unit: ExecutionUnit, record: ExecutionRecord) -> Path | None:
+    """Write the failure log of ``unit``'s failed ``record`` (its error and tool output)."""
+    return write_failure_log(
+        Path(unit.root),
+        step_number=unit.step_number,
+        operation=record.operation,
+        execution_run_id=record.execution_run_id,
+        backend=unit.backend,
+        error=record.error or "(no error message)",
+        tool_output=record.tool_output,
+        when=record.ended_at,
+    )

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from stemma.core.backends import worker_stop
-from stemma.core.engine.cancel.fail_fast import failed_fast, mark_failed_fast
 from stemma.core.engine.worker.composite_runner import run_composite
 from stemma.core.engine.worker.creator_lifecycle import (
     LifecycleOutcome,
@@ -26,14 +25,14 @@ from stemma.core.engine.worker.creator_lifecycle import (
     run_creator,
 )
 from stemma.core.engine.worker.curator_lifecycle import run_curator
+from stemma.core.engine.worker.fail_fast_marks import failed_fast, mark_failed_fast
 from stemma.core.engine.worker.function_lifecycle import run_function
 from stemma.core.engine.worker.input_loading import Associated, Inputs, load_inputs, load_pack
 from stemma.core.engine.worker.spare_sandboxes import reused_sandboxes
-from stemma.core.engine.worker.units import ExecutionUnit
+from stemma.core.engine.worker.units import ExecutionUnit, unit_failure_log
 from stemma.core.execution_records import ExecutionRecord
 from stemma.core.operations.kinds import OperationKind
 from stemma.core.run_ids import new_attempt_id
-from stemma.core.store.failure_logs import unit_failure_log
 from stemma.core.store.protocols import WorkerStore
 from stemma.core.store.worker_store import open_worker_store
 

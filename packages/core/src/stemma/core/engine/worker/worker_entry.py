@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stemma.core.backends import worker_stop
-from stemma.core.engine.cancel.fail_fast import NOT_STARTED
+from stemma.core.engine.worker.fail_fast_marks import NOT_STARTED
 from stemma.core.engine.worker.units import ExecutionUnit
 from stemma.core.store.protocols import WorkerStore
 
