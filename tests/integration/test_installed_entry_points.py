@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from tests.core.cli.test_entry_point_files import COMPARE, PROBE, run_python
+from tests.core.plugins.test_entry_point_files import COMPARE, PROBE, run_python
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ import pytest
 from stemma.core.backends import LocalBackend, WorkerCrashedError, open_backend
 from stemma.core.backends.worker_deaths import guilty_pids
 from stemma.core.cancel_levels import CANCEL_GRACE_ENV, CancelLevel
-from stemma.core.errors import StoreUnavailableError
+from stemma.core.errors import BackendUnavailableError, StoreUnavailableError
 from tests.core import backend_tasks
 from tests.core.worker_children import spawned_workers
 
@@ -115,8 +115,10 @@ def test_local_backend_refuses_fork() -> None:
 
 def test_open_backend_unknown_name_says_what_to_install() -> None:
     assert isinstance(open_backend("local", max_workers=1), LocalBackend)
-    with pytest.raises(StoreUnavailableError, match="pip install stemma-slurm"):
+    with pytest.raises(BackendUnavailableError, match="pip install stemma-slurm") as raised:
         open_backend("slurm-on-the-moon")
+    assert not isinstance(raised.value, StoreUnavailableError)  # a backend's, not a store's
+    assert isinstance(raised.value, ImportError)  # what `except ImportError` caught before
 
 
 def test_local_backend_a_dying_worker_does_not_take_its_neighbours_down(

@@ -13,7 +13,7 @@ import pytest
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from worker_fakes import FakeStore, WtBoom, WtScale, final, group, make_unit
 
-import stemma.core.store.opening as stores
+from stemma.core import plugins
 from stemma.core.engine.worker.curator_lifecycle import input_frame
 from stemma.core.engine.worker.units import ExecutionUnit
 from stemma.core.engine.worker.worker import run_pack, run_unit
@@ -165,9 +165,14 @@ def test_without_a_pipeline_store_the_report_says_the_store_cannot_run_steps(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # As if a package registered a store that is only a Store under the name "plain".
-    plain = EntryPoint(name="plain", value="worker_fakes:PlainStore", group=stores.STORE_GROUP)
-    registered = {**stores._registered(), "plain": plain}  # pyright: ignore[reportPrivateUsage]
-    monkeypatch.setattr(stores, "_registered", lambda: registered)
+    plain = EntryPoint(name="plain", value="worker_fakes:PlainStore", group=plugins.STORES)
+    original = plugins.registered
+    registered = {**original(plugins.STORES), "plain": plain}
+
+    def with_plain(group: str) -> dict[str, EntryPoint]:
+        return registered if group == plugins.STORES else original(group)
+
+    monkeypatch.setattr(plugins, "registered", with_plain)
     monkeypatch.setenv("STEMMA_STORE", "plain")
     source = final(DataDraft.draft(b"x,y\n1,1\n", "design_1.csv"))
 

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from stemma.core.canonical import canonical_json
     from stemma.core.engine.references import OutputReference, StepFuture, StepResult
     from stemma.core.errors import (
+        BackendUnavailableError,
         FingerprintMismatchError,
         InputsChangedError,
         LoweringError,
@@ -52,6 +53,7 @@ _EXPORTS = {
     "Artifact": "stemma.core.artifact",
     "canonical_json": "stemma.core.canonical",
     "OUT": "stemma.core.graph.context",
+    "BackendUnavailableError": "stemma.core.errors",
     "FingerprintMismatchError": "stemma.core.errors",
     "InputsChangedError": "stemma.core.errors",
     "LoweringError": "stemma.core.errors",
@@ -121,6 +123,7 @@ __all__ = [
     # the store
     "open_store",
     # errors
+    "BackendUnavailableError",
     "FingerprintMismatchError",
     "InputsChangedError",
     "LoweringError",

@@ -71,6 +71,13 @@ class StoreUnavailableError(StemmaError, ImportError):
     """A store or backend was asked for by name but the package providing it is not installed."""
 
 
+class BackendUnavailableError(StemmaError, ImportError):
+    """A backend was asked for by name but no installed package provides it.
+
+    The message names the backends installed here and the package to install.
+    """
+
+
 class DamagedStoreError(StemmaError, RuntimeError):
     """A store's table (or database) cannot be read: a file of it is damaged or missing.
 

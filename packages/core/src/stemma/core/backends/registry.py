@@ -7,13 +7,13 @@ on, so that nothing imports in a circle.
 
 from __future__ import annotations
 
-from importlib.metadata import entry_points
 from typing import Any
 
+from stemma.core import plugins
 from stemma.core.backends.base import Backend
-from stemma.core.errors import StoreUnavailableError
+from stemma.core.errors import BackendUnavailableError
 
-BACKEND_GROUP = "stemma.backends"
+BACKEND_GROUP = plugins.BACKENDS
 """The entry-point group a package registers a backend factory under."""
 
 
@@ -21,7 +21,7 @@ def open_backend(name: str, **options: Any) -> Backend:
     """The backend registered as ``name`` (``local`` and ``local-thread`` are built in).
 
     Raises:
-        StoreUnavailableError: no installed package provides that backend (the message says
+        BackendUnavailableError: no installed package provides that backend (the message says
             which package to install).
     """
     # (imported when chosen: a SLURM run need not load the process pool's machinery)
@@ -33,10 +33,10 @@ def open_backend(name: str, **options: Any) -> Backend:
         from stemma.core.backends.thread import ThreadBackend
 
         return ThreadBackend(max_workers=options.get("max_workers"))
-    registered = {ep.name: ep for ep in entry_points(group=BACKEND_GROUP)}
+    registered = plugins.registered(BACKEND_GROUP)
     if name not in registered:
         hint = "pip install stemma-slurm" if name.startswith("slurm") else "install its package"
-        raise StoreUnavailableError(
+        raise BackendUnavailableError(
             f"no backend named {name!r} is installed "
             f"(known: {sorted({'local', 'local-thread', *registered})}); "
             f"to use it, {hint}"

@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import argparse
 import functools
-import importlib
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from stemma.core.cli.entry_point_files import entry_point_values
+from stemma.core import plugins
 from stemma.core.exit_codes import ExitCode
 
-COMMAND_GROUP = "stemma.commands"
+COMMAND_GROUP = plugins.COMMANDS
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -61,22 +60,12 @@ def installed_commands(
         name: only the entry points of this name: ``stemma tui`` imports the dashboard's
             command alone, not every package's (storage's import polars and pyarrow: 0.5 s).
     """
-    points: list[tuple[str, str]]
-    if name is not None and (values := entry_point_values(COMMAND_GROUP, name)):
-        points = [(name, value) for value in values]  # without importlib.metadata: ~35 ms
-    else:
-        # Imported here: importlib.metadata costs ~35 ms, and importing stemma.core.cli (as
-        # the dashboard does for its row types) must not pay it.
-        from importlib.metadata import entry_points
-
-        points = [(p.name, p.value) for p in entry_points(group=COMMAND_GROUP)]
+    points = plugins.command_points(name)
     found: list[Command] = []
     broken: list[BrokenCommand] = []
     for point_name, value in points:
-        if name is not None and point_name != name:
-            continue
         try:
-            loaded = _load(value)
+            loaded = plugins.load_target(value)
         except Exception as err:
             broken.append(BrokenCommand(name=point_name, target=value, error=repr(err)))
             continue
@@ -86,15 +75,6 @@ def installed_commands(
             message = f"{type(loaded).__name__} is not a stemma.core.cli.Command"
             broken.append(BrokenCommand(name=point_name, target=value, error=message))
     return tuple(sorted(found, key=lambda c: c.name)), tuple(broken)
-
-
-def _load(value: str) -> object:
-    """What an entry point's ``module:attribute [extras]`` names, as ``EntryPoint.load``."""
-    module, _, attributes = value.partition("[")[0].partition(":")
-    loaded: object = importlib.import_module(module.strip())
-    for attribute in filter(None, attributes.strip().split(".")):
-        loaded = getattr(loaded, attribute)
-    return loaded
 
 
 def broken_runner(broken: BrokenCommand) -> Callable[[argparse.Namespace], int]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from stemma.core import plugins
 from stemma.core.exit_codes import CliError, ExitCode
 
 SIBLING_COMMANDS: dict[str, str] = {
@@ -84,11 +85,7 @@ def check_requirements(command: str, args: argparse.Namespace) -> None:
 
 def installed_backends() -> tuple[str, ...]:
     """The backends a pipeline can use here: the built-in ones and those registered."""
-    from importlib.metadata import entry_points
-
-    from stemma.core.backends.registry import BACKEND_GROUP
-
-    registered = {point.name for point in entry_points(group=BACKEND_GROUP)}
+    registered = set(plugins.registered(plugins.BACKENDS))
     return (*BUILT_IN_BACKENDS, *sorted(registered - set(BUILT_IN_BACKENDS)))
 
 

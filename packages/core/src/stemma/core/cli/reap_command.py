@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import cast
 
+from stemma.core import plugins
 from stemma.core.cli.commands import Command
 from stemma.core.cli.confirm_reap import confirm_cancel
 from stemma.core.exit_codes import CliError, ExitCode
@@ -27,19 +27,14 @@ from stemma.core.runs.run_lookup import resolve_run_id
 from stemma.core.runs.run_settling import settle_run
 from stemma.core.runs.watch_lines import step_counts
 
-REAPER_GROUP = "stemma.reapers"
+REAPER_GROUP = plugins.REAPERS
 
 Reaper = Callable[..., list[str]]
 
 
 def installed_reapers() -> dict[str, Reaper]:
     """Every reaper registered by an installed package, by name."""
-    found: dict[str, Reaper] = {}
-    for point in entry_points(group=REAPER_GROUP):
-        loaded: object = point.load()
-        if callable(loaded):
-            found[point.name] = cast(Reaper, loaded)
-    return found
+    return cast(dict[str, Reaper], plugins.callables(REAPER_GROUP))
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:

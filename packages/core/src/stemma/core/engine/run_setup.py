@@ -51,7 +51,8 @@ def open_run_backend(
     they run is defined there).
 
     Raises:
-        StoreUnavailableError: the backend's package is not installed (the message says which).
+        BackendUnavailableError: the backend's package is not installed (the message says
+            which).
     """
     chosen = backend or default_backend()
     options: dict[str, Any] = {"max_workers": max_workers}

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import functools
 import os
-from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 
+from stemma.core import plugins
 from stemma.core.errors import StoreUnavailableError
 from stemma.core.store.locations import resolve_root
 from stemma.core.store.protocols import RunStore, Store
 from stemma.core.store.read_only_root import ReadOnlyRootStore, refuse_to_run
 
 STORE_ENV = "STEMMA_STORE"
-STORE_GROUP = "stemma.stores"
+STORE_GROUP = plugins.STORES
 
 
 def available_stores() -> dict[str, str]:
@@ -22,7 +21,7 @@ def available_stores() -> dict[str, str]:
     ``sqlite`` is stemma-core's own, so it is listed even when core's entry points are not
     installed (a source checkout on ``sys.path``).
     """
-    found = {name: ep.value for name, ep in _registered().items()}
+    found = {name: ep.value for name, ep in plugins.registered(STORE_GROUP).items()}
     found.setdefault("sqlite", "stemma.core.store.sqlite:SqliteStore")
     return found
 
@@ -32,7 +31,9 @@ def default_store_kind() -> str:
 
     ``$STEMMA_STORE``, else ``delta`` when stemma-storage is installed, else ``sqlite``.
     """
-    return os.environ.get(STORE_ENV) or ("delta" if "delta" in _registered() else "sqlite")
+    return os.environ.get(STORE_ENV) or (
+        "delta" if "delta" in plugins.registered(STORE_GROUP) else "sqlite"
+    )
 
 
 def open_run_store(
@@ -57,12 +58,6 @@ def open_run_store(
         )
     unwritable = store.layout.unwritable()
     return store if unwritable is None else ReadOnlyRootStore(store, unwritable)
-
-
-@functools.cache
-def _registered() -> dict[str, EntryPoint]:
-    # Reading every installed distribution's metadata costs milliseconds: once per process.
-    return {ep.name: ep for ep in entry_points(group=STORE_GROUP)}
 
 
 def store_kind(store: object) -> str:
@@ -92,7 +87,7 @@ def open_store(root: str | os.PathLike[str] | None = None, *, kind: str | None =
         StoreUnavailableError: the named store is not installed.
     """
     path: Path = resolve_root(root)
-    registered = _registered()
+    registered = plugins.registered(STORE_GROUP)
     chosen = kind or default_store_kind()
     if chosen not in registered and chosen == "sqlite":
         # core's own store opens without its entry point (a source checkout on sys.path)

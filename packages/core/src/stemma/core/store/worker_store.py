@@ -10,19 +10,15 @@ full store.
 
 from __future__ import annotations
 
-import functools
 import os
-from importlib.metadata import EntryPoint, entry_points
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
+from stemma.core import plugins
 from stemma.core.store.locations import resolve_root
 from stemma.core.store.opening import default_store_kind, open_run_store
 from stemma.core.store.protocols import WorkerStore
 
-if TYPE_CHECKING:
-    pass
-
-WORKER_STORE_GROUP = "stemma.worker_stores"
+WORKER_STORE_GROUP = plugins.WORKER_STORES
 
 
 def open_worker_store(
@@ -34,7 +30,7 @@ def open_worker_store(
         StoreUnavailableError: the named store is not installed.
     """
     chosen = kind or default_store_kind()
-    registered = _registered().get(chosen)
+    registered = plugins.registered(WORKER_STORE_GROUP).get(chosen)
     if registered is None:
         return open_run_store(root, kind=chosen)
     factory = registered.load()
@@ -43,9 +39,4 @@ def open_worker_store(
 
 def worker_store_targets() -> dict[str, str]:
     """Worker stores registered under ``stemma.worker_stores``, by kind, with their targets."""
-    return {name: ep.value for name, ep in _registered().items()}
-
-
-@functools.cache
-def _registered() -> dict[str, EntryPoint]:
-    return {ep.name: ep for ep in entry_points(group=WORKER_STORE_GROUP)}
+    return plugins.targets(WORKER_STORE_GROUP)

@@ -10,7 +10,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-from stemma.core.cli.entry_point_files import entry_point_values
+from stemma.core.plugins.entry_point_files import entry_point_values
 
 PLUGIN = """
 from stemma.core.cli import Command
@@ -25,7 +25,7 @@ COMMAND = Command(name="hello", help="say hello", configure=lambda parser: None,
 COMPARE = """
 import json, sys
 from importlib.metadata import entry_points
-from stemma.core.cli.entry_point_files import entry_point_values
+from stemma.core.plugins.entry_point_files import entry_point_values
 group, name = sys.argv[1:]
 print(json.dumps({
     "importlib": [p.value for p in entry_points(group=group) if p.name == name],
