@@ -87,3 +87,14 @@ def test_explain_says_which_param_made_a_pipeline_step_run_again(
     assert "scale: 1.5 → 2.5" in out
     assert main(["explain", "example.generate", "--root", str(root)]) == ExitCode.OK
     assert "hit: same key" in capsys.readouterr().out
+
+
+def test_explain_and_status_take_a_run_by_its_short_id(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    [run] = _json(capsys, "runs", "--root", str(root))
+    short = run["run_id"].rsplit("_", 1)[-1]  # as the dashboard shows it
+    assert main(["status", short, "--root", str(root)]) == ExitCode.OK
+    assert f"run {run['run_id']}" in capsys.readouterr().out
+    assert main(["explain", "example.metrics", "--run", short, "--root", str(root)]) == 0
+    assert f"step example.metrics in {run['run_id']}" in capsys.readouterr().out

@@ -124,6 +124,35 @@ def test_status_of_an_ambiguous_prefix_is_a_usage_error_listing_the_runs(
     assert "first_20261129_090000_00000001" in err
 
 
+def test_every_command_takes_a_run_by_the_short_id_the_runs_list_shows(
+    root: Path, make_state: StateFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    make_state("first_20261129_090000_0000abcd", RunStatus.COMPLETED)
+    state = make_state("first_20261129_100000_f31d428e")
+    code, out, _ = _run(capsys, "status", "f31d428e", "--root", str(root))
+    assert code == ExitCode.OK
+    assert f"run {state.run_id}: running" in out
+    code, out, _ = _run(capsys, "cancel", "428e", "--root", str(root))  # any unique end
+    assert code == ExitCode.OK
+    assert [int(r.level) for r in pending_requests(root, state.run_id)] == [1]
+    code, out, _ = _run(capsys, "watch", "0000abcd", "--root", str(root))
+    assert code == ExitCode.OK
+    assert "run first_20261129_090000_0000abcd completed" in out.splitlines()[-1]
+
+
+def test_a_short_id_that_ends_several_runs_is_a_usage_error_listing_them(
+    root: Path, make_state: StateFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    make_state("first_20261129_090000_0000abcd")
+    make_state("other_20261129_100000_1111abcd")
+    make_state("third_20261129_110000_22222222")
+    code, _, err = _run(capsys, "status", "abcd", "--root", str(root))
+    assert code == ExitCode.USAGE
+    assert "'abcd' names 2 runs" in err
+    assert "first_20261129_090000_0000abcd" in err
+    assert "other_20261129_100000_1111abcd" in err
+
+
 @pytest.mark.parametrize(
     ("status", "expected"),
     [

@@ -52,8 +52,8 @@ def resolve_opening(
 ) -> Opening:
     """The root, the run's full id and the step's number, checked before the app starts.
 
-    A run is named as for every command (its id, the start of it, its pipeline's name: see
-    ``stemma.core.runs.run_lookup``), or by the end of its id, the short id the runs list shows.
+    A run is named as for every command (its id, the start or the end of it, its pipeline's
+    name: see ``stemma.core.runs.run_lookup``); the end is the short id the runs list shows.
 
     Args:
         root_option: ``--root`` (or None: ``$STEMMA_ROOT``, then ``.stemma``).
@@ -63,7 +63,8 @@ def resolve_opening(
 
     Raises:
         CliError: two different roots (USAGE); no such root, run or step (NOT_FOUND); a run
-            prefix or step name that matches several (USAGE); ``--step`` without a run (USAGE).
+            prefix, short id or step name that matches several (USAGE); ``--step`` without a
+            run (USAGE).
     """
     positional_root, run_given = split_target(target, run)
     if positional_root and root_option and Path(positional_root) != Path(root_option):
@@ -82,17 +83,11 @@ def resolve_opening(
 
 
 def _resolve_run(root: Path, given: str, *, named_root: bool) -> str:
-    from stemma.core.runs.run_lookup import all_runs, resolve_run_id  # the store: only now
+    from stemma.core.runs.run_lookup import resolve_run_id  # the store: only now
 
     try:
         return resolve_run_id(root, given)
-    except ValueError as err:  # not a run id at all (`..`, a path)
-        raise CliError(f"{given!r} is not a run id: {err}", ExitCode.USAGE) from err
     except CliError as err:
-        # The runs list shows a run's short id, the end of its id: accept that too.
-        ending = [row.run_id for row in all_runs(root) if row.run_id.endswith(given)]
-        if err.code is ExitCode.NOT_FOUND and len(ending) == 1:
-            return ending[0]
         if err.code is ExitCode.NOT_FOUND and not named_root:
             raise CliError(
                 f"{err}; to open a root instead, pass it as --root {given}", err.code

@@ -1,4 +1,4 @@
-"""Finding runs for the commands: live states and history, and a run named by a prefix of its id.
+"""Finding runs for the commands: live states and history, and a run named by a part of its id.
 
 History (the steps event log) is read from the store the root's contents say holds it
 (:func:`~stemma.core.store.history_source.history_kind`: ``core.sqlite`` until it is imported into
@@ -44,11 +44,15 @@ def all_runs(root: Path) -> list[RunRow]:
 
 
 def resolve_run_id(root: Path, given: str) -> str:
-    """The run id ``given`` names: itself, a pipeline name's newest run, or the one id it starts.
+    """The run id ``given`` names: itself, a pipeline's newest run, or the one id it starts or ends.
+
+    The end of an id is what the dashboard shows as a run's short id (``f31d428e``,
+    :attr:`~stemma.core.runs.run_rows.RunRow.short_id`), so every command takes a run as it is
+    shown.
 
     Raises:
         CliError: no run matches (NOT_FOUND), or several do (USAGE), listing them; ``given``
-            cannot be (the start of) a run id: a path, a line break (USAGE).
+            cannot be (a part of) a run id: a path, a line break (USAGE).
     """
     try:
         check_run_id(given)
@@ -68,7 +72,9 @@ def resolve_run_id(root: Path, given: str) -> str:
     named = sorted(run_id for run_id in known if run_name(run_id) == given)
     if named:
         return named[-1]  # a pipeline's name: its newest run (ids sort by start time)
-    matches = sorted(run_id for run_id in known if run_id.startswith(given))
+    matches = sorted(
+        run_id for run_id in known if run_id.startswith(given) or run_id.endswith(given)
+    )
     if len(matches) == 1:
         return matches[0]
     if not matches:
