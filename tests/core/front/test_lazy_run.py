@@ -278,6 +278,17 @@ def test_run_refuses_an_input_file_rewritten_after_apply(
     assert resolve(fresh, store=store).value == 3
 
 
+def test_run_cancelled_error_is_imported_from_stemma_core_as_the_tutorials_teach() -> None:
+    import stemma.core
+    import stemma.core.errors
+    from stemma.core import RunCancelledError
+
+    assert RunCancelledError is stemma.core.errors.RunCancelledError
+    assert issubclass(RunCancelledError, StepFailedError)
+    assert "RunCancelledError" in stemma.core.__all__
+    assert "RunCancelledError" in dir(stemma.core)
+
+
 def test_step_failed_error_survives_a_pickle_trip() -> None:
     import pickle
 
