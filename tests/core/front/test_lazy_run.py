@@ -64,6 +64,33 @@ def test_run_second_time_executes_nothing_and_returns_same_artifacts(store: RunS
     assert all(a.cached for a in second)
 
 
+def test_resolve_takes_every_setting_run_takes_with_the_same_defaults() -> None:
+    import inspect
+    from collections.abc import Callable
+
+    def settings(fn: Callable[..., object]) -> list[tuple[str, object, object]]:
+        return [
+            (p.name, p.annotation, p.default)
+            for p in inspect.signature(fn).parameters.values()
+            if p.kind is inspect.Parameter.KEYWORD_ONLY
+        ]
+
+    assert settings(resolve) == settings(run)
+
+
+def test_resolve_passes_the_run_settings_to_its_run(store: RunStore) -> None:
+    from stemma.core.live import list_states
+
+    step = apply(name="where", fn=pid, version="v0", out_path=OUT)
+    artifact = resolve(
+        step, store=store, backend="local-thread", max_workers=1, parallel_steps=1, name="mine"
+    )
+    assert artifact.value == os.getpid()  # the thread backend: this process
+    [state] = list_states(store.layout.root)
+    assert (state.name, state.backend) == ("mine", "local-thread")
+    assert state.run_id.startswith("mine_")
+
+
 def test_run_dev_version_reruns_every_time(store: RunStore) -> None:
     step = apply(name="dev", fn=write_json, version="dev", data=[1], out_path=OUT)
     resolve(step, store=store)

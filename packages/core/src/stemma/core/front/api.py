@@ -74,9 +74,43 @@ def resolve(
     root: RootLike = None,
     store: RunStore | None = None,
     backend: str | None = None,
+    max_workers: int | None = None,
+    parallel_steps: int = DEFAULT_PARALLEL_STEPS,
+    name: str = "lazy",
 ) -> Artifact:
-    """Build ``handle`` if needed and return its artifact: ``run(handle)[0]``."""
-    return run(handle, root=root, store=store, backend=backend)[0]
+    """Build ``handle`` if needed and return its artifact: ``run(handle, ...)[0]``.
+
+    Takes every setting :func:`run` takes, with the same defaults, and passes them on.
+
+    Args:
+        handle: the step wanted; its deps are built first.
+        root: the store root (``$STEMMA_ROOT`` or ``.stemma`` when omitted); ignored if
+            ``store`` is given.
+        store: an open store; by default the one at ``root``.
+        backend: where steps run: ``local``, ``local-thread``, ``slurm``, ``slurm-intra``; None
+            for ``$STEMMA_BACKEND``, else ``local``. Never part of a key.
+        max_workers: worker processes (or threads) of a local backend; the CPU count when None.
+        parallel_steps: how many steps may dispatch at once.
+        name: the run's name: its id starts with it, ``stemma runs`` lists it.
+
+    Returns:
+        The step's artifact.
+
+    Raises:
+        StepFailedError: the step or one of its deps failed, or the run was cancelled
+            (``RunCancelledError``).
+        UnpicklableStepError: a process backend cannot send a step's function.
+        StepCycleError: the graph has a cycle.
+    """
+    return run(
+        handle,
+        root=root,
+        store=store,
+        backend=backend,
+        max_workers=max_workers,
+        parallel_steps=parallel_steps,
+        name=name,
+    )[0]
 
 
 def plan(
