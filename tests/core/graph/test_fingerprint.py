@@ -127,6 +127,40 @@ def test_apply_wrong_arguments_raise_type_error_naming_the_step() -> None:
         apply(name="j", fn=write_json, version="v0", dta=1, out_path=OUT)
 
 
+def test_apply_typo_in_an_argument_names_it_and_the_closest_expected_one() -> None:
+    with pytest.raises(TypeError) as info:
+        apply(name="j", fn=write_json, version="v0", dta=1, out_path=OUT)
+    message = str(info.value)
+    assert message.startswith(
+        "step 'j': write_json() got an unexpected argument 'dta' (did you mean 'data'?)"
+    ), message
+    assert "missing" not in message
+
+
+def test_apply_several_unexpected_arguments_are_all_named() -> None:
+    with pytest.raises(TypeError) as info:
+        apply(name="j", fn=train, version="v0", daat=1, out_path=OUT, learning_rate=2, zzz=3)
+    message = str(info.value)
+    assert message.startswith(
+        "step 'j': train() got unexpected arguments 'daat' (did you mean 'data'?), "
+        "'learning_rate', 'zzz'"
+    ), message
+    assert "data, out_path, lr" in message  # what it takes
+
+
+def test_apply_a_missing_argument_alone_is_still_named() -> None:
+    with pytest.raises(TypeError, match=r"^step 'j': .*write_json.*missing a required argument"):
+        apply(name="j", fn=write_json, version="v0", out_path=OUT)
+
+
+def test_apply_a_function_taking_any_keyword_accepts_any_name() -> None:
+    def anything(out_path: str, **options: Any) -> None:
+        pathlib.Path(out_path).mkdir()
+
+    step = apply(name="j", fn=anything, version="v0", out_path=OUT, dta=1, xx=2)
+    assert step.lower().fingerprint
+
+
 @pytest.mark.parametrize("version", ["", "a/b", "..", " v0", "v0\n"])
 def test_apply_refuses_versions_that_are_not_one_path_segment(version: str) -> None:
     with pytest.raises(LoweringError, match="version"):

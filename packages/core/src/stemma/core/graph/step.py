@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from stemma.core.canonical import dumps_plain, escape_key, to_canonical
 from stemma.core.errors import LoweringError
-from stemma.core.graph.binding import bind_inputs, describe
+from stemma.core.graph.binding import bind_inputs
 from stemma.core.graph.input_files import input_file_key
 from stemma.core.graph.markers import DEP_TAG, FILE_TAG, FUNCTION_KIND, OUT, OUT_TAG
 from stemma.core.graph.versions import check_name, check_version, is_mutable
@@ -107,7 +107,9 @@ def apply(
             is replaced by that dependency's output path at run time.
 
     Raises:
-        TypeError: ``inputs`` do not match ``fn``'s signature (the message names the step).
+        TypeError: ``inputs`` do not match ``fn``'s signature (the message names the step, and
+            an argument ``fn`` does not take with the closest one it does:
+            ``step 'n': f() got an unexpected argument 'xx' (did you mean 'x'?)``).
         LoweringError: ``name`` or ``version`` is not a valid path segment.
         OperationConfigError: ``resources`` has an unknown key or an invalid value.
         UnfingerprintableError: an input cannot be encoded canonically (names the argument).
@@ -124,7 +126,7 @@ def apply(
     try:
         arguments = bind_inputs(fn, inputs)
     except TypeError as err:
-        raise TypeError(f"step {name!r}: arguments do not match {describe(fn)}: {err}") from None
+        raise TypeError(f"step {name!r}: {err}") from None
     if expected_fingerprint is not None and len(expected_fingerprint) != ID_LENGTH:
         raise LoweringError(f"step {name!r}: expected_fingerprint must be a 32-hex-character str")
     config_json, deps = encode_inputs(name, arguments)
