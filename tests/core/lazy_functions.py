@@ -65,3 +65,37 @@ def other(data: Any, out_path: str) -> None:
 
 def pid(out_path: str) -> int:
     return os.getpid()
+
+
+def returns_numpy(out_path: str) -> dict[str, Any]:
+    """What an analysis step returns: numpy scalars and arrays, plain data around them."""
+    import numpy as np
+
+    count("returns_numpy")
+    pathlib.Path(out_path).write_text("done")
+    return {
+        "count": np.int64(3),
+        "mean": np.float32(0.5),
+        "ok": np.bool_(True),
+        "rows": np.arange(3),
+        "grid": np.zeros((2, 2)),
+        "pair": (np.int32(1), [np.uint8(2)]),
+        "plain": 1.5,
+    }
+
+
+def returns_numpy_scalar(out_path: str) -> Any:
+    import numpy as np
+
+    return np.int64(7)
+
+
+def writes_then_returns_object(out_path: str) -> object:
+    """Finishes its work, then returns what cannot be recorded."""
+    count("writes_then_returns_object")
+    pathlib.Path(out_path).write_text("an hour of work")
+    return Unrecordable()
+
+
+class Unrecordable:
+    """Not data: no canonical form."""

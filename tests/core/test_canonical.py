@@ -77,3 +77,47 @@ def test_content_id_is_raw_xxh3_128_of_the_bytes() -> None:
     assert content_id(payload) == xxhash.xxh3_128_hexdigest(payload)
     assert len(content_id(payload)) == 32
     assert all(c in "0123456789abcdef" for c in content_id(payload))
+
+
+def test_return_values_made_plain_encode_exactly_as_before_when_they_encoded_before() -> None:
+    """Keys are a contract: converting numpy in a return value changes no encoding that existed."""
+    import collections
+
+    import numpy as np
+
+    from stemma.core.canonical import as_plain_data
+
+    values: list[object] = [
+        None,
+        True,
+        3,
+        2.5,
+        "s",
+        np.float64(0.1),  # a float subclass: encoded as a float already
+        np.str_("text"),  # a str subclass
+        [1, (2, [3.5])],
+        {"a": {"$b": [np.float64(1.5)]}},
+        {1.5, "x"},
+        frozenset({(1, 2)}),
+        collections.OrderedDict(b=1, a=2),
+        Point(1, 2),
+        Params(),
+        Color.RED,
+        Path("x/y.csv"),
+        b"raw",
+    ]
+    for value in values:
+        assert canonical_json(as_plain_data(value)) == canonical_json(value), value
+
+
+def test_numpy_values_are_made_plain_for_a_return_value_but_stay_refused_as_inputs() -> None:
+    import numpy as np
+
+    from stemma.core.canonical import as_plain_data
+
+    value = {"n": np.int64(3), "rows": np.arange(3), "pair": (np.bool_(False), {np.int8(1)})}
+    assert (
+        canonical_json(as_plain_data(value)) == '{"n":3,"pair":[false,{"$set":[1]}],"rows":[0,1,2]}'
+    )
+    with pytest.raises(UnfingerprintableError, match="int64"):
+        canonical_json(value)  # a step's inputs, and so its key, are encoded as they always were

@@ -18,7 +18,7 @@ from stemma.core import (
     resolve,
     run,
 )
-from stemma.core.errors import UnpicklableStepError
+from stemma.core.errors import UnfingerprintableError, UnpicklableStepError
 from stemma.core.store import RunStore, open_run_store
 from tests.core.lazy_functions import (
     CALLS_ENV,
@@ -28,9 +28,12 @@ from tests.core.lazy_functions import (
     other,
     pid,
     read_and_add,
+    returns_numpy,
+    returns_numpy_scalar,
     returns_object,
     returns_tuple,
     write_json,
+    writes_then_returns_object,
 )
 
 
@@ -143,6 +146,52 @@ def test_run_unencodable_return_value_fails_the_step_naming_it(store: RunStore) 
     with pytest.raises(StepFailedError) as info:
         resolve(step, store=store)
     assert "value returned by step 'odd'" in str(info.value.__cause__)
+
+
+def test_run_numpy_scalars_and_arrays_returned_are_recorded_as_python_values(
+    store: RunStore,
+) -> None:
+    step = apply(name="numbers", fn=returns_numpy, version="v0", out_path=OUT)
+    fresh = resolve(step, store=store)
+    expected = {
+        "count": 3,
+        "mean": 0.5,
+        "ok": True,
+        "rows": [0, 1, 2],
+        "grid": [[0.0, 0.0], [0.0, 0.0]],
+        "pair": [1, [2]],
+        "plain": 1.5,
+    }
+    assert fresh.value == expected
+    assert type(fresh.value["count"]) is int
+    cached = resolve(step, store=store)
+    assert cached.cached
+    assert cached.value == expected
+    assert calls()["returns_numpy"] == 1
+    scalar = apply(name="scalar", fn=returns_numpy_scalar, version="v0", out_path=OUT)
+    assert resolve(scalar, store=store, backend="local-thread").value == 7
+
+
+def test_run_unrecordable_return_value_fails_the_step_but_keeps_its_output(
+    store: RunStore,
+) -> None:
+    step = apply(name="slow", fn=writes_then_returns_object, version="v0", out_path=OUT)
+    output = store.layout.output_dir(step.lower().output_relpath)
+    with pytest.raises(StepFailedError) as info:
+        resolve(step, store=store)
+    cause = info.value.__cause__
+    assert isinstance(cause, UnfingerprintableError)
+    message = str(cause)
+    assert "value returned by step 'slow'" in message
+    assert "Unrecordable" in message  # the type
+    assert "Return plain data" in message  # the fix
+    assert str(output) in message  # where the work is
+    assert output.read_text() == "an hour of work"  # the finished work is kept
+    assert store.completed([step.lower().fingerprint]) == {}  # but not recorded as built
+    with pytest.raises(StepFailedError):
+        resolve(step, store=store)
+    assert calls()["writes_then_returns_object"] == 2
+    assert output.read_text() == "an hour of work"
 
 
 def test_run_never_runs_below_a_step_already_built(store: RunStore) -> None:

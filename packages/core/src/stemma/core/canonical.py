@@ -65,6 +65,61 @@ def to_canonical(value: Any, path: str = "config") -> Any:
     return _structured(value, path)
 
 
+def as_plain_data(value: Any) -> Any:
+    """``value`` with every numpy scalar made a Python scalar and every array a nested list.
+
+    For what a step *returns*, before it is encoded: an analysis step often returns
+    ``np.int64(3)`` or an ``ndarray``, which have no canonical form of their own. Lists, tuples,
+    dicts and sets are walked (and rebuilt only where something changed); everything else is
+    left as it is, for :func:`to_canonical` to accept or refuse. Never used for a step's inputs:
+    their encoding, and so every key, is exactly :func:`to_canonical`'s. numpy is recognised by
+    its objects' module, never imported.
+    """
+    if value is None or isinstance(value, bool | int | float | str):
+        return value  # (numpy's float64 and str_ subclass float and str: they encode as is)
+    if _is_numpy(value):
+        converted = value.tolist() if hasattr(value, "tolist") else value.item()
+        return as_plain_data(converted)  # an object array's items may be numpy objects too
+    if isinstance(value, list | tuple):
+        items: list[Any] | tuple[Any, ...] = value  # pyright: ignore[reportUnknownVariableType]
+        plain = [as_plain_data(item) for item in items]
+        if all(new is old for new, old in zip(plain, items, strict=True)):
+            return items
+        return plain if isinstance(items, list) else tuple(plain)
+    if isinstance(value, dict):
+        mapping: dict[Any, Any] = value  # pyright: ignore[reportUnknownVariableType]
+        plain_items = {key: as_plain_data(item) for key, item in mapping.items()}
+        if all(plain_items[key] is item for key, item in mapping.items()):
+            return mapping
+        return plain_items
+    if isinstance(value, set | frozenset):
+        members: set[Any] | frozenset[Any] = value  # pyright: ignore[reportUnknownVariableType]
+        plain_members = [as_plain_data(item) for item in members]
+        if all(new is old for new, old in zip(plain_members, members, strict=True)):
+            return members
+        return frozenset(plain_members)
+    return value
+
+
+def _is_numpy(value: Any) -> bool:
+    """A numpy scalar or array (``np.int64``, ``np.bool_``, ``ndarray``, a masked array)."""
+    module = type(value).__module__
+    return (module == "numpy" or module.startswith("numpy.")) and (
+        hasattr(value, "tolist") or hasattr(value, "item")
+    )
+
+
+def without_config_advice(message: str) -> str:
+    """An :class:`UnfingerprintableError`'s message without its advice for configs.
+
+    For a value that is not a config (what a step returned), whose caller gives advice of its
+    own; what is wrong, and where, stays.
+    """
+    for advice in (f". To fix it, {_HINT}", f" Otherwise {_HINT}"):
+        message = message.removesuffix(advice)
+    return message.rstrip(".")
+
+
 def escape_key(key: str) -> str:
     """Double a leading ``$`` so user data can never forge a type tag such as ``{"$path": …}``."""
     return "$" + key if key.startswith("$") else key

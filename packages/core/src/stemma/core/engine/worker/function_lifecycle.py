@@ -4,6 +4,11 @@ The output is built under a scratch name beside its final place and renamed into
 after ``fn`` returned, so a crash or a failure never leaves a half-written output where a
 dependent or a later run would take it for a finished one. The outcome is staged like any
 unit's; the orchestrator commits it.
+
+The return value is recorded as plain data: numpy scalars and arrays are made Python scalars and
+lists first (:func:`~stemma.core.canonical.as_plain_data`). A value that still has no canonical
+form fails the step, but never throws its finished work away: the output is published (not
+recorded, so the step runs again) and the error names where it is.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import shutil
 from pathlib import Path
 from typing import Any, cast
 
-from stemma.core.canonical import canonical_json
+from stemma.core.canonical import as_plain_data, canonical_json, without_config_advice
 from stemma.core.crash_points import crash_point
 from stemma.core.engine.worker.creator_lifecycle import (
     LifecycleOutcome,
@@ -24,6 +29,7 @@ from stemma.core.engine.worker.function_operation import (
     FunctionOperation,
 )
 from stemma.core.engine.worker.units import ExecutionUnit
+from stemma.core.errors import UnfingerprintableError
 from stemma.core.execution_records import LineageEdge
 from stemma.core.graph.context import running_under
 from stemma.core.identity import content_id, digest_tree, file_ref_artifact_id
@@ -61,8 +67,10 @@ def settle_function(unit: ExecutionUnit, value: Any) -> LifecycleOutcome:
     """Publish what the function left at its scratch path, and make its two artifacts.
 
     Also what an external runner calls after running the function itself
-    (:mod:`stemma.core.front.external`). Never raises: an unencodable value or an unreadable output
-    is a failed outcome, and nothing is published.
+    (:mod:`stemma.core.front.external`). Never raises: an unreadable output is a failed outcome,
+    and nothing is published. A value that cannot be recorded, even as plain data (numpy scalars
+    and arrays are converted), is a failed outcome too, but the output, finished, is published
+    (not recorded: the step runs again) and the error says where it is.
     """
     op = cast(FunctionOperation, unit.operation)
     call = op.call
@@ -71,10 +79,16 @@ def settle_function(unit: ExecutionUnit, value: Any) -> LifecycleOutcome:
     final = Path(unit.root) / call.output_relpath
     scratch = Path(call.scratch)
     try:
-        value_json = canonical_json(value, f"the value returned by step {op.step_name!r}")
         if not scratch.exists():
             scratch.mkdir()  # fn wrote nothing: the output is an empty directory
         digest = digest_tree(scratch)
+    except Exception as err:
+        return function_failed(unit, err)
+    try:
+        value_json = canonical_json(as_plain_data(value), "value")
+    except Exception as err:
+        return _unrecordable(unit, op.step_name, err, scratch, final)
+    try:
         publish(scratch, final)
     except Exception as err:
         return function_failed(unit, err)
@@ -111,6 +125,35 @@ def settle_function(unit: ExecutionUnit, value: Any) -> LifecycleOutcome:
         artifacts=(output, returned),
         edges=_edges(unit, (output, returned)),
         reply={VALUE_JSON: value_json},
+    )
+
+
+def _unrecordable(
+    unit: ExecutionUnit, step_name: str, error: Exception, scratch: Path, final: Path
+) -> LifecycleOutcome:
+    """A step whose value cannot be recorded: failed, its finished output published all the same.
+
+    The output is not recorded, so no run takes it for built; it is where the step's output
+    always is, for the user to use or move, until the step runs again.
+    """
+    try:
+        publish(scratch, final)
+    except Exception as err:  # (the output cannot be published: nothing is kept after all)
+        return function_failed(unit, err)
+    what = (
+        without_config_advice(str(error))
+        if isinstance(error, UnfingerprintableError)
+        else f"{type(error).__name__}: {error}"
+    )
+    return failure_outcome(
+        UnfingerprintableError(
+            f"the value returned by step {step_name!r} cannot be recorded: {what}. Return plain "
+            f"data instead (str, int, float, bool, None, and lists, tuples and dicts with str "
+            f"keys of those; numpy scalars and arrays are converted), or write the value into "
+            f"the step's output and return its name. The step finished: its output is kept at "
+            f"{final}, but not recorded, so the step runs again next time"
+        ),
+        None,
     )
 
 
