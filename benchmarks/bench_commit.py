@@ -1,7 +1,7 @@
 """Budget: a step's commit of 100,000 small artifacts at 100,000 artifacts/s (benchmarks/README.md).
 
 Stages 1,000 units of 100 small metric artifacts each (as workers would; not timed), then times
-``DeltaStore.commit_executions`` of the whole wave on a fresh root, and prints artifacts/s. Two
+``DeltaStore.commit_wave`` of the whole wave on a fresh root, and prints artifacts/s. Two
 layouts: one bundle per unit (``units_per_worker=1``), and one bundle per worker pack of
 ``PACK`` units (what workers stage with ``units_per_worker=PACK``). A second, smaller wave
 measures a commit against tables that already hold the first.
@@ -77,11 +77,11 @@ def _round(root: Path, pack: int) -> tuple[float, float, float]:
     ids = tuple(sorted(a.artifact_id for r in records for a in r.artifacts))
     outputs = StepOutputs(step_run_id="bench-run", outputs={"out": ids})
     start = time.perf_counter()
-    assert store.commit_executions(bundles, step_outputs=outputs) == len(bundles)
+    assert store.commit_wave(bundles, step_outputs=outputs).committed == len(bundles)
     fresh = time.perf_counter() - start
     more = _stage(store, _records(BUNDLES, BUNDLES // 10), pack)
     start = time.perf_counter()
-    store.commit_executions(more)
+    store.commit_wave(more)
     again = time.perf_counter() - start
     return staged, fresh, again
 

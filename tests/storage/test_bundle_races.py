@@ -15,6 +15,7 @@ import polars as pl
 import pytest
 
 import stemma.storage.commit as commit_module
+from stemma.core.store.staging.removal import retire_bundle, retired_dir
 from stemma.storage import (
     EXECUTION_EDGES,
     EXECUTIONS,
@@ -23,7 +24,6 @@ from stemma.storage import (
     commit_staged,
 )
 from stemma.storage.locks import bundle_lock_path
-from stemma.storage.retire import retire_bundle, retired_dir
 from stemma.storage.sentinel import SENTINEL, TABLES_KEY
 from stemma.storage.staging import read_bundle, staged_bundles
 

@@ -34,8 +34,8 @@ def test_descendants_walks_every_generation_down_and_filters_by_type(
     first = make_record([raw, other, lonely])
     second = make_record([scaled, m_raw, m_other], edges=[_edge(raw, scaled), _edge(raw, m_raw)])
     third = make_record([m_scaled], edges=[_edge(scaled, m_scaled), _edge(other, m_other)])
-    store.commit_executions([store.stage_execution(first), store.stage_execution(second)])
-    store.commit_executions([store.stage_execution(third)])
+    store.commit_wave([store.stage_execution(first), store.stage_execution(second)])
+    store.commit_wave([store.stage_execution(third)])
     ids = [raw.artifact_id, scaled.artifact_id, lonely.artifact_id]
 
     every = store.descendants(ids)

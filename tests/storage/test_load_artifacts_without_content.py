@@ -38,7 +38,7 @@ def test_load_artifacts_without_content_is_the_full_read_minus_the_content(
         CustomDraft.draft("structure", b"ATOM", "x.pdb", {"chains": ["A", "B"], "resolution": 1.5}),
     ]
     artifacts = [draft.finalize() for draft in made]
-    store.commit_executions([store.stage_execution(make_record(artifacts))])
+    store.commit_wave([store.stage_execution(make_record(artifacts))])
     ids = [a.artifact_id for a in artifacts] + ["f" * 32]
 
     full = store.load_artifacts(ids)
@@ -67,7 +67,7 @@ def test_read_table_with_columns_returns_only_those_columns(
     store: DeltaStore, make_record: RecordFactory
 ) -> None:
     artifact = CustomDraft.draft("structure", b"ATOM", "x.pdb", {"chains": [], "resolution": 2.0})
-    store.commit_executions([store.stage_execution(make_record([artifact.finalize()]))])
+    store.commit_wave([store.stage_execution(make_record([artifact.finalize()]))])
     spec = table_for_type("structure")
 
     frame = read_table(store.layout, spec, pl.col("size") > 0, columns=["artifact_id", "size"])

@@ -80,7 +80,7 @@ def test_step_outputs_round_trip_including_an_empty_role(
     ids = (make_metric(2).artifact_id, make_metric(1).artifact_id)
     outputs = StepOutputs(step_run_id="run-1", outputs={"out": ids, "rejected": ()})
     bundle = store.stage_execution(make_record([make_metric(1), make_metric(2)]))
-    store.commit_executions([bundle], step_outputs=outputs)
+    store.commit_wave([bundle], step_outputs=outputs)
 
     found = store.step_outputs(["run-1", "run-unknown"])
 
@@ -96,7 +96,7 @@ def test_executions_by_key_returns_newest_success_with_its_edges(
     new = make_record([make_metric(2)], key="k", inputs=inputs, ended=T0 + dt.timedelta(hours=1))
     failed = make_record(key="k", success=False, ended=T0 + dt.timedelta(hours=2))
     other = make_record([make_metric(3)], key="k2")
-    store.commit_executions([store.stage_execution(r) for r in (old, new, failed, other)])
+    store.commit_wave([store.stage_execution(r) for r in (old, new, failed, other)])
 
     found = store.executions_by_key(["k", "k2", "missing"])
 
@@ -118,7 +118,7 @@ def test_load_artifacts_reads_every_type_from_its_own_table(
     ]
     artifacts = [draft.finalize() for draft in made]
     artifacts[3] = dataclasses.replace(artifacts[3], origin_step=1)
-    store.commit_executions([store.stage_execution(make_record(artifacts))])
+    store.commit_wave([store.stage_execution(make_record(artifacts))])
 
     loaded = store.load_artifacts([a.artifact_id for a in artifacts] + ["f" * 32])
 
@@ -156,8 +156,8 @@ def test_ancestry_walks_a_three_level_chain(
     first = make_record([a, x])
     second = make_record([b], edges=[edge(a, b)])
     third = make_record([c, d], edges=[edge(b, c), edge(x, c), edge(b, d)])
-    store.commit_executions([store.stage_execution(first), store.stage_execution(second)])
-    store.commit_executions([store.stage_execution(third)])
+    store.commit_wave([store.stage_execution(first), store.stage_execution(second)])
+    store.commit_wave([store.stage_execution(third)])
 
     found = store.ancestry([c.artifact_id, d.artifact_id, a.artifact_id])
 

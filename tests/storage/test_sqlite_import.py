@@ -78,7 +78,7 @@ def test_the_import_happens_once_and_commits_what_core_left_staged(
 ) -> None:
     root = tmp_path / "root"
     core = SqliteStore(root)
-    core.commit_executions([core.stage_execution(make_record([make_metric(1)]))])
+    core.commit_wave([core.stage_execution(make_record([make_metric(1)]))])
     left = core.stage_execution(make_record([make_metric(2)], key="left-staged"))
 
     store = DeltaStore(root)
@@ -89,7 +89,7 @@ def test_the_import_happens_once_and_commits_what_core_left_staged(
     assert store.executions_by_key(["left-staged"])["left-staged"].outputs == {
         "out": (make_metric(2).artifact_id,)
     }
-    core.commit_executions([core.stage_execution(make_record([make_metric(3)]))])
+    core.commit_wave([core.stage_execution(make_record([make_metric(3)]))])
     store.recover()  # recorded as imported: what core records afterwards is not
     assert executions(root).height == 2
     assert artifacts(root).height == 2
@@ -104,7 +104,7 @@ def test_an_interrupted_import_resumes_without_duplicating_a_row(
     root = tmp_path / "root"
     core = SqliteStore(root)
     bundles = [core.stage_execution(make_record([make_metric(i)])) for i in range(4)]
-    core.commit_executions(bundles)
+    core.commit_wave(bundles)
     core.record_events([_event(StepStatus.RUNNING), _event(StepStatus.COMPLETED)])
     real_append = sqlite_import_module.append_rows  # pyright: ignore[reportPrivateImportUsage]
     calls: list[str] = []
@@ -135,7 +135,7 @@ def test_function_step_records_read_the_same_after_the_import(
     root = tmp_path / "root"
     core = SqliteStore(root)
     value = make_metric(42)
-    core.commit_executions([core.stage_execution(make_record([value]))])
+    core.commit_wave([core.stage_execution(make_record([value]))])
     done = _event(StepStatus.COMPLETED, metadata={"value_artifact_id": value.artifact_id})
     core.record_events([done])
     before = core.completed(["fp-fn"])

@@ -57,7 +57,7 @@ def test_staged_pack_finds_nothing_once_the_bundle_is_committed(store: Store) ->
     unit = record([metric(5)], key="k5")
     bundle = store.stage_executions([unit])
     assert set(store.staged_pack(1, "score", [_key(unit)])) == {_key(unit)}
-    assert store.commit_executions([bundle]) == 1
+    assert store.commit_wave([bundle]).committed == 1
     assert store.staged_pack(1, "score", [_key(unit)]) == {}
 
 

@@ -11,6 +11,7 @@ import pytest
 import stemma.storage.wave_chunks as wave_chunks
 from stemma.core.execution_records import ExecutionRecord, StepOutputs
 from stemma.core.store.locations import RootLayout
+from stemma.core.store.staging.tree import step_dir_of
 from stemma.storage import (
     ARTIFACT_INDEX,
     EXECUTION_EDGES,
@@ -25,7 +26,6 @@ from stemma.storage.sentinel import ROWS_KEY, SENTINEL, Listing, read_listing
 from stemma.storage.staging import write_durably
 from stemma.storage.staging_checks import check_bundle
 from stemma.storage.wave_chunks import CHUNK_ROWS_ENV, Piece, chunk_plan
-from stemma.storage.wave_claim import step_dir_name
 
 from .conftest import MetricFactory, RecordFactory, delta_transactions, read_delta
 
@@ -105,7 +105,7 @@ def test_bundles_staged_before_row_counts_were_recorded_commit_the_same_rows_and
                 _forget_rows(bundle)
         outputs = StepOutputs(step_run_id="run-1", outputs={"out": ()})
 
-        assert store.commit_executions(bundles, step_outputs=outputs) == 5, name
+        assert store.commit_wave(bundles, step_outputs=outputs).committed == 5, name
 
     for spec in (METRICS, ARTIFACT_INDEX, EXECUTIONS):
         heights = {name: read_delta(spec.path(s.layout.delta)).height for name, s in stores.items()}
@@ -190,14 +190,14 @@ def _height(store: DeltaStore, spec: TableSpec) -> int:
     "relative",
     ["1_s/ab/ce/abcdef", "ab/cd/abcdef", "s/t/ab/cd/abcdef", "../elsewhere/ab/cd/abcdef"],
 )
-def test_step_dir_name_refuses_a_path_not_shaped_like_a_staged_bundle(
+def test_step_dir_of_refuses_a_path_not_shaped_like_a_staged_bundle(
     tmp_path: Path, relative: str
 ) -> None:
     layout = RootLayout(tmp_path / "root")
 
     with pytest.raises(StagedBundleError, match="is not a bundle staged under"):
-        step_dir_name(layout, layout.staging / relative)
-    assert step_dir_name(layout, layout.staging / "1_s/ab/cd/abcdef") == "1_s"
+        step_dir_of(layout, layout.staging / relative, reserved_ok=True)
+    assert step_dir_of(layout, layout.staging / "1_s/ab/cd/abcdef", reserved_ok=True) == "1_s"
 
 
 def test_the_recorded_rows_are_json_naming_each_table(

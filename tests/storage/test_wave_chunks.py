@@ -61,7 +61,7 @@ def dying(*args, **kwargs):
     return wrote
 commit.append_rows = dying
 bundles, outputs = pickle.loads(Path(sys.argv[2]).read_bytes())
-DeltaStore(Path(sys.argv[1])).commit_executions(bundles, step_outputs=outputs)
+DeltaStore(Path(sys.argv[1])).commit_wave(bundles, step_outputs=outputs)
 """
 
 
@@ -94,7 +94,7 @@ def _whole(tmp_path: Path, records: list[ExecutionRecord], outputs: StepOutputs)
     """The same wave committed whole, for comparison."""
     store = DeltaStore(tmp_path / "whole")
     bundles = [store.stage_execution(r) for r in records]
-    assert store.commit_executions(bundles, step_outputs=outputs) == len(records)
+    assert store.commit_wave(bundles, step_outputs=outputs).committed == len(records)
     return store
 
 
@@ -110,7 +110,7 @@ def test_a_large_wave_commits_in_chunks_the_same_rows_as_a_whole_commit(
     chunked = DeltaStore(tmp_path / "chunked")
     bundles = [chunked.stage_execution(r) for r in records]
 
-    assert chunked.commit_executions(bundles, step_outputs=outputs) == 7
+    assert chunked.commit_wave(bundles, step_outputs=outputs).committed == 7
 
     _same_rows(chunked, whole)
     # Every file is larger than the budget: one chunk each (each metric file holds an artifact
@@ -120,7 +120,7 @@ def test_a_large_wave_commits_in_chunks_the_same_rows_as_a_whole_commit(
     assert len(delta_transactions(whole, EXECUTIONS)) == 1
     assert not any(b.exists() for b in bundles)
     assert chunked.recover() == 0
-    assert chunked.commit_executions(bundles, step_outputs=outputs) == 0  # once, not twice
+    assert chunked.commit_wave(bundles, step_outputs=outputs).committed == 0  # once, not twice
     assert _rows(chunked, STEP_OUTPUTS).height == _rows(whole, STEP_OUTPUTS).height
 
 
@@ -139,7 +139,7 @@ def test_a_staged_file_larger_than_a_chunk_is_committed_a_few_row_groups_at_a_ti
     chunked = DeltaStore(tmp_path / "chunked")
     bundles = [chunked.stage_execution(r) for r in records]
 
-    assert chunked.commit_executions(bundles, step_outputs=outputs) == 1
+    assert chunked.commit_wave(bundles, step_outputs=outputs).committed == 1
 
     for spec in WAVE_TABLES:
         assert _rows(chunked, spec).equals(_rows(whole, spec)), spec.name
@@ -276,7 +276,7 @@ def test_a_piece_of_many_files_is_appended_from_its_spill_not_read_again_from_st
     )
     read = _counting_reads(monkeypatch)
 
-    assert store.commit_executions(bundles, step_outputs=outputs) == 7
+    assert store.commit_wave(bundles, step_outputs=outputs).committed == 7
 
     _same_rows(store, whole)
     # Executions: 7 one-row files in pieces of 4 and 3 files, each read once (then spilled).
@@ -313,7 +313,7 @@ def test_a_spill_that_fails_only_costs_a_second_read_of_the_staged_files(
     monkeypatch.setattr(waves, "read_through", failing)
     read = _counting_reads(monkeypatch)
 
-    assert store.commit_executions(bundles, step_outputs=outputs) == 7
+    assert store.commit_wave(bundles, step_outputs=outputs).committed == 7
 
     _same_rows(store, whole)
     executions = [p for p in read if p.files[0].name == EXECUTIONS.staged_name]

@@ -52,7 +52,7 @@ else:  # while claiming: after the second bundle was moved into the wave
             os.kill(os.getpid(), signal.SIGKILL)
     wave_claim.os.rename = dying_rename
 bundles, outputs = pickle.loads(Path(sys.argv[2]).read_bytes())
-DeltaStore(Path(sys.argv[1])).commit_executions(bundles, step_outputs=outputs)
+DeltaStore(Path(sys.argv[1])).commit_wave(bundles, step_outputs=outputs)
 """
 
 
@@ -71,14 +71,14 @@ def _wave(
     return [store.stage_execution(r) for r in records], outputs
 
 
-def test_commit_executions_writes_each_table_once_and_dedupes_within_the_wave(
+def test_commit_wave_writes_each_table_once_and_dedupes_within_the_wave(
     store: DeltaStore, make_record: RecordFactory, make_metric: MetricFactory
 ) -> None:
     bundles, outputs = _wave(store, make_record, make_metric)
     assert all(b.parent.parent.parent.name == "1_score" for b in bundles)
     assert all((b / SENTINEL).is_file() for b in bundles)
 
-    assert store.commit_executions(bundles, step_outputs=outputs) == 4
+    assert store.commit_wave(bundles, step_outputs=outputs).committed == 4
 
     assert {spec.name: _count(store, spec) for spec in WAVE_TABLES} == {
         METRICS.name: 5,
@@ -94,39 +94,39 @@ def test_commit_executions_writes_each_table_once_and_dedupes_within_the_wave(
     assert store.recover() == 0
 
 
-def test_commit_executions_dedupes_artifacts_against_earlier_waves(
+def test_commit_wave_dedupes_artifacts_against_earlier_waves(
     store: DeltaStore, make_record: RecordFactory, make_metric: MetricFactory
 ) -> None:
     first, _ = _wave(store, make_record, make_metric, size=2)
     second, _ = _wave(store, make_record, make_metric, size=3)
 
-    assert store.commit_executions(first) == 2
-    assert store.commit_executions(second) == 3
+    assert store.commit_wave(first).committed == 2
+    assert store.commit_wave(second).committed == 3
 
     assert _count(store, METRICS) == 4
     assert _count(store, ARTIFACT_INDEX) == 4
     assert _count(store, EXECUTIONS) == 5
 
 
-def test_commit_executions_same_wave_again_adds_nothing(
+def test_commit_wave_same_wave_again_adds_nothing(
     store: DeltaStore, make_record: RecordFactory, make_metric: MetricFactory
 ) -> None:
     records = [make_record([make_metric(i)]) for i in range(3)]
     bundles = [store.stage_execution(r) for r in records]
     outputs = StepOutputs(step_run_id="run-1", outputs={"out": ("a" * 32,)})
-    assert store.commit_executions(bundles, step_outputs=outputs) == 3
+    assert store.commit_wave(bundles, step_outputs=outputs).committed == 3
     counts = {spec.name: _count(store, spec) for spec in WAVE_TABLES}
 
-    assert store.commit_executions(bundles, step_outputs=outputs) == 0  # bundles are gone
+    assert store.commit_wave(bundles, step_outputs=outputs).committed == 0  # bundles are gone
     restaged = [store.stage_execution(r) for r in records]  # a worker staged them again
     assert restaged == bundles
-    assert store.commit_executions(restaged, step_outputs=outputs) == 0
+    assert store.commit_wave(restaged, step_outputs=outputs).committed == 0
 
     assert {spec.name: _count(store, spec) for spec in WAVE_TABLES} == counts
     assert not any(b.exists() for b in bundles)
 
 
-def test_commit_executions_leaves_incomplete_bundle_in_staging_and_commits_the_rest(
+def test_commit_wave_leaves_incomplete_bundle_in_staging_and_commits_the_rest(
     tmp_path: Path, make_record: RecordFactory, make_metric: MetricFactory
 ) -> None:
     store = DeltaStore(tmp_path / "root", staging_timeout=0.2)
@@ -175,7 +175,7 @@ def test_kill_9_mid_wave_then_recover_commits_every_bundle_once(
         EXECUTIONS.name: 5,
     }
     assert recovered.recover() == 0
-    assert recovered.commit_executions(bundles, step_outputs=outputs) == 0
+    assert recovered.commit_wave(bundles, step_outputs=outputs).committed == 0
     assert _count(recovered, EXECUTIONS) == 5
     assert _count(recovered, STEP_OUTPUTS) == 6
     assert not (recovered.layout.staging / ".waves").exists() or not any(

@@ -120,11 +120,6 @@ class FakeStore:
     def note_worker_log(self, bundle: Path, execution_run_ids: Sequence[str], log: str) -> None:
         raise NotImplementedError
 
-    def commit_executions(
-        self, bundles: Sequence[Path], *, step_outputs: StepOutputs | None = None
-    ) -> int:
-        raise NotImplementedError
-
     def commit_wave(
         self, bundles: Sequence[Path], *, step_outputs: StepOutputs | None = None
     ) -> WaveOutcome:

@@ -67,14 +67,14 @@ def main() -> None:
         signal.pause()  # killed here, before anything is committed
     elif command == "commit":
         _wait_for(Path(sys.argv[3]))
-        print(store.commit_executions([Path(p) for p in sys.argv[4:]]), flush=True)
+        print(store.commit_wave([Path(p) for p in sys.argv[4:]]).committed, flush=True)
     elif command == "crash-in-commit":
 
         def die(*_: object) -> None:
             os.kill(os.getpid(), signal.SIGKILL)
 
         table_writes.fill_edge_types = die  # runs inside the transaction, after the inserts
-        store.commit_executions([Path(p) for p in sys.argv[3:]])
+        store.commit_wave([Path(p) for p in sys.argv[3:]])
         raise SystemExit("still alive after the commit")
     else:
         raise SystemExit(f"unknown command {command!r}")

@@ -35,7 +35,7 @@ def test_commit_twice_adds_nothing_the_second_time(
 ) -> None:
     bundles = [store.stage_execution(make_record([make_metric(i)])) for i in range(3)]
     outputs = StepOutputs(step_run_id="run-1", outputs={"out": (make_metric(0).artifact_id,)})
-    assert store.commit_executions(bundles, step_outputs=outputs) == 3
+    assert store.commit_wave(bundles, step_outputs=outputs).committed == 3
     before = _counts(store)
 
     again = store.commit_wave(bundles, step_outputs=outputs)
@@ -56,12 +56,12 @@ def test_a_committed_bundle_staged_again_is_retired_without_new_rows(
     store: SqliteStore, make_record: RecordFactory, make_metric: MetricFactory
 ) -> None:
     unit = make_record([make_metric(1)])
-    store.commit_executions([store.stage_execution(unit)])
+    store.commit_wave([store.stage_execution(unit)])
     before = _counts(store)
 
     restaged = store.stage_execution(unit)  # a crash between commit and retire looks like this
 
-    assert store.commit_executions([restaged]) == 0
+    assert store.commit_wave([restaged]).committed == 0
     assert store.recover() == 0
     assert _counts(store) == before
     assert not restaged.exists()
@@ -77,7 +77,7 @@ def test_an_artifact_made_twice_in_one_wave_is_one_row(
         store.stage_executions([make_record([shared]), make_record([shared, make_metric(2)])]),
     ]
 
-    assert store.commit_executions(bundles) == 3
+    assert store.commit_wave(bundles).committed == 3
 
     assert _counts(store)["artifacts"] == 3
     assert _counts(store)["executions"] == 4
@@ -86,8 +86,8 @@ def test_an_artifact_made_twice_in_one_wave_is_one_row(
 def test_an_artifact_already_stored_is_not_written_again(
     store: SqliteStore, make_record: RecordFactory, make_metric: MetricFactory
 ) -> None:
-    store.commit_executions([store.stage_execution(make_record([make_metric(1)]))])
-    store.commit_executions([store.stage_execution(make_record([make_metric(1)], step_number=4))])
+    store.commit_wave([store.stage_execution(make_record([make_metric(1)]))])
+    store.commit_wave([store.stage_execution(make_record([make_metric(1)], step_number=4))])
 
     (loaded,) = store.load_artifacts([make_metric(1).artifact_id]).values()
 
@@ -99,7 +99,7 @@ def test_a_wave_that_dies_inside_its_transaction_changes_nothing(
     store: SqliteStore, make_record: RecordFactory, make_metric: MetricFactory
 ) -> None:
     first = store.stage_execution(make_record([make_metric(0)]))
-    store.commit_executions([first])
+    store.commit_wave([first])
     before = _counts(store)
     bundles = [store.stage_execution(make_record([make_metric(i)])) for i in range(1, 4)]
 
@@ -128,7 +128,7 @@ def test_commits_from_threads_of_one_process_land_once_each(
     waves = [bundles[i : i + 10] for i in range(0, 40, 10)] * 2  # each wave twice
 
     with ThreadPoolExecutor(4) as pool:
-        committed = sum(pool.map(store.commit_executions, waves))
+        committed = sum(report.committed for report in pool.map(store.commit_wave, waves))
 
     assert committed == 40
     assert _counts(store)["executions"] == 40

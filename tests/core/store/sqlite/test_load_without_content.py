@@ -35,7 +35,7 @@ def test_load_artifacts_without_content_is_the_full_read_minus_the_content(
         ),
     ]
     artifacts = [draft.finalize() for draft in made]
-    store.commit_executions([store.stage_execution(make_record(artifacts))])
+    store.commit_wave([store.stage_execution(make_record(artifacts))])
     ids = [a.artifact_id for a in artifacts] + ["f" * 32]
 
     full = store.load_artifacts(ids)
@@ -50,7 +50,7 @@ def test_load_artifacts_without_content_measures_a_row_written_without_a_size(
     store: SqliteStore, make_record: RecordFactory
 ) -> None:
     artifact = DataDraft.draft(b"x,y\n5,6\n", "t.csv", step_number=1).finalize()
-    store.commit_executions([store.stage_execution(make_record([artifact]))])
+    store.commit_wave([store.stage_execution(make_record([artifact]))])
     with contextlib.closing(sqlite3.connect(store.database)) as connection, connection:
         connection.execute("UPDATE artifacts SET size = NULL")  # as an older row may hold
 

@@ -113,7 +113,7 @@ def test_step_outputs_round_trip_including_an_empty_role(
     ids = (make_metric(2).artifact_id, make_metric(1).artifact_id)
     outputs = StepOutputs(step_run_id="run-1", outputs={"out": ids, "rejected": ()})
     bundle = store.stage_execution(make_record([make_metric(1), make_metric(2)]))
-    store.commit_executions([bundle], step_outputs=outputs)
+    store.commit_wave([bundle], step_outputs=outputs)
 
     found = store.step_outputs(["run-1", "run-unknown"])
 
@@ -132,7 +132,7 @@ def test_executions_by_key_returns_the_newest_success_with_its_edges(
     )
     failed = make_record(key="k", success=False, ended=T0 + dt.timedelta(hours=2))
     other = make_record([make_metric(3)], key="k2")
-    store.commit_executions([store.stage_execution(r) for r in (old, new, failed, other)])
+    store.commit_wave([store.stage_execution(r) for r in (old, new, failed, other)])
 
     found = store.executions_by_key(["k", "k2", "missing"])
 
@@ -146,7 +146,7 @@ def test_a_failed_execution_keeps_its_error_and_output(
     store: SqliteStore, make_record: RecordFactory
 ) -> None:
     failed = dataclasses.replace(make_record(success=False), tool_output="last lines")
-    store.commit_executions([store.stage_execution(failed)])
+    store.commit_wave([store.stage_execution(failed)])
 
     (row,) = _rows(store, "SELECT success, error, tool_output FROM executions")
 
@@ -169,7 +169,7 @@ def test_load_artifacts_returns_every_type_with_its_content(
     artifacts = [draft.finalize() for draft in made]
     # an artifact that names no step is recorded as its producing step's
     artifacts[3] = dataclasses.replace(artifacts[3], origin_step=1)
-    store.commit_executions([store.stage_execution(make_record(artifacts))])
+    store.commit_wave([store.stage_execution(make_record(artifacts))])
 
     loaded = store.load_artifacts([a.artifact_id for a in artifacts] + ["f" * 32])
 
@@ -185,7 +185,7 @@ def test_worker_log_noted_beside_a_bundle_is_committed_with_its_execution(
     bundle = store.stage_executions([first, second])
     store.note_worker_log(bundle, [first.execution_run_id], "slurm said hello")
 
-    store.commit_executions([bundle])
+    store.commit_wave([bundle])
 
     logs = {
         row[0]: row[1]
@@ -210,8 +210,8 @@ def test_ancestry_and_descendants_walk_lineage_and_fill_edge_types(
     first = make_record([a, x])
     second = make_record([b], edges=[edge(a, b)])
     third = make_record([c, d], edges=[edge(b, c), edge(x, c), edge(b, d)])
-    store.commit_executions([store.stage_execution(first), store.stage_execution(second)])
-    store.commit_executions([store.stage_execution(third)])
+    store.commit_wave([store.stage_execution(first), store.stage_execution(second)])
+    store.commit_wave([store.stage_execution(third)])
 
     assert store.ancestry([c.artifact_id, d.artifact_id, a.artifact_id]) == {
         c.artifact_id: frozenset({c.artifact_id, b.artifact_id, a.artifact_id, x.artifact_id}),

@@ -34,7 +34,7 @@ def _function_step(
     returned = MetricDraft.draft(value, "value.json").finalize()
     assert returned.content == canonical_json(value).encode()
     unit = make_record([output, returned], step_run_id=f"{spec}-{minutes}")
-    store.commit_executions([store.stage_execution(unit)])
+    store.commit_wave([store.stage_execution(unit)])
     done = make_event(
         StepStatus.COMPLETED,
         minutes,

@@ -11,6 +11,7 @@ from stemma.core.execution_records import ExecutionRecord, StepEvent, StepOutput
 from stemma.core.operations.drafts import FinalizedArtifact
 from stemma.core.records import StepRecord, StepStatus
 from stemma.core.store.locations import RootLayout
+from stemma.core.store.staging.worker_logs import note_worker_log
 from stemma.storage import pipeline_queries, staging_checks
 from stemma.storage.execution_rows import event_frame
 from stemma.storage.recovery import recover_staged
@@ -24,7 +25,6 @@ from stemma.storage.table_damage import committing, reading
 from stemma.storage.tables import append_rows
 from stemma.storage.wave_chunks import commit_chunk_rows
 from stemma.storage.waves import commit_wave_report
-from stemma.storage.worker_logs import note_worker_log
 
 
 class DeltaStore:
@@ -150,26 +150,16 @@ class DeltaStore:
         """
         return staged_pack(self._layout, step_number, step_name, units)
 
-    def commit_executions(
-        self, bundles: Sequence[Path], *, step_outputs: StepOutputs | None = None
-    ) -> int:
-        """Commit staged bundles as one wave: one Delta append per table, idempotently.
-
-        See :meth:`commit_wave`, which also reports the bundles it left out.
-
-        Returns:
-            How many bundles this call committed (already committed ones are not counted).
-        """
-        return self.commit_wave(bundles, step_outputs=step_outputs).committed
-
     def commit_wave(
         self, bundles: Sequence[Path], *, step_outputs: StepOutputs | None = None
     ) -> WaveReport:
-        """Commit staged bundles as one wave, and say which it left out and why.
+        """Commit staged bundles as one wave, idempotently; say which it left out and why.
 
-        Late files are waited for with backoff up to the staging timeout; a bundle still
-        incomplete then stays in staging (the next :meth:`recover` commits it), an unreadable
-        one is quarantined; either way a note goes to ``logs/failures/`` and the rest commits.
+        One Delta append per table. Its ``committed`` is how many bundles this call committed
+        (already committed ones are not counted). Late files are waited for with backoff up to
+        the staging timeout; a bundle still incomplete then stays in staging (the next
+        :meth:`recover` commits it), an unreadable one is quarantined; either way a note goes to
+        ``logs/failures/`` and the rest commits.
         See :mod:`stemma.storage.waves` for how a crash at any point is recovered, once.
 
         Raises:

@@ -7,18 +7,18 @@ from typing import Any
 
 from stemma.core.errors import DamagedStoreError, StemmaError
 from stemma.core.exit_codes import CliError, ExitCode
+from stemma.core.store.staging.problems import StagedBundleError
+
+__all__ = [
+    "CommitConflictError",
+    "DamagedTableError",
+    "StagedBundleError",  # every store's (stemma.core.store.staging.problems), named here too
+    "StorageError",
+]
 
 
 class StorageError(StemmaError):
     """Root of every error the Delta store raises on purpose."""
-
-
-class StagedBundleError(StorageError, ValueError):
-    """A staged bundle cannot be committed: its sentinel is missing or a file is unreadable.
-
-    A bundle without ``executions.parquet`` was left by a writer that has not finished (or died);
-    ``recover()`` deletes such bundles once they are old enough, and never commits them.
-    """
 
 
 class CommitConflictError(StorageError, RuntimeError):

@@ -1,31 +1,31 @@
-"""Recovery: commit what dead writers staged, and clear out what they left half-written.
+"""Recovery in the Delta store: what dead writers left, each bundle committed on its own.
 
-Recovery runs at every start, so nothing it meets may stop it: a bundle with an unreadable
-file is quarantined (``quarantine.py``) instead of raising, and the rest is committed.
+Waves a dead committer left are finished first (:func:`~stemma.storage.waves.recover_waves`: an
+unsealed wave hands its bundles back to staging). Then the staging protocol finds what is left
+(:mod:`~stemma.core.store.staging.recovery`), and this store commits each whole bundle at once,
+under its own transaction (:func:`~stemma.storage.commit.commit_staged`), and, under the bundle's
+lock, quarantines an unreadable one (or one whose listed files have not come in the grace
+period) and removes an abandoned one (unless its writer finished it meanwhile).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from stemma.core.store.locations import RootLayout
+from stemma.core.store.staging.problems import ProblemKind, StagedBundleError, StagingProblem
+from stemma.core.store.staging.recovery import INCOMPLETE_GRACE_SECONDS, recover_bundles
+from stemma.core.store.staging.removal import quarantine_bundle, retire_bundle
 from stemma.storage.commit import commit_staged
-from stemma.storage.errors import StagedBundleError
 from stemma.storage.locks import bundle_lock
-from stemma.storage.quarantine import quarantine_bundle
-from stemma.storage.retire import clear_retired, retire_bundle
-from stemma.storage.staging import is_complete, staged_bundles
-from stemma.storage.staging_checks import (
-    ProblemKind,
-    StagingProblem,
-    check_bundle,
-    check_readable,
-)
+from stemma.storage.sentinel import Listing
+from stemma.storage.staging import DELTA_BUNDLES, is_complete
+from stemma.storage.staging_checks import check_readable
 from stemma.storage.waves import recover_waves
 
-INCOMPLETE_GRACE_SECONDS = 3600.0
-"""How long a bundle without its sentinel is assumed to belong to a live writer."""
+__all__ = ["INCOMPLETE_GRACE_SECONDS", "recover_staged"]
 
 
 def recover_staged(
@@ -60,47 +60,45 @@ def recover_staged(
     current = time.time() if now is None else now
     # Waves first: an unsealed wave hands its bundles back to staging, committed just below.
     committed = recover_waves(layout, step_name)
-    for bundle in staged_bundles(layout, step_name):
-        if is_complete(bundle):
-            committed += _recover_complete(
-                layout, bundle, old=current - grace_seconds, shared=shared
-            )
-        elif current - _last_modified(bundle) > grace_seconds:
-            _discard_incomplete(layout, bundle)
-    if step_name is None:
-        clear_retired(layout)
-    return committed
+    return committed + recover_bundles(
+        layout,
+        DELTA_BUNDLES,
+        _Recovery(layout),
+        step_name=step_name,
+        grace_seconds=grace_seconds,
+        now=current,
+        shared=shared,
+    )
 
 
-def _recover_complete(layout: RootLayout, bundle: Path, *, old: float, shared: bool) -> int:
-    """Commit a bundle holding its sentinel, or quarantine it if it cannot be read."""
-    problem = check_bundle(bundle, shared=shared)
-    if not isinstance(problem, StagingProblem):
+class _Recovery:
+    """This store's side of recovery: each bundle committed, or put aside, under its lock."""
+
+    def __init__(self, layout: RootLayout) -> None:
+        self._layout = layout
+
+    def commit(self, bundle: Path, step_dir: str, sentinel: Listing) -> int | StagingProblem:
         try:
-            return int(commit_staged(layout, bundle))
+            return int(commit_staged(self._layout, bundle))
         except StagedBundleError:
             problem = check_readable(bundle)  # which file, for the note
             if problem is None:
                 raise
-    if problem.kind is ProblemKind.CORRUPT or _last_modified(bundle) < old:
-        with bundle_lock(layout, bundle):
-            if bundle.is_dir():
-                quarantine_bundle(layout, bundle, problem, bundle.parent.parent.parent.name)
-    return 0
+            return problem
 
+    def left_out(
+        self, bundle: Path, step_dir: str, problem: StagingProblem, old: Callable[[], bool]
+    ) -> None:
+        if problem.kind is ProblemKind.CORRUPT or old():
+            with bundle_lock(self._layout, bundle):
+                if bundle.is_dir():
+                    quarantine_bundle(self._layout, bundle, problem, step_dir)
 
-def _discard_incomplete(layout: RootLayout, bundle: Path) -> None:
-    """Retire an abandoned bundle, unless its writer finished it while we waited for its lock."""
-    with bundle_lock(layout, bundle):
-        if not is_complete(bundle):
-            retire_bundle(layout, bundle)
+    def abandon(self, bundle: Path) -> None:
+        """Retire an abandoned bundle, unless its writer finished it while we awaited its lock."""
+        with bundle_lock(self._layout, bundle):
+            if not is_complete(bundle):
+                retire_bundle(self._layout, bundle)
 
-
-def _last_modified(bundle: Path) -> float:
-    """The newest modification time of the bundle or anything in it; now if it just vanished."""
-    try:
-        times = [bundle.stat().st_mtime]
-        times.extend(path.stat().st_mtime for path in bundle.iterdir())
-    except FileNotFoundError:
-        return time.time()
-    return max(times)
+    def finish(self) -> int:
+        return 0

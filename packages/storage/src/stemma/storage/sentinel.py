@@ -22,7 +22,8 @@ from typing import cast
 
 import polars as pl
 
-from stemma.storage.errors import StagedBundleError
+from stemma.core.store.staging.problems import StagedBundleError
+from stemma.core.store.staging.visibility import BundleShape
 from stemma.storage.schemas import BY_NAME, EXECUTIONS, TableSpec, commit_order, user_content_table
 
 SENTINEL = EXECUTIONS.staged_name
@@ -116,3 +117,12 @@ def _rows(tables: Sequence[TableSpec], recorded: str | None) -> dict[TableSpec, 
             return None
         rows[spec] = count
     return rows
+
+
+SHAPE = BundleShape(
+    sentinel=SENTINEL,
+    read_sentinel=read_listing,
+    listed=lambda listing: {spec.staged_name: None for spec in listing.tables},
+)
+"""A Delta bundle to a check: its sentinel lists the tables staged beside it (and their rows,
+not their sizes)."""

@@ -1,13 +1,9 @@
-"""Finding what a dead worker staged: the complete bundles of a step holding a pack's units.
+"""Finding what a dead worker staged, in the Delta store: its bundles' records of a pack's units.
 
-A worker stages its pack as one bundle named after an attempt id it draws itself, and reports
-the bundle's path when it returns. A worker killed between the two (its sentinel written, its
-result not sent) leaves a complete bundle the orchestrator does not know of. Rather than record
-the pack's units as crashed (and have the next start's recovery commit the bundle as well: two
-execution rows per unit), the orchestrator asks for the bundles holding its units here. Each
-complete bundle of the step's staging directory is looked at through its sentinel's two key
-columns; only a bundle holding one of the units is read further (its executions and their
-input/output edges, never the artifacts' content).
+The search is the staging protocol's (:func:`~stemma.core.store.staging.pack_reading.
+find_staged_pack`). Each complete bundle of the step's staging directory is looked at here
+through its sentinel's two key columns; only a bundle holding one of the units is read further
+(its executions and their input/output edges, never the artifacts' content).
 """
 
 from __future__ import annotations
@@ -19,11 +15,11 @@ import polars as pl
 
 from stemma.core.execution_records import ExecutionRecord
 from stemma.core.store.locations import RootLayout
-from stemma.core.store.staging.pack_reading import StagedUnitKey, keep_best_staged, wanted_as
+from stemma.core.store.staging.pack_reading import StagedUnitKey, find_staged_pack, wanted_as
 from stemma.storage.execution_rows import execution_from_row
 from stemma.storage.schemas import EXECUTION_EDGES, EXECUTIONS
 from stemma.storage.sentinel import SENTINEL
-from stemma.storage.staging import is_complete, read_staged_files, staged_bundles
+from stemma.storage.staging import is_complete, read_staged_files
 
 UnitKey = StagedUnitKey
 """``(step_run_id, execution_spec_id)``: a unit of one step run."""
@@ -33,28 +29,33 @@ _KEYS = ["step_run_id", "execution_spec_id"]
 def staged_pack(
     layout: RootLayout, step_number: int, step_name: str, units: Collection[UnitKey]
 ) -> dict[UnitKey, tuple[Path, ExecutionRecord]]:
-    """Per unit of ``units`` found staged under ``{step_number}_{step_name}``: bundle, record.
+    """Per unit found staged in the step's directories: its bundle and staged record.
 
-    A unit staged in several bundles gives its newest successful record. A bundle that cannot
-    be read is passed over: recovery deals with it (quarantine), and its units are recorded
-    as crashed.
+    The step's directories are those of ``step_name`` numbered ``step_number``; see
+    :func:`~stemma.core.store.staging.pack_reading.find_staged_pack`.
     """
-    wanted = set(units)
-    found: dict[UnitKey, tuple[Path, ExecutionRecord]] = {}
     prefix = f"{step_number}_"
-    for bundle in staged_bundles(layout, step_name):
-        if not bundle.parents[2].name.startswith(prefix) or not is_complete(bundle):
-            continue
-        try:
-            records = _records_if_any(bundle, wanted)
-        except (OSError, pl.exceptions.PolarsError, ValueError):
-            continue  # damaged, or committed and retired while we looked
-        keep_best_staged(found, bundle, records, wanted)
-    return found
+    return find_staged_pack(
+        layout, step_name, units, in_step=lambda found: found.startswith(prefix), read=_records
+    )
 
 
-def _records_if_any(bundle: Path, wanted: set[UnitKey]) -> list[ExecutionRecord]:
-    """The bundle's records of ``wanted`` units; nothing read past the keys when none is."""
+def _records(bundle: Path, wanted: Collection[UnitKey]) -> list[ExecutionRecord]:
+    """The bundle's records of ``wanted`` units; nothing read past the keys when none is.
+
+    Raises:
+        OSError: committed and retired while it was read.
+        ValueError: a file cannot be read.
+    """
+    if not is_complete(bundle):
+        return []
+    try:
+        return _records_if_any(bundle, wanted)
+    except pl.exceptions.PolarsError as err:
+        raise ValueError(f"cannot read the staged records of {bundle}: {err}") from err
+
+
+def _records_if_any(bundle: Path, wanted: Collection[UnitKey]) -> list[ExecutionRecord]:
     keys = pl.read_parquet(bundle / SENTINEL, columns=_KEYS)
     if not any(wanted_as(wanted, *key) for key in keys.iter_rows()):
         return []

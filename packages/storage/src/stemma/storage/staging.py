@@ -1,66 +1,105 @@
-"""Staging: a finished execution written as one Parquet file per table, the sentinel last.
+"""Staging in the Delta store: the one staging protocol, with this store's bundle format.
 
-A bundle lives at ``staging/{step number}_{step name}/{id[0:2]}/{id[2:4]}/{execution_run_id}/``;
-function steps' bundles staged by an older stemma, at ``staging/{step name}/…``, are found and
-recovered the same way. Every file is fsynced before ``executions.parquet`` appears (written
-under a temporary name, then renamed), so a bundle holding the sentinel is complete, and one
-without it was left by a writer that has not finished or died. The sentinel
-(:mod:`stemma.storage.sentinel`) lists the tables staged beside it, so a bundle missing one of
-them is refused rather than committed in part, the fields of any user-type content table, and
-each table's row count, so a wave commit plans its reads from the sentinels alone. Staging holds
-the bundle's lock (:func:`~stemma.storage.locks.bundle_lock`), so no committer reads a bundle
-being written, and never touches Delta: workers may stage, only committers commit.
+A bundle lives at ``staging/{step number}_{step name}/{id[0:2]}/{id[2:4]}/{execution_run_id}/``
+(:mod:`~stemma.core.store.staging.tree`); function steps' bundles staged by an older stemma, at
+``staging/{step name}/…``, are found and recovered the same way. It holds one Parquet file per
+table, ``executions.parquet`` the sentinel, written last (:mod:`~stemma.core.store.staging.
+writing` keeps the order). The sentinel (:mod:`stemma.storage.sentinel`) lists the tables staged
+beside it, so a bundle missing one of them is refused rather than committed in part, the fields
+of any user-type content table, and each table's row count, so a wave commit plans its reads
+from the sentinels alone. Staging holds the bundle's lock (:func:`~stemma.storage.locks.
+bundle_lock`), so no committer reads a bundle being written, and never touches Delta: workers
+may stage, only committers commit.
 """
 
 from __future__ import annotations
 
 import os
-import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 
-from stemma.core.crash_points import crash_point
 from stemma.core.execution_records import ExecutionRecord
 from stemma.core.store.locations import RootLayout
-from stemma.storage.errors import StagedBundleError
+from stemma.core.store.staging.bundle_format import BundleFiles
+from stemma.core.store.staging.problems import StagedBundleError
+from stemma.core.store.staging.tree import WAVES, safe_name, staged_bundles
+from stemma.core.store.staging.visibility import BundleShape
+from stemma.core.store.staging.writing import stage_bundle
 from stemma.storage.execution_rows import execution_frames
 from stemma.storage.locks import bundle_lock
-from stemma.storage.retire import RETIRED
 from stemma.storage.schemas import EXECUTIONS, TableSpec, commit_order
-from stemma.storage.sentinel import SENTINEL, Listing, read_listing, sentinel_metadata
+from stemma.storage.sentinel import SENTINEL, SHAPE, Listing, read_listing, sentinel_metadata
 from stemma.storage.worker_logs import with_worker_logs
 
-WAVES = ".waves"
-"""The directory under ``staging`` that wave commits move their bundles into (``waves.py``)."""
-QUARANTINE = ".quarantine"
-"""The directory under ``staging`` that unreadable bundles are moved into (``quarantine.py``)."""
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+__all__ = [  # WAVES and staged_bundles are the staging tree's (every store's), named here too
+    "DELTA_BUNDLES",
+    "STAGED_ROW_GROUP",
+    "WAVES",
+    "DeltaBundles",
+    "bundle_files",
+    "bundle_listing",
+    "is_complete",
+    "read_bundle",
+    "read_staged_files",
+    "stage_execution",
+    "stage_executions",
+    "staged_bundles",
+    "write_durably",
+]
 
 
-def _safe(step_name: str) -> str:
-    return _UNSAFE.sub("_", step_name).strip("._") or "step"
+class DeltaBundles:
+    """The Delta store's bundle format: a Parquet file per table, ``executions.parquet`` last."""
+
+    @property
+    def shape(self) -> BundleShape[Listing]:
+        """``executions.parquet``, whose footer lists the other tables (and their rows)."""
+        return SHAPE
+
+    def step_dir(self, step_number: int, step_name: str) -> str:
+        """``{number}_{name}``, made path-safe as a whole."""
+        return safe_name(f"{step_number}_{step_name}")
+
+    def encode(self, records: Sequence[ExecutionRecord]) -> BundleFiles:
+        """The pack's rows as one frame per table, and the sentinel's metadata.
+
+        Raises:
+            ArtifactTypeError: an artifact's type is not registered in this process.
+        """
+        frames = execution_frames(records)
+        return _ParquetFiles(frames, commit_order(frames), sentinel_metadata(frames))
+
+    def writing(self, layout: RootLayout, bundle: Path) -> AbstractContextManager[object]:
+        """The bundle's lock, which every committer of a bundle takes."""
+        return bundle_lock(layout, bundle)
+
+    def owns(self, names: Collection[str]) -> bool:
+        """Every bundle: a SQLite store's (no ``executions.parquet``) counts as incomplete."""
+        return True
 
 
-def _step_dir(layout: RootLayout, step_name: str) -> Path:
-    return layout.staging / _safe(step_name)
+@dataclass(frozen=True)
+class _ParquetFiles:
+    frames: dict[TableSpec, pl.DataFrame]
+    ordered: Sequence[TableSpec]
+    metadata: dict[str, str]
+
+    def write_tables(self, bundle: Path) -> None:
+        for spec in self.ordered:
+            if spec is not EXECUTIONS:
+                write_durably(self.frames[spec], bundle / spec.staged_name)
+
+    def write_sentinel(self, bundle: Path) -> None:
+        temporary = bundle / f"{SENTINEL}.tmp"
+        write_durably(self.frames[EXECUTIONS], temporary, metadata=self.metadata)
+        os.replace(temporary, bundle / SENTINEL)
 
 
-def matches_step(directory: str, step_name: str) -> bool:
-    """Whether a staging directory name is ``step_name``'s: ``{name}`` or ``{number}_{name}``."""
-    return re.fullmatch(rf"(\d+_)?{re.escape(_safe(step_name))}", directory) is not None
-
-
-def step_dirs(layout: RootLayout, step_name: str) -> list[Path]:
-    """The staging directories of a step name: ``{name}`` and every ``{number}_{name}``."""
-    return sorted(path for path in _dirs(layout.staging, 1) if matches_step(path.name, step_name))
-
-
-def bundle_dir(layout: RootLayout, step_name: str, execution_run_id: str) -> Path:
-    """Where the bundle of one execution is staged."""
-    run = execution_run_id
-    return _step_dir(layout, step_name) / run[0:2] / run[2:4] / run
+DELTA_BUNDLES = DeltaBundles()
 
 
 def stage_execution(layout: RootLayout, record: ExecutionRecord) -> Path:
@@ -84,36 +123,7 @@ def stage_executions(layout: RootLayout, records: Sequence[ExecutionRecord]) -> 
     Raises:
         ValueError: no records.
     """
-    if not records:
-        raise ValueError("stage_executions needs at least one record")
-    first = records[0]
-    frames = execution_frames(records)
-    name = f"{first.step_number}_{first.step_name}"
-    bundle = bundle_dir(layout, name, first.execution_run_id)
-    _write_bundle(layout, bundle, frames)
-    return bundle
-
-
-def _write_bundle(layout: RootLayout, bundle: Path, frames: dict[TableSpec, pl.DataFrame]) -> None:
-    ordered = commit_order(frames)
-    metadata = sentinel_metadata(frames)
-    with bundle_lock(layout, bundle):
-        bundle.mkdir(parents=True, exist_ok=True)
-        if (bundle / SENTINEL).exists():  # restaging: incomplete until the sentinel is back
-            (bundle / SENTINEL).unlink()
-            _fsync_directory(bundle)
-            crash_point("staging.sentinel_removed")
-        for spec in ordered:
-            if spec is not EXECUTIONS:
-                write_durably(frames[spec], bundle / spec.staged_name)
-        # One point for all the tables: without its sentinel a bundle is incomplete however
-        # many of them were written, and recovery treats every such bundle alike.
-        crash_point("staging.tables")
-        temporary = bundle / f"{SENTINEL}.tmp"
-        write_durably(frames[EXECUTIONS], temporary, metadata=metadata)
-        os.replace(temporary, bundle / SENTINEL)
-        _fsync_directory(bundle)
-        crash_point("staging.sentinel")
+    return stage_bundle(layout, records, DELTA_BUNDLES)
 
 
 def is_complete(bundle: Path) -> bool:
@@ -164,39 +174,6 @@ def bundle_listing(bundle: Path) -> Listing:
     return listing
 
 
-def staged_bundles(layout: RootLayout, step_name: str | None = None) -> list[Path]:
-    """Every bundle directory under staging (or of one step name), complete or not, sorted.
-
-    Bundles claimed by a wave commit (under ``staging/.waves``) are not listed: recovery finds
-    them through their wave. Nor are quarantined ones.
-    """
-    if step_name is not None:
-        return sorted(
-            path for step_dir in step_dirs(layout, step_name) for path in _dirs(step_dir, 3)
-        )
-    tops = [top for top in _dirs(layout.staging, 1) if top.name not in (RETIRED, WAVES, QUARANTINE)]
-    return sorted(path for top in tops for path in _dirs(top, 3))
-
-
-def _dirs(base: Path, depth: int) -> list[Path]:
-    """The directories ``depth`` levels below ``base``, tolerating concurrent removal.
-
-    A committer renames and deletes bundles while recovery scans: a directory that vanishes
-    mid-scan is simply not there (``glob`` would raise ``FileNotFoundError`` instead).
-    """
-    level = [base]
-    for _ in range(depth):
-        below: list[Path] = []
-        for directory in level:
-            try:
-                with os.scandir(directory) as entries:
-                    below.extend(Path(e.path) for e in entries if e.is_dir(follow_symlinks=False))
-            except (FileNotFoundError, NotADirectoryError):
-                continue
-        level = below
-    return level
-
-
 def read_staged_files(spec: TableSpec, files: list[Path]) -> pl.DataFrame:
     """The rows of many staged files of one table, read in parallel, cast to its schema.
 
@@ -243,14 +220,3 @@ def write_durably(frame: pl.DataFrame, path: Path, metadata: dict[str, str] | No
         )
         stream.flush()
         os.fsync(stream.fileno())
-
-
-def _fsync_directory(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except FileNotFoundError:
-        return  # the bundle was committed and retired: its files were fsynced before that
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -28,8 +28,8 @@ from stemma.core.store.staging.problems import (
     corrupt,
     staging_timeout,
 )
-from stemma.core.store.staging.visibility import BundleShape, check_staged
-from stemma.storage.sentinel import SENTINEL, Listing, read_listing
+from stemma.core.store.staging.visibility import check_staged
+from stemma.storage.sentinel import SHAPE, Listing
 
 __all__ = [  # the vocabulary is core's (every store speaks it); the checks are Parquet's
     "DEFAULT_STAGING_TIMEOUT",
@@ -58,15 +58,7 @@ def check_bundle(bundle: Path, *, shared: bool = False) -> Listing | StagingProb
     Returns:
         What the sentinel lists, when the bundle can be committed, else what is wrong.
     """
-    return check_staged(bundle, _SHAPE, shared=shared)
-
-
-_SHAPE = BundleShape(
-    sentinel=SENTINEL,
-    read_sentinel=read_listing,
-    listed=lambda listing: {spec.staged_name: None for spec in listing.tables},
-)
-"""A Delta bundle: its sentinel lists the tables staged beside it (and their rows, not sizes)."""
+    return check_staged(bundle, SHAPE, shared=shared)
 
 
 def check_readable(bundle: Path) -> StagingProblem | None:

@@ -31,15 +31,15 @@ from stemma.core.crash_points import crash_point
 from stemma.core.execution_records import StepOutputs
 from stemma.core.store.locations import RootLayout
 from stemma.core.store.staging.notes import write_staging_note
-from stemma.storage.errors import StagedBundleError
+from stemma.core.store.staging.problems import Backoff, ProblemKind, StagingProblem
+from stemma.core.store.staging.removal import is_quarantined, quarantine_bundle, retire_bundle
+from stemma.core.store.staging.tree import WAVES, bundle_dir, step_dir_of
 from stemma.storage.execution_rows import step_outputs_frame
 from stemma.storage.locks import bundle_lock
-from stemma.storage.quarantine import quarantine_bundle, quarantine_dir
-from stemma.storage.retire import retire_bundle
 from stemma.storage.schemas import EXECUTIONS, STEP_OUTPUTS
 from stemma.storage.sentinel import Listing
-from stemma.storage.staging import WAVES, write_durably
-from stemma.storage.staging_checks import Backoff, ProblemKind, StagingProblem, check_bundle
+from stemma.storage.staging import write_durably
+from stemma.storage.staging_checks import check_bundle
 from stemma.storage.tables import read_table
 
 MANIFEST = "wave.json"
@@ -76,7 +76,7 @@ def claim(
     targets: set[Path] = set()  # the wave's step directories made so far: one mkdir each
     try:
         for bundle in sorted({path.absolute() for path in bundles}):
-            step_dir = wave / BUNDLES / step_dir_name(layout, bundle)
+            step_dir = wave / BUNDLES / step_dir_of(layout, bundle, reserved_ok=True)
             outcome = _claim_one(layout, bundle, step_dir, targets, backoff, shared)
             if isinstance(outcome, StagingProblem):
                 problems.append(outcome)
@@ -144,7 +144,7 @@ def _taken_elsewhere(layout: RootLayout, bundle: Path, step_dir: str) -> bool:
     """Whether a bundle that is gone was claimed, committed or quarantined by someone else."""
     if any((layout.staging / WAVES).glob(f"*/{BUNDLES}/{step_dir}/{bundle.name}")):
         return True
-    if (quarantine_dir(layout) / step_dir / bundle.name).exists():
+    if is_quarantined(layout, step_dir, bundle.name):
         return True
     committed = read_table(
         layout, EXECUTIONS, pl.col("execution_run_id") == bundle.name, ["execution_run_id"]
@@ -155,26 +155,9 @@ def _taken_elsewhere(layout: RootLayout, bundle: Path, step_dir: str) -> bool:
 def unclaim(layout: RootLayout, wave: Path, claimed: list[Path]) -> None:
     """Move claimed bundles back to where they were staged, then drop the unsealed wave."""
     for target in claimed:
-        run = target.name
-        original = layout.staging / target.parent.name / run[0:2] / run[2:4] / run
+        original = bundle_dir(layout, target.parent.name, target.name)
         with bundle_lock(layout, original):
             original.parent.mkdir(parents=True, exist_ok=True)
             os.rename(target, original)
         crash_point("wave.unclaimed")
     retire_bundle(layout, wave)
-
-
-def step_dir_name(layout: RootLayout, bundle: Path) -> str:
-    """The step directory a bundle was staged under (``staging/{step}/{ab}/{cd}/{id}``).
-
-    Raises:
-        StagedBundleError: ``bundle`` is not a path of that shape under staging.
-    """
-    # On strings, not ``relative_to``: a wave checks every one of its thousands of bundles.
-    staging = f"{layout.staging}{os.sep}"
-    text = str(bundle)
-    parts = text.removeprefix(staging).split(os.sep) if text.startswith(staging) else []
-    name = bundle.name
-    if len(parts) != 4 or parts[1:] != [name[0:2], name[2:4], name] or "" in parts:
-        raise StagedBundleError(f"{bundle} is not a bundle staged under {layout.staging}")
-    return parts[0]

@@ -50,31 +50,27 @@ import polars as pl
 from stemma.core.execution_records import StepOutputs
 from stemma.core.identity import content_id
 from stemma.core.store.locations import RootLayout
+from stemma.core.store.staging.problems import (
+    ProblemKind,
+    StagedBundleError,
+    StagingProblem,
+    WaveReport,
+    staging_timeout,
+)
+from stemma.core.store.staging.removal import quarantine_bundle, retire_bundle
+from stemma.core.store.staging.tree import WAVES, bundle_dir, matches_step
+from stemma.core.store.staging.worker_logs import read_worker_logs
 from stemma.storage.bundle_reads import read_files, staged_files
 from stemma.storage.chunked_commit import SPILL, commit_chunked, read_through
 from stemma.storage.commit import commit_frames
-from stemma.storage.errors import StagedBundleError
 from stemma.storage.locks import bundle_lock
-from stemma.storage.quarantine import quarantine_bundle
-from stemma.storage.retire import retire_bundle
 from stemma.storage.schemas import ARTIFACT_INDEX, STEP_OUTPUTS, TableSpec
 from stemma.storage.sentinel import Listing
-from stemma.storage.staging import (
-    WAVES,
-    matches_step,
-    read_staged_files,
-)
-from stemma.storage.staging_checks import (
-    ProblemKind,
-    StagingProblem,
-    WaveReport,
-    check_readable,
-    staging_timeout,
-)
+from stemma.storage.staging import read_staged_files
+from stemma.storage.staging_checks import check_readable
 from stemma.storage.tables import read_table
 from stemma.storage.wave_chunks import Piece, chunk_plan, commit_chunk_rows
 from stemma.storage.wave_claim import BUNDLES, MANIFEST, claim, unclaim, write_manifest
-from stemma.storage.worker_logs import read_worker_logs
 
 
 def wave_id(bundles: Sequence[Path], step_outputs: StepOutputs | None = None) -> str:
@@ -232,8 +228,7 @@ def _quarantine_unreadable(
         if problem is None:
             continue
         step_dir = bundle.parent.name
-        run = bundle.name
-        staged = layout.staging / step_dir / run[0:2] / run[2:4] / run
+        staged = bundle_dir(layout, step_dir, bundle.name)
         corrupt = StagingProblem(
             bundle=staged,
             kind=ProblemKind.CORRUPT,

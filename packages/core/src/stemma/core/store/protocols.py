@@ -138,20 +138,15 @@ class RunStore(Store, WorkerStore, Protocol):
         """
         ...
 
-    def commit_executions(
-        self, bundles: Sequence[Path], *, step_outputs: StepOutputs | None = None
-    ) -> int:
-        """Commit staged bundles together (one Delta commit per table), idempotently.
-
-        With ``step_outputs``, the step's output table rows go in the same wave. Returns how
-        many bundles this call committed.
-        """
-        ...
-
     def commit_wave(
         self, bundles: Sequence[Path], *, step_outputs: StepOutputs | None = None
     ) -> WaveOutcome:
-        """Like :meth:`commit_executions`, and say which bundles were left out and why."""
+        """Commit staged bundles together as one wave, idempotently; say what it did.
+
+        With ``step_outputs``, the step's output table rows go in the same wave. The outcome
+        says how many bundles this call committed (``committed``: already committed ones are
+        not counted) and which bundles were left out, and why.
+        """
         ...
 
     def latest_step(self, step_spec_id: str, statuses: Collection[StepStatus]) -> StepEvent | None:

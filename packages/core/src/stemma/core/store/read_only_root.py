@@ -120,16 +120,6 @@ class ReadOnlyRootStore:
         """
         raise self._error(f"the worker log of {bundle}")
 
-    def commit_executions(
-        self, bundles: Sequence[Path], *, step_outputs: StepOutputs | None = None
-    ) -> int:
-        """Refuse: nothing can be committed here.
-
-        Raises:
-            ReadOnlyRootError: always.
-        """
-        raise self._error("a commit")
-
     def commit_wave(
         self, bundles: Sequence[Path], *, step_outputs: StepOutputs | None = None
     ) -> WaveOutcome:

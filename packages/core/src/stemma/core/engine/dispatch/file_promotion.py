@@ -43,4 +43,4 @@ def promote_files(ctx: RunContext, step: PlannedStep, step_run_id: str) -> None:
             metadata={"promoted_for": role},
         )
         with ctx.commit_lock:
-            ctx.store.commit_executions([ctx.store.stage_execution(record)])
+            ctx.store.commit_wave([ctx.store.stage_execution(record)])

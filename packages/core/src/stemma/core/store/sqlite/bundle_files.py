@@ -1,12 +1,12 @@
-"""A staged bundle's files: its rows in ``records.json``, then ``sentinel.json`` written last.
+"""A staged bundle's files in the SQLite store: its rows in ``records.json``, ``sentinel.json``.
 
 Staging writes files only (a worker on another node never opens the database): the rows of a
 pack of units as one JSON document (:mod:`~stemma.core.store.sqlite.execution_rows`), written
-under a temporary name, fsynced and renamed into place, then the sentinel the same way. The
-sentinel records the records file's size and xxh3_128 digest, so a bundle holding its sentinel
-is complete, one without it was left by a writer that has not finished (or died), and a records
-file truncated or garbled afterwards is told apart from a good one before any of it is
-committed.
+under a temporary name, fsynced and renamed into place, then the sentinel the same way
+(:mod:`~stemma.core.store.staging.writing` keeps the order). The sentinel records the records
+file's size and xxh3_128 digest, so a bundle holding its sentinel is complete, one without it
+was left by a writer that has not finished (or died), and a records file truncated or garbled
+afterwards is told apart from a good one before any of it is committed.
 """
 
 from __future__ import annotations
@@ -16,9 +16,8 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from stemma.core.crash_points import crash_point
 from stemma.core.identity import content_id
 from stemma.core.store.sqlite.execution_rows import ARTIFACTS, STAGED_TABLES, decode_content
 from stemma.core.store.sqlite.schema import (
@@ -29,6 +28,9 @@ from stemma.core.store.sqlite.schema import (
 )
 from stemma.core.store.staging.problems import StagingProblem, corrupt
 from stemma.core.store.staging.visibility import BundleShape, check_staged
+
+if TYPE_CHECKING:
+    from stemma.core.store.staging.bundle_format import BundleFiles
 
 RECORDS = "records.json"
 """The bundle's rows, per table."""
@@ -54,28 +56,29 @@ class Sentinel:
     """The records file's xxh3_128."""
 
 
-def write_bundle(bundle: Path, rows: Mapping[str, list[list[Any]]]) -> None:
-    """Write ``rows`` as the bundle at ``bundle``, durably, the sentinel last.
-
-    Staging the same rows again rewrites the same bundle; it is incomplete (no sentinel) while
-    it is being rewritten.
-    """
+def encode_rows(rows: Mapping[str, list[list[Any]]]) -> BundleFiles:
+    """``rows`` as this store's two bundle files, written by the staging protocol's writer."""
     data = json.dumps({"format": BUNDLE_FORMAT, "tables": rows}, separators=(",", ":")).encode()
-    bundle.mkdir(parents=True, exist_ok=True)
-    if (bundle / SENTINEL).exists():
-        (bundle / SENTINEL).unlink()
-        _fsync_directory(bundle)
-        crash_point("staging.sentinel_removed")
-    _write_durably(bundle, RECORDS, data)
-    crash_point("staging.tables")
     sentinel = {
         "format": BUNDLE_FORMAT,
         "records": {"name": RECORDS, "size": len(data), "xxh3_128": content_id(data)},
         "rows": {table: len(found) for table, found in rows.items()},
     }
-    _write_durably(bundle, SENTINEL, json.dumps(sentinel).encode())
-    _fsync_directory(bundle)
-    crash_point("staging.sentinel")
+    return _JsonFiles(records=data, sentinel=json.dumps(sentinel).encode())
+
+
+@dataclass(frozen=True)
+class _JsonFiles:
+    """A bundle's two files: its records and the sentinel describing them."""
+
+    records: bytes
+    sentinel: bytes
+
+    def write_tables(self, bundle: Path) -> None:
+        _write_durably(bundle, RECORDS, self.records)
+
+    def write_sentinel(self, bundle: Path) -> None:
+        _write_durably(bundle, SENTINEL, self.sentinel)
 
 
 def check_bundle(bundle: Path, *, shared: bool = False) -> Sentinel | StagingProblem:
@@ -86,7 +89,7 @@ def check_bundle(bundle: Path, *, shared: bool = False) -> Sentinel | StagingPro
         shared: the root is on a shared filesystem: open and read each file instead of
             listing the directory (:mod:`stemma.core.store.staging.visibility`).
     """
-    return check_staged(bundle, _SHAPE, shared=shared)
+    return check_staged(bundle, SHAPE, shared=shared)
 
 
 def read_sentinel(bundle: Path) -> Sentinel:
@@ -148,7 +151,7 @@ def _checked_sentinel(bundle: Path) -> Sentinel:
         raise ValueError(f"cannot read {bundle / SENTINEL}: {err}") from err
 
 
-_SHAPE = BundleShape(
+SHAPE = BundleShape(
     sentinel=SENTINEL,
     read_sentinel=_checked_sentinel,
     listed=lambda sentinel: {RECORDS: sentinel.size},
@@ -183,11 +186,3 @@ def _write_durably(bundle: Path, name: str, data: bytes) -> None:
         stream.flush()
         os.fsync(stream.fileno())
     os.replace(temporary, bundle / name)
-
-
-def _fsync_directory(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

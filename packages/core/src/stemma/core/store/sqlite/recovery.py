@@ -1,32 +1,30 @@
-"""Recovery: commit what dead processes staged, and clear out what they left half-written.
+"""Recovery in the SQLite store: what dead processes staged, committed a chunk at a time.
 
-Recovery runs at every start, so nothing it meets may stop it: a bundle with an unreadable
-file is quarantined instead of raising, and the rest is committed, a chunk of bundles per
-transaction (so another process's writes wait for one chunk, not for the whole backlog).
-Bundles staged by the Delta store (they hold ``executions.parquet``) are left for it.
+The staging protocol finds what they left (:mod:`~stemma.core.store.staging.recovery`); this
+store takes every whole bundle it is handed and commits them after the scan, a chunk of bundles
+per transaction (so another process's writes wait for one chunk, not for the whole backlog),
+then removes the abandoned bundles (those still without a sentinel). A bundle with an
+unreadable file is quarantined at once; one whose records file is not there is left alone while
+young (a shared filesystem may show it late) and quarantined once older. Bundles staged by the
+Delta store (they hold ``executions.parquet``) are left for it.
 """
 
 from __future__ import annotations
 
-import os
-import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from stemma.core.store.locations import RootLayout
-from stemma.core.store.sqlite.bundle_files import RECORDS, SENTINEL, Sentinel, check_bundle
-from stemma.core.store.sqlite.bundle_removal import (
-    clear_retired,
-    quarantine_bundle,
-    retire_bundles,
-)
+from stemma.core.store.sqlite.bundle_files import RECORDS, SENTINEL, Sentinel
 from stemma.core.store.sqlite.connections import Connections
-from stemma.core.store.sqlite.staging import staged_bundles
+from stemma.core.store.sqlite.staging import SQLITE_BUNDLES
 from stemma.core.store.sqlite.wave_commit import Ready, commit_ready
-from stemma.core.store.staging.problems import ProblemKind
+from stemma.core.store.staging.problems import ProblemKind, StagingProblem
+from stemma.core.store.staging.recovery import INCOMPLETE_GRACE_SECONDS, recover_bundles
+from stemma.core.store.staging.removal import quarantine_bundle, retire_bundles
 
-INCOMPLETE_GRACE_SECONDS = 3600.0
-"""How long a bundle without its sentinel is assumed to belong to a live writer."""
+__all__ = ["INCOMPLETE_GRACE_SECONDS", "RECOVERY_CHUNK", "recover_staged"]
+
 RECOVERY_CHUNK = 1000
 """Bundles committed per transaction by recovery."""
 
@@ -58,55 +56,46 @@ def recover_staged(
             one not readable yet is left alone like one not there
             (:mod:`stemma.core.store.staging.visibility`).
     """
-    current = time.time() if now is None else now
-    ready: Ready = {}
-    abandoned: list[Path] = []
-    for bundle in staged_bundles(layout, step_name):
-        names = _file_names(bundle)
-        if names is None or any(name.endswith(".parquet") for name in names):
-            continue  # gone meanwhile, or the Delta store's
-        step_dir = bundle.parent.parent.parent.name
-        if SENTINEL not in names:
-            if current - _last_modified(bundle) > grace_seconds:
-                abandoned.append(bundle)
-            continue
-        checked = check_bundle(bundle, shared=shared)
-        if isinstance(checked, Sentinel):
-            ready[bundle] = (step_dir, checked)
-        elif checked.kind is ProblemKind.CORRUPT or (
-            checked.files == (RECORDS,) and current - _last_modified(bundle) > grace_seconds
-        ):
-            quarantine_bundle(layout, checked, step_dir)
-    committed = _commit_in_chunks(layout, connections, ready)
-    # (a writer that finished since it was listed holds its sentinel now: keep its bundle)
-    retire_bundles(layout, [b for b in abandoned if not (b / SENTINEL).exists()], background=False)
-    if step_name is None:
-        clear_retired(layout)
-    return committed
+    return recover_bundles(
+        layout,
+        SQLITE_BUNDLES,
+        _Recovery(layout, connections),
+        step_name=step_name,
+        grace_seconds=grace_seconds,
+        now=now,
+        shared=shared,
+    )
 
 
-def _commit_in_chunks(layout: RootLayout, connections: Connections, ready: Ready) -> int:
-    committed = 0
-    items: Sequence[tuple[Path, tuple[str, Sentinel]]] = sorted(ready.items())
-    for start in range(0, len(items), RECOVERY_CHUNK):
-        chunk = dict(items[start : start + RECOVERY_CHUNK])
-        committed += commit_ready(layout, connections, chunk, None).committed
-    return committed
+class _Recovery:
+    """This store's side of recovery: whole bundles gathered, committed in :meth:`finish`."""
 
+    def __init__(self, layout: RootLayout, connections: Connections) -> None:
+        self._layout = layout
+        self._connections = connections
+        self._ready: Ready = {}
+        self._abandoned: list[Path] = []
 
-def _file_names(bundle: Path) -> set[str] | None:
-    try:
-        with os.scandir(bundle) as entries:
-            return {entry.name for entry in entries}
-    except (FileNotFoundError, NotADirectoryError):
-        return None
+    def commit(self, bundle: Path, step_dir: str, sentinel: Sentinel) -> int:
+        self._ready[bundle] = (step_dir, sentinel)
+        return 0
 
+    def left_out(
+        self, bundle: Path, step_dir: str, problem: StagingProblem, old: Callable[[], bool]
+    ) -> None:
+        if problem.kind is ProblemKind.CORRUPT or (problem.files == (RECORDS,) and old()):
+            quarantine_bundle(self._layout, bundle, problem, step_dir)
 
-def _last_modified(bundle: Path) -> float:
-    """The newest modification time of the bundle or anything in it; now if it just vanished."""
-    try:
-        times = [bundle.stat().st_mtime]
-        times.extend(path.stat().st_mtime for path in bundle.iterdir())
-    except FileNotFoundError:
-        return time.time()
-    return max(times)
+    def abandon(self, bundle: Path) -> None:
+        self._abandoned.append(bundle)
+
+    def finish(self) -> int:
+        committed = 0
+        items: Sequence[tuple[Path, tuple[str, Sentinel]]] = sorted(self._ready.items())
+        for start in range(0, len(items), RECOVERY_CHUNK):
+            chunk = dict(items[start : start + RECOVERY_CHUNK])
+            committed += commit_ready(self._layout, self._connections, chunk, None).committed
+        # (a writer that finished since it was listed holds its sentinel now: keep its bundle)
+        still = [bundle for bundle in self._abandoned if not (bundle / SENTINEL).exists()]
+        retire_bundles(self._layout, still, background=False)
+        return committed

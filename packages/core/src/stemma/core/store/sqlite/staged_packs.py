@@ -1,12 +1,8 @@
-"""Finding what a dead worker staged: the complete bundles of a step holding a pack's units.
+"""Finding what a dead worker staged, in the SQLite store: its bundles' records of a pack's units.
 
-A worker stages its pack as one bundle named after an attempt id it draws itself, and reports
-the bundle's path when it returns. A worker killed between the two (its sentinel written, its
-result not sent) leaves a complete bundle the orchestrator does not know of. Rather than record
-the pack's units as crashed (and have the next start's recovery commit the bundle as well: two
-execution rows per unit), the orchestrator asks for the bundles holding its units here: each
-complete bundle of the step's staging directory is read (checked against its sentinel, as a
-commit would) for the units it holds.
+The search is the staging protocol's (:func:`~stemma.core.store.staging.pack_reading.
+find_staged_pack`): each complete bundle of the step's staging directory is read here, checked
+against its sentinel as a commit would, for the units it holds.
 """
 
 from __future__ import annotations
@@ -22,8 +18,8 @@ from stemma.core.store.record_rows import execution_from_row
 from stemma.core.store.sqlite.bundle_files import read_rows, read_sentinel
 from stemma.core.store.sqlite.execution_rows import EXECUTION_ROLES, EXECUTIONS, SQLITE_ROWS
 from stemma.core.store.sqlite.schema import EXECUTION_COLUMNS
-from stemma.core.store.sqlite.staging import staged_bundles, step_dir_name
-from stemma.core.store.staging.pack_reading import StagedUnitKey, keep_best_staged, wanted_as
+from stemma.core.store.staging.pack_reading import StagedUnitKey, find_staged_pack, wanted_as
+from stemma.core.store.staging.tree import step_dir_name
 
 UnitKey = StagedUnitKey
 """``(step_run_id, execution_spec_id)``: a unit of one step run."""
@@ -32,28 +28,24 @@ UnitKey = StagedUnitKey
 def staged_pack(
     layout: RootLayout, step_number: int, step_name: str, units: Collection[UnitKey]
 ) -> dict[UnitKey, tuple[Path, ExecutionRecord]]:
-    """Per unit of ``units`` found staged under ``{step_number}_{step_name}``: bundle, record.
+    """Per unit found staged in the step's directory: its bundle and staged record.
 
-    A unit staged in several bundles gives its newest successful record. A bundle that cannot
-    be read is passed over: recovery deals with it (quarantine), and its units are recorded
-    as crashed.
+    The step's directory is exactly ``{step_number}_{step_name}``; see
+    :func:`~stemma.core.store.staging.pack_reading.find_staged_pack`.
     """
-    wanted = set(units)
-    found: dict[UnitKey, tuple[Path, ExecutionRecord]] = {}
     step_dir = step_dir_name(step_number, step_name)
-    for bundle in staged_bundles(layout, step_name):
-        if bundle.parents[2].name != step_dir:
-            continue
-        try:
-            records = _records(bundle, wanted)
-        except (OSError, ValueError):
-            continue  # no sentinel yet, or committed and retired while we looked
-        keep_best_staged(found, bundle, records, wanted)
-    return found
+    return find_staged_pack(
+        layout, step_name, units, in_step=lambda found: found == step_dir, read=_records
+    )
 
 
-def _records(bundle: Path, wanted: set[UnitKey]) -> list[ExecutionRecord]:
-    """The bundle's records of ``wanted`` units (none from a damaged bundle)."""
+def _records(bundle: Path, wanted: Collection[UnitKey]) -> list[ExecutionRecord]:
+    """The bundle's records of ``wanted`` units (none from a damaged bundle).
+
+    Raises:
+        OSError: no sentinel yet, or committed and retired while it was read.
+        ValueError: its sentinel is not one of this store's.
+    """
     rows = read_rows(bundle, read_sentinel(bundle))
     if not isinstance(rows, dict):  # a damaged bundle: recovery quarantines it
         return []

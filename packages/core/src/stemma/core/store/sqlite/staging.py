@@ -1,113 +1,67 @@
-"""Staging: a worker's finished units written as one bundle of files, and where bundles are.
+"""Staging in the SQLite store: the one staging protocol, with this store's bundle format.
 
-A worker, possibly on another node, stages what its units made; only the orchestrator commits.
-So staging needs no connection and takes no database lock: it writes the bundle's files
-(:mod:`~stemma.core.store.sqlite.bundle_files`) under
-``staging/{step number}_{step name}/{ab}/{cd}/{execution_run_id}/`` and returns the directory.
-
-The same shape as the Delta store's bundles, so both stores find their own under one root's
-staging, each leaving the other's alone (a Delta bundle holds ``executions.parquet``; one of
-this store holds ``records.json`` and ``sentinel.json``). The directories ``.quarantine``,
-``.retired`` and ``.waves`` under staging are never bundles.
+A worker's pack is written as one bundle of files (:mod:`~stemma.core.store.staging.writing`)
+under ``staging/{step number}_{step name}/{ab}/{cd}/{execution_run_id}/``: the pack's rows as
+one JSON document, ``records.json``, and ``sentinel.json`` last
+(:mod:`~stemma.core.store.sqlite.bundle_files`). Staging takes no lock and opens no database:
+the orchestrator's commit is one transaction, and a bundle is recorded as committed in it.
 """
 
 from __future__ import annotations
 
-import os
-import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
 from stemma.core.execution_records import ExecutionRecord
 from stemma.core.store.locations import RootLayout
-from stemma.core.store.sqlite.bundle_files import write_bundle
+from stemma.core.store.sqlite.bundle_files import SHAPE, Sentinel, encode_rows
 from stemma.core.store.sqlite.execution_rows import staged_rows
-from stemma.core.store.staging.problems import StagedBundleError
+from stemma.core.store.staging.bundle_format import BundleFiles
+from stemma.core.store.staging.tree import step_dir_name
+from stemma.core.store.staging.visibility import BundleShape
+from stemma.core.store.staging.writing import stage_bundle
 
-QUARANTINE = ".quarantine"
-"""The directory under ``staging`` unreadable bundles are moved into."""
-RETIRED = ".retired"
-"""The directory under ``staging`` committed bundles are moved into, then removed from."""
-_NOT_STEPS = frozenset({QUARANTINE, RETIRED, ".waves"})
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+__all__ = ["SQLITE_BUNDLES", "SqliteBundles", "stage_executions", "step_dir_name"]
+
+
+class SqliteBundles:
+    """The SQLite store's bundle format: ``records.json``, then ``sentinel.json``."""
+
+    @property
+    def shape(self) -> BundleShape[Sentinel]:
+        """``sentinel.json``, which records the records file's size and digest."""
+        return SHAPE
+
+    def step_dir(self, step_number: int, step_name: str) -> str:
+        """``{number}_{name}``, the name made path-safe."""
+        return step_dir_name(step_number, step_name)
+
+    def encode(self, records: Sequence[ExecutionRecord]) -> BundleFiles:
+        """The pack's rows of every table, as one JSON document and its sentinel.
+
+        Raises:
+            ArtifactTypeError: an artifact's fields or metadata are not plain JSON data.
+        """
+        return encode_rows(staged_rows(records))
+
+    def writing(self, layout: RootLayout, bundle: Path) -> AbstractContextManager[object]:
+        """Nothing: no committer reads a bundle before its sentinel is there."""
+        return nullcontext()
+
+    def owns(self, names: Collection[str]) -> bool:
+        """Any bundle but the Delta store's (which holds Parquet files)."""
+        return not any(name.endswith(".parquet") for name in names)
+
+
+SQLITE_BUNDLES = SqliteBundles()
 
 
 def stage_executions(layout: RootLayout, records: Sequence[ExecutionRecord]) -> Path:
     """Write one bundle holding a worker's pack of units; return it.
 
-    A pack is units of one step run, or of several function steps packed together (the
-    engine's ``function_packs``). The bundle is named after the first unit, and is committed or
-    recovered whole.
-
     Raises:
         ValueError: no records.
         ArtifactTypeError: an artifact's fields or metadata are not plain JSON data.
     """
-    if not records:
-        raise ValueError("stage_executions needs at least one record")
-    first = records[0]
-    rows = staged_rows(records)
-    step_dir = step_dir_name(first.step_number, first.step_name)
-    bundle = bundle_dir(layout, step_dir, first.execution_run_id)
-    write_bundle(bundle, rows)
-    return bundle
-
-
-def step_dir_name(step_number: int, step_name: str) -> str:
-    """The staging directory of one step of a run: ``{number}_{name}``, made path-safe."""
-    return f"{step_number}_{_safe(step_name)}"
-
-
-def bundle_dir(layout: RootLayout, step_dir: str, execution_run_id: str) -> Path:
-    """Where a bundle named after ``execution_run_id`` is staged."""
-    run = execution_run_id
-    return layout.staging / step_dir / run[0:2] / run[2:4] / run
-
-
-def matches_step(directory: str, step_name: str) -> bool:
-    """Whether a staging directory name is ``step_name``'s: ``{name}`` or ``{number}_{name}``."""
-    return re.fullmatch(rf"(\d+_)?{re.escape(_safe(step_name))}", directory) is not None
-
-
-def step_dir_of(layout: RootLayout, bundle: Path) -> str:
-    """The step directory a bundle was staged under.
-
-    Raises:
-        StagedBundleError: ``bundle`` is not ``staging/{step}/{ab}/{cd}/{id}`` under this root.
-    """
-    staging = f"{layout.staging}{os.sep}"
-    text = str(bundle)
-    parts = text.removeprefix(staging).split(os.sep) if text.startswith(staging) else []
-    name = bundle.name
-    if len(parts) != 4 or parts[1:] != [name[0:2], name[2:4], name] or "" in parts:
-        raise StagedBundleError(f"{bundle} is not a bundle staged under {layout.staging}")
-    if parts[0] in _NOT_STEPS:
-        raise StagedBundleError(f"{bundle} is under {parts[0]}, not a step's staging directory")
-    return parts[0]
-
-
-def staged_bundles(layout: RootLayout, step_name: str | None = None) -> list[Path]:
-    """Every bundle directory under staging (or of one step name), complete or not, sorted."""
-    tops = [top for top in _dirs(layout.staging, 1) if top.name not in _NOT_STEPS]
-    if step_name is not None:
-        tops = [top for top in tops if matches_step(top.name, step_name)]
-    return sorted(path for top in tops for path in _dirs(top, 3))
-
-
-def _safe(step_name: str) -> str:
-    return _UNSAFE.sub("_", step_name).strip("._") or "step"
-
-
-def _dirs(base: Path, depth: int) -> list[Path]:
-    """The directories ``depth`` levels below ``base``, tolerating concurrent removal."""
-    level = [base]
-    for _ in range(depth):
-        below: list[Path] = []
-        for directory in level:
-            try:
-                with os.scandir(directory) as entries:
-                    below.extend(Path(e.path) for e in entries if e.is_dir(follow_symlinks=False))
-            except (FileNotFoundError, NotADirectoryError):
-                continue
-        level = below
-    return level
+    return stage_bundle(layout, records, SQLITE_BUNDLES)

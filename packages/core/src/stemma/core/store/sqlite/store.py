@@ -18,9 +18,9 @@ from stemma.core.store.sqlite.schema import DATABASE_FILE, STEP_COLUMNS, insert_
 from stemma.core.store.sqlite.staged_packs import UnitKey, staged_pack
 from stemma.core.store.sqlite.staging import stage_executions
 from stemma.core.store.sqlite.wave_commit import commit_wave
-from stemma.core.store.sqlite.worker_logs import note_worker_log
 from stemma.core.store.staging import problems as staging_problems
 from stemma.core.store.staging.problems import WaveReport
+from stemma.core.store.staging.worker_logs import note_worker_log
 
 if TYPE_CHECKING:  # annotations only: opening a store must not load the operations (pydantic)
     from stemma.core.operations.drafts import FinalizedArtifact
@@ -165,25 +165,16 @@ class SqliteStore:
         """
         return staged_pack(self._layout, step_number, step_name, units)
 
-    def commit_executions(
-        self, bundles: Sequence[Path], *, step_outputs: StepOutputs | None = None
-    ) -> int:
-        """Commit staged bundles as one wave (one transaction), idempotently.
-
-        Returns:
-            How many bundles this call committed (already committed ones are not counted).
-        """
-        return self.commit_wave(bundles, step_outputs=step_outputs).committed
-
     def commit_wave(
         self, bundles: Sequence[Path], *, step_outputs: StepOutputs | None = None
     ) -> WaveReport:
-        """Commit staged bundles as one transaction, and say which it left out and why.
+        """Commit staged bundles as one transaction, idempotently; say which it left out and why.
 
-        Late files are waited for with backoff up to the staging timeout; a bundle still
-        incomplete then stays in staging (the next :meth:`recover` commits it), an unreadable
-        one is quarantined; either way a note goes to ``logs/failures/`` and the rest commits.
-        See :mod:`stemma.core.store.sqlite.wave_commit`.
+        Its ``committed`` is how many bundles this call committed (already committed ones are
+        not counted). Late files are waited for with backoff up to the staging timeout; a bundle
+        still incomplete then stays in staging (the next :meth:`recover` commits it), an
+        unreadable one is quarantined; either way a note goes to ``logs/failures/`` and the rest
+        commits. See :mod:`stemma.core.store.sqlite.wave_commit`.
 
         Raises:
             StagedBundleError: a path is not a bundle under this root's staging.

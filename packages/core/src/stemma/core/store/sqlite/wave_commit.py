@@ -35,15 +35,8 @@ from stemma.core.execution_records import StepOutputs
 from stemma.core.store.locations import RootLayout
 from stemma.core.store.sqlite import table_writes
 from stemma.core.store.sqlite.bundle_files import Sentinel, check_bundle, read_rows
-from stemma.core.store.sqlite.bundle_removal import (
-    is_quarantined,
-    quarantine_bundle,
-    retire_bundles,
-)
 from stemma.core.store.sqlite.connections import Connections
 from stemma.core.store.sqlite.execution_rows import to_micros
-from stemma.core.store.sqlite.staging import step_dir_of
-from stemma.core.store.sqlite.worker_logs import read_worker_logs
 from stemma.core.store.staging.notes import write_staging_note
 from stemma.core.store.staging.problems import (
     Backoff,
@@ -51,6 +44,9 @@ from stemma.core.store.staging.problems import (
     StagingProblem,
     WaveReport,
 )
+from stemma.core.store.staging.removal import is_quarantined, quarantine_bundle, retire_bundles
+from stemma.core.store.staging.tree import step_dir_of
+from stemma.core.store.staging.worker_logs import read_worker_logs
 
 Ready = dict[Path, tuple[str, Sentinel]]
 """Bundles found whole, with their step directory and sentinel."""
@@ -120,7 +116,7 @@ def commit_ready(
             if isinstance(rows, StagingProblem):
                 damaged.append((rows, step_dir))
                 continue
-            table_writes.insert_bundle(connection, rows, read_worker_logs(bundle))
+            table_writes.insert_bundle(connection, rows, read_worker_logs([bundle]))
             newly.append((bundle.name, step_dir))
         table_writes.mark_committed(connection, newly, to_micros(dt.datetime.now(dt.UTC)))
         table_writes.fill_edge_types(connection, mark)
@@ -129,7 +125,7 @@ def commit_ready(
             table_writes.insert_step_outputs(
                 connection, step_outputs, committed_only=committed_only
             )
-    found.extend(quarantine_bundle(layout, problem, step_dir) for problem, step_dir in damaged)
+    found.extend(quarantine_bundle(layout, p.bundle, p, step_dir) for p, step_dir in damaged)
     written = done | {name for name, _ in newly}
     retire_bundles(layout, [b for b in ready if b.name in written], background=len(ready) > 1)
     return WaveReport(committed=len(newly), problems=tuple(found))
@@ -154,7 +150,7 @@ def _await_bundles(
                 ready[bundle] = (step_dir, checked)
                 del pending[bundle]
             elif checked.kind is ProblemKind.CORRUPT:
-                problems.append(quarantine_bundle(layout, checked, step_dir))
+                problems.append(quarantine_bundle(layout, bundle, checked, step_dir))
                 del pending[bundle]
             else:
                 latest[bundle] = checked

@@ -1,19 +1,24 @@
 """Finding what a dead worker staged before it died, by content: the contract every store keeps.
 
-A worker names its pack's bundle after an attempt id it draws itself, so an orchestrator whose
-worker died before reporting finds the pack's units by reading the step's complete bundles. The
-Delta store (``stemma.storage.staged_packs``) and the SQLite one
-(``stemma.core.store.sqlite.staged_packs``) read their own bundle formats and pick the same
-record per unit through :func:`keep_best_staged`.
+A worker stages its pack as one bundle named after an attempt id it draws itself, and reports
+the bundle's path when it returns. A worker killed between the two (its sentinel written, its
+result not sent) leaves a complete bundle the orchestrator does not know of. Rather than record
+the pack's units as crashed (and have the next start's recovery commit the bundle as well: two
+execution rows per unit), the orchestrator asks for the bundles holding its units
+(:func:`find_staged_pack`): each complete bundle of the step's staging directory is read for the
+units it holds. The Delta store (``stemma.storage.staged_packs``) and the SQLite one
+(``stemma.core.store.sqlite.staged_packs``) each supply the reading of their own bundle format.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from stemma.core.execution_records import ExecutionRecord
+from stemma.core.store.locations import RootLayout
+from stemma.core.store.staging.tree import staged_bundles
 
 StagedUnitKey = tuple[str, str]
 """A unit of a step run as staging finds it: ``(step_run_id, execution_spec_id)``."""
@@ -32,6 +37,48 @@ def wanted_as(
         if key in wanted:
             return key
     return None
+
+
+StagedRecords = Callable[[Path, Collection[StagedUnitKey]], list[ExecutionRecord]]
+"""A store's reading of one bundle: its staged records of the wanted units (outputs per role, no
+artifacts). Raises ``OSError`` or ``ValueError`` for a bundle it cannot read (no sentinel yet,
+damaged, or committed and retired while it looked): that bundle is passed over."""
+
+
+def find_staged_pack(
+    layout: RootLayout,
+    step_name: str,
+    units: Collection[StagedUnitKey],
+    *,
+    in_step: Callable[[str], bool],
+    read: StagedRecords,
+) -> dict[StagedUnitKey, tuple[Path, ExecutionRecord]]:
+    """Per unit of ``units`` found staged in a bundle of the step: the bundle and its record.
+
+    Args:
+        layout: the store root.
+        step_name: the step's name: its staging directories are looked in.
+        units: the pack's units.
+        in_step: whether a staging directory of that name is the step's (the store's naming).
+        read: the store's reading of a bundle.
+
+    Returns:
+        Per unit found, its bundle and staged record; a unit staged in several bundles gives
+        its newest successful record (:func:`keep_best_staged`). A bundle that cannot be read
+        is passed over: recovery deals with it (quarantine), and its units are recorded as
+        crashed.
+    """
+    wanted = set(units)
+    found: dict[StagedUnitKey, tuple[Path, ExecutionRecord]] = {}
+    for bundle in staged_bundles(layout, step_name):
+        if not in_step(bundle.parents[2].name):
+            continue
+        try:
+            records = read(bundle, wanted)
+        except (OSError, ValueError):
+            continue
+        keep_best_staged(found, bundle, records, wanted)
+    return found
 
 
 def keep_best_staged(

@@ -29,7 +29,13 @@ DEFAULT_STAGING_TIMEOUT = 30.0
 
 
 class StagedBundleError(StemmaError, ValueError):
-    """A path handed to a commit is not a bundle staged under this store's root."""
+    """A staged bundle cannot be committed, whichever store's.
+
+    A path handed to a commit is not a bundle staged under this store's root, or (read by the
+    Delta store) the bundle has no sentinel, or a file it lists is missing or unreadable. A
+    bundle without its sentinel was left by a writer that has not finished (or died):
+    ``recover()`` removes such bundles once they are old enough, and never commits them.
+    """
 
 
 class ProblemKind(StrEnum):
