@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import json
 import os
+import pathlib
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from stemma.core import OUT, ArtifactStep, apply, run
+from stemma.core.cli.main import main
 from stemma.core.exit_codes import ExitCode
 
 STEMMA = Path(sys.executable).parent / "stemma"
@@ -53,4 +58,73 @@ def test_explain_and_plan_of_a_downstream_step_name_the_upstream_step(tmp_path: 
     assert "upstream: step 0 ingest_data would run" in planned[1]["changes"]
     _stemma(root, "run", "--quiet", str(script), str(tmp_path))
     said = _stemma(root, "explain", "example.transform").stdout
-    assert re.search(r"upstream step 0 ingest_data: '[0-9a-f]{8}' → '[0-9a-f]{8}'", said), said
+    assert re.search(r"upstream ingest_data changed \(key [0-9a-f]{8} → [0-9a-f]{8}\)", said), said
+
+
+def base(count: int, out_path: str) -> int:
+    pathlib.Path(out_path).write_text(str(list(range(count))))
+    return count
+
+
+def scale(source: str, factor: int, out_path: str) -> int:
+    pathlib.Path(out_path).write_text(pathlib.Path(source).read_text() * factor)
+    return factor
+
+
+def report(parts: list[str], out_path: str) -> int:
+    pathlib.Path(out_path).write_text("".join(pathlib.Path(p).read_text() for p in parts))
+    return len(parts)
+
+
+def _graph(factor: int) -> ArtifactStep:
+    """ml/report over ml/eval (a factor) and ml/other, both over ml/base."""
+    numbers = apply(name="ml/base", fn=base, version="v1", count=3, out_path=OUT)
+    other = apply(name="ml/other", fn=scale, version="v1", source=numbers, factor=1, out_path=OUT)
+    tuned = apply(
+        name="ml/tune", fn=scale, version="v1", source=numbers, factor=factor, out_path=OUT
+    )
+    evaluated = apply(name="ml/eval", fn=scale, version="v1", source=tuned, factor=2, out_path=OUT)
+    return apply(name="ml/report", fn=report, version="v1", parts=[other, evaluated], out_path=OUT)
+
+
+def _explain(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["explain", *argv])
+    said = capsys.readouterr()
+    return code, said.out, said.err
+
+
+def test_explain_of_a_lazy_step_matches_its_upstream_steps_by_name_and_says_what_changed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "root"
+    for factor in (3, 4):  # the second run numbers its steps otherwise: only three of them run
+        run(_graph(factor), root=root, name="ml", max_workers=1)
+    code, said, _ = _explain(capsys, "ml/report", "--root", str(root))
+    assert code == ExitCode.OK
+    lines = said.splitlines()
+    assert "removed" not in said, said
+    assert "added" not in said, said
+    assert re.fullmatch(r"  upstream ml/eval changed \(key [0-9a-f]{8} → [0-9a-f]{8}\):", lines[2])
+    assert re.fullmatch(
+        r"    upstream ml/tune changed \(key [0-9a-f]{8} → [0-9a-f]{8}\):", lines[3]
+    )
+    assert lines[4:] == ["      params.inputs.factor: 3 → 4"]
+
+
+def test_explain_takes_a_step_number_with_the_run_named_by_its_pipeline(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "root"
+    for factor in (3, 4):
+        run(_graph(factor), root=root, name="ml", max_workers=1)
+    code, said, _ = _explain(capsys, "0", "--run", "ml", "--root", str(root))
+    assert code == ExitCode.OK
+    assert said.startswith("step ml/tune in ml_"), said  # step 0 of the newest run of ml
+    assert said.splitlines()[2:] == ["  params.inputs.factor: 3 → 4"]
+    code, said, err = _explain(capsys, "0", "--root", str(root))
+    assert code == ExitCode.USAGE
+    assert err.count("\n") == 1, err  # one line
+    assert "--run" in err
+    code, said, err = _explain(capsys, "9", "--run", "ml", "--root", str(root))
+    assert code == ExitCode.NOT_FOUND
+    assert "has no step 9 (its steps: 0 ml/tune, 1 ml/eval, 2 ml/report)" in err

@@ -103,6 +103,30 @@ def test_explain_of_a_first_attempt_says_it_is_new() -> None:
     assert lines[1] == "ran: new, no earlier completed attempt of this step"
 
 
+def test_explain_matches_upstream_steps_by_name_whatever_their_numbers() -> None:
+    def upstream(run: str, minute: int, number: int, fingerprint: str, lr: float) -> StepEvent:
+        return _event(
+            run,
+            minute,
+            fingerprint,
+            step_number=number,
+            step_name="ml/eval/logreg",
+            params={"inputs": {"lr": lr}},
+        )
+
+    events = [
+        upstream("a", 0, 51, "cccc", 0.1),
+        _event("a", 1, "aaaa", step_number=52, dep_fingerprints=("cccc" * 8,)),
+        upstream("b", 5, 2, "dddd", 0.2),
+        _event("b", 6, "bbbb", step_number=3, dep_fingerprints=("dddd" * 8,)),
+    ]
+    lines = explain_step(events, "example.transform")
+    assert lines[2:] == [
+        "  upstream ml/eval/logreg changed (key cccccccc → dddddddd):",
+        "    params.inputs.lr: 0.1 → 0.2",
+    ]
+
+
 def test_reap_refuses_a_run_that_is_alive_and_says_how_to_stop_it(
     root: Path, make_state: StateFactory, capsys: pytest.CaptureFixture[str]
 ) -> None:

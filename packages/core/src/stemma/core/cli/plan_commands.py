@@ -135,8 +135,16 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _configure_explain(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("step", help="a step name (as `stemma status` shows it)")
-    parser.add_argument("--run", help="explain its attempt in this run (default: the newest)")
+    parser.add_argument(
+        "step",
+        help="a step's name, or its number in the run given by --run (as `stemma status` shows "
+        "them)",
+    )
+    parser.add_argument(
+        "--run",
+        help="explain its attempt in this run: its id, the start or end of it, or its pipeline's "
+        "name for the newest (default: the step's newest attempt)",
+    )
 
 
 def _explain(args: argparse.Namespace) -> int:
@@ -144,6 +152,8 @@ def _explain(args: argparse.Namespace) -> int:
     run_id = resolve_run_id(root, args.run) if args.run else None
     try:
         lines = explain_step(history_events(root), args.step, run_id)
+    except ValueError as err:  # a step number without a run
+        raise CliError(str(err), ExitCode.USAGE) from None
     except LookupError as err:
         raise CliError(
             f"{err}; `stemma status RUN` lists a run's steps", ExitCode.NOT_FOUND

@@ -21,13 +21,7 @@ from stemma.core.engine.planned_step import PlannedStep
 from stemma.core.engine.run_context import RunContext
 from stemma.core.errors import BatchingError, PairingError
 from stemma.core.execution_records import StepEvent
-from stemma.core.graph.explain import (
-    config_diff,
-    key_components,
-    said_upstream,
-    step_labels,
-    upstream_components,
-)
+from stemma.core.graph.explain import component_changes, key_components, step_names, upstream_keys
 from stemma.core.operations.kinds import OperationKind
 from stemma.core.records import StepStatus
 
@@ -200,11 +194,9 @@ def _changes(
         )
         return f"same key as in {last.pipeline_run_id}, but {why}", ()
     previous = done[-1]
-    labels = step_labels(history)
-    fields = [
-        said_upstream(line)
-        for line in config_diff(key_components(previous, labels), _step_components(ctx, step))
-    ]
+    fields = component_changes(
+        key_components(previous, step_names(history)), _step_components(ctx, step)
+    )
     if waiting and any(line.startswith("upstream") for line in fields):
         names = ", ".join(f"{f.number} {f.name}" for f in waiting)
         fields = [line for line in fields if not line.startswith("upstream")]
@@ -220,8 +212,8 @@ def _step_components(ctx: RunContext, step: PlannedStep) -> dict[str, Any]:
         "operation": op.label(),
         "version": op.version_label(),
         "params": dict(op.event_params()),
-        "upstream": upstream_components(
+        "upstream": upstream_keys(
             (ctx.steps[n].fingerprint or "" for n in step.upstream_steps()),
-            {ctx.steps[n].fingerprint or "": f"step {n} {ctx.steps[n].name}" for n in ctx.steps},
+            {ctx.steps[n].fingerprint or "": ctx.steps[n].name for n in ctx.steps},
         ),
     }

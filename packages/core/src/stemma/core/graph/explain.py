@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, cast
 
 from stemma.core.execution_records import StepEvent
@@ -14,7 +15,11 @@ _WIDTH = 60
 
 
 def config_diff(
-    old: Mapping[str, Any], new: Mapping[str, Any], *, limit: int = DEFAULT_LIMIT
+    old: Mapping[str, Any],
+    new: Mapping[str, Any],
+    *,
+    limit: int = DEFAULT_LIMIT,
+    deps_by_name: bool = False,
 ) -> list[str]:
     """Readable lines, one per changed field (``inputs.lr: 0.1 → 0.2``), capped at ``limit``.
 
@@ -22,23 +27,27 @@ def config_diff(
     shows as its name and short fingerprint. An input file shows as one line naming it, with
     its old and new short content hashes (``params.files data_3.csv: content 1a2b3c4d →
     9f8e7d6c``), and a list of named files is compared by name, so adding one names it.
+
+    With ``deps_by_name``, a dependency on the same step in both is no change here, whatever its
+    key: the caller says what changed in it (as ``stemma explain`` does, under ``upstream``).
     """
     lines: list[str] = []
-    _walk(old, new, "", lines)
+    _walk(old, new, "", lines, deps_by_name=deps_by_name)
     if len(lines) > limit:
         hidden = len(lines) - limit
         lines = [*lines[:limit], f"… and {hidden} more change{'s' if hidden > 1 else ''}"]
     return lines
 
 
-def _walk(old: Any, new: Any, path: str, out: list[str]) -> None:
+def _walk(old: Any, new: Any, path: str, out: list[str], *, deps_by_name: bool) -> None:
     if old == new:
         return
     if isinstance(old, dict) and isinstance(new, dict):
         before = cast(dict[str, Any], old)
         after = cast(dict[str, Any], new)
         if _is_dep(before) and _is_dep(after):
-            out.append(f"{path}: {_show(old)} → {_show(new)}")
+            if not deps_by_name or before["$step"] != after["$step"]:
+                out.append(f"{path}: {_show(old)} → {_show(new)}")
             return
         if is_file_entry(before) and is_file_entry(after):
             out.append(file_change(path, before, after))
@@ -50,7 +59,7 @@ def _walk(old: Any, new: Any, path: str, out: list[str]) -> None:
             elif key not in before:
                 out.append(f"{where}: added {_show(after[key])}")
             else:
-                _walk(before[key], after[key], where, out)
+                _walk(before[key], after[key], where, out, deps_by_name=deps_by_name)
         return
     before_files, after_files = cast(object, old), cast(object, new)
     if is_file_list(before_files) and is_file_list(after_files):
@@ -58,7 +67,7 @@ def _walk(old: Any, new: Any, path: str, out: list[str]) -> None:
         return
     if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):  # pyright: ignore[reportUnknownArgumentType]
         for index, (left, right) in enumerate(zip(old, new, strict=True)):  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
-            _walk(left, right, f"{path}[{index}]", out)
+            _walk(left, right, f"{path}[{index}]", out, deps_by_name=deps_by_name)
         return
     out.append(f"{path}: {_show(old)} → {_show(new)}")
 
@@ -76,33 +85,91 @@ def _show(value: Any) -> str:
     return text if len(text) <= _WIDTH else text[: _WIDTH - 1] + "…"
 
 
-def step_labels(events: Iterable[StepEvent]) -> dict[str, str]:
-    """Each recorded step key's step, said as ``step 0 ingest_data`` (to name an upstream)."""
-    return {e.step_spec_id: f"step {e.step_number} {e.step_name}" for e in events}
+def step_names(events: Iterable[StepEvent]) -> dict[str, str]:
+    """Each recorded step key's step name (to name an upstream step by)."""
+    return {e.step_spec_id: e.step_name for e in events}
 
 
-def upstream_components(fingerprints: Iterable[str], labels: Mapping[str, str]) -> dict[str, str]:
-    """The upstream keys by the step they are of (its short key when it is not recorded)."""
-    return {labels.get(fp, f"step {fp[:8]}"): fp[:8] for fp in fingerprints}
+def upstream_keys(fingerprints: Iterable[str], names: Mapping[str, str]) -> dict[str, str]:
+    """The upstream keys by the name of the step they are of (see :func:`step_names`).
+
+    Two attempts of a step are compared upstream by upstream through these: by name, never by
+    step number (numbers differ between runs) or key (the key is what changed). Two upstream
+    steps of one name are told apart by their order (``name (2)``); a key no event records is
+    named by itself (``step 4ab6b8d1``).
+    """
+    keyed: dict[str, str] = {}
+    for fingerprint in fingerprints:
+        name = names.get(fingerprint, f"step {fingerprint[:8]}")
+        said, seen = name, 1
+        while said in keyed:
+            seen += 1
+            said = f"{name} ({seen})"
+        keyed[said] = fingerprint
+    return keyed
 
 
-def key_components(event: StepEvent, labels: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """What a Pipeline step's recorded key covers, as :func:`config_diff` compares it.
+def key_components(event: StepEvent, names: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """What a step's recorded key covers, as :func:`component_changes` compares it.
 
     ``stemma explain`` and ``stemma plan`` both diff these, so a change reads the same in both.
-    Upstream keys are named by their step, from ``labels`` (see :func:`step_labels`).
+    Upstream keys are named by their step's name, from ``names`` (see :func:`step_names`).
     """
     return {
         "operation": event.operation,
         "version": event.version,
         "params": dict(event.params),
-        "upstream": upstream_components(event.dep_fingerprints, labels or {}),
+        "upstream": upstream_keys(event.dep_fingerprints, names or {}),
     }
 
 
-def said_upstream(line: str) -> str:
-    """A diff line of an upstream key as a person reads it: ``upstream step 0 ingest_data: …``."""
-    return "upstream " + line.removeprefix("upstream.") if line.startswith("upstream.") else line
+@dataclass(frozen=True)
+class UpstreamChange:
+    """An upstream step, matched by name, whose key differs between two attempts."""
+
+    name: str
+    before: str | None
+    """Its key in the older attempt (None: the older attempt had no upstream of this name)."""
+    after: str | None
+    """Its key in the newer attempt (None: the newer attempt has none of this name)."""
+
+    @property
+    def line(self) -> str:
+        """``upstream NAME changed (key 4ab6b8d1 → 9f8e7d6c)``, or added, or removed."""
+        if self.before is None:
+            return f"upstream {self.name}: added (key {(self.after or '')[:8]})"
+        if self.after is None:
+            return f"upstream {self.name}: removed (was key {self.before[:8]})"
+        return f"upstream {self.name} changed (key {self.before[:8]} → {self.after[:8]})"
+
+
+def upstream_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[UpstreamChange]:
+    """The upstream steps whose key differs between two :func:`key_components`, by name."""
+    before: Mapping[str, str] = old.get("upstream", {})
+    after: Mapping[str, str] = new.get("upstream", {})
+    return [
+        UpstreamChange(name, before.get(name), after.get(name))
+        for name in sorted(before.keys() | after.keys())
+        if before.get(name) != after.get(name)
+    ]
+
+
+def field_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """:func:`config_diff` of two :func:`key_components` but their upstream keys.
+
+    A dependency inside the params is said only when it names another step: a change of its
+    key is the upstream's (:func:`upstream_changes`).
+    """
+
+    def own(components: Mapping[str, Any]) -> dict[str, Any]:
+        return {key: value for key, value in components.items() if key != "upstream"}
+
+    return config_diff(own(old), own(new), deps_by_name=True)
+
+
+def component_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """Every change between two :func:`key_components`: the fields, then the upstream steps."""
+    return [*field_changes(old, new), *(change.line for change in upstream_changes(old, new))]
 
 
 def miss_reason(

@@ -105,6 +105,17 @@ class HistoryCache:
             self._events[run_id] = events
         return events
 
+    def explain_events(self, name: str) -> list[StepEvent]:
+        """What ``explain_step`` reads to say why step ``name`` ran.
+
+        Its events, and those of every step key upstream of them at any depth: to name the
+        upstream steps and say what changed in them.
+        """
+        self._refresh()
+        with self._lock:
+            frame = self._frame
+        return [] if frame is None else _explain_events(frame, name)
+
     def _refresh(self) -> None:
         from stemma.core.store.history_source import history_kind  # off the paint path: see store
 
@@ -186,6 +197,25 @@ def _run_events(frame: pl.DataFrame, run_id: str) -> list[StepEvent]:
     from stemma.storage.execution_rows import event_from_row
 
     rows = frame.filter(pl.col("pipeline_run_id") == run_id)
+    return [event_from_row(row) for row in rows.iter_rows(named=True)]
+
+
+def _explain_events(frame: pl.DataFrame, name: str) -> list[StepEvent]:
+    import polars as pl
+
+    from stemma.storage.execution_rows import event_from_row
+
+    def upstream_of(rows: pl.DataFrame) -> set[str]:
+        keys = rows.get_column("dep_fingerprints").explode().drop_nulls()
+        return set(keys.to_list())
+
+    own = pl.col("step_name") == name
+    found = set[str]()
+    wanted = upstream_of(frame.filter(own))
+    while wanted:
+        found |= wanted
+        wanted = upstream_of(frame.filter(pl.col("step_spec_id").is_in(sorted(wanted)))) - found
+    rows = frame.filter(own | pl.col("step_spec_id").is_in(sorted(found)))
     return [event_from_row(row) for row in rows.iter_rows(named=True)]
 
 

@@ -137,10 +137,8 @@ class StepReader:
 
     def _why(self, name: str, run_id: str) -> list[str]:
         from stemma.core.runs.explaining import explain_step  # loads the operations: not at paint
-        from stemma.storage.execution_rows import event_from_row
-        from stemma.storage.queries import steps
 
-        history = [event_from_row(row) for row in steps(self.root, name=name).iter_rows(named=True)]
+        history = self._history.explain_events(name)
         try:
             return explain_step(history, name, run_id)
         except LookupError:
