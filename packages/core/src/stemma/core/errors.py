@@ -87,6 +87,14 @@ class DamagedStoreError(StemmaError, RuntimeError):
     """
 
 
+class NotARootError(StemmaError, ValueError):
+    """The root asked for is a file (or lies under one), so it cannot be a stemma root.
+
+    Raised when the root is opened, before any work; the message names the path, where it came
+    from (the ``root`` argument, ``$STEMMA_ROOT`` or the default) and what to give instead.
+    """
+
+
 class ReadOnlyRootError(StemmaError, PermissionError):
     """A step must run on a root this process cannot write; raised before the step starts.
 

@@ -56,6 +56,7 @@ def run(
         UnpicklableStepError: a process backend cannot send a step's function (before anything
             runs; the message names both fixes).
         StepCycleError: the graph has a cycle (before anything runs).
+        NotARootError: ``root`` is a file, or lies under one (before anything runs).
     """
     from stemma.core.front.lazy_door import LazyRunOptions, build  # the engine loads pydantic
 
@@ -101,6 +102,7 @@ def resolve(
             (``RunCancelledError``).
         UnpicklableStepError: a process backend cannot send a step's function.
         StepCycleError: the graph has a cycle.
+        NotARootError: ``root`` is a file, or lies under one.
     """
     return run(
         handle,
@@ -116,6 +118,10 @@ def resolve(
 def plan(
     *handles: ArtifactStep, root: RootLike = None, store: Store | None = None
 ) -> list[PlanEntry]:
-    """A dry run: what ``run(*handles)`` would execute and why; reads, never writes."""
+    """A dry run: what ``run(*handles)`` would execute and why; reads, never writes.
+
+    Raises:
+        NotARootError: ``root`` is a file, or lies under one.
+    """
     store = store if store is not None else open_store(root)
     return StepPlanner(store).plan(_lower_all(handles))

@@ -83,6 +83,7 @@ class ExternalRun:
 
         Raises:
             ValueError: ``name`` is not one plain path segment.
+            NotARootError: ``root`` is a file, or lies under one.
         """
         run_id = new_run_id(name)
         self.store = store if store is not None else open_run_store(root)

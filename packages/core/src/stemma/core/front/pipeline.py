@@ -40,7 +40,7 @@ from stemma.core.front.sendable import refuse_unsendable_operation
 from stemma.core.operations.definition import OperationDefinition
 from stemma.core.run_ids import new_run_id
 from stemma.core.store.history_source import open_history_store
-from stemma.core.store.locations import resolve_root
+from stemma.core.store.locations import usable_root
 from stemma.core.store.protocols import RunStore
 
 
@@ -92,6 +92,7 @@ class Pipeline(RunSteps):
         Raises:
             StoreUnavailableError: stemma-storage (the Delta store) is not installed.
             ValueError: an unknown policy name, or a name that is not one plain path segment.
+            NotARootError: ``root`` is a file (or lies under one): before anything starts.
         """
         run_id = new_run_id(name)  # checks the name before anything is opened
         cache = parse_policy(CachePolicy, cache_policy, "cache_policy")
@@ -149,6 +150,7 @@ class Pipeline(RunSteps):
 
         Raises:
             ValueError: neither an id nor a name was given, or no such run exists.
+            NotARootError: ``root`` is a file (or lies under one): before anything starts.
         """
         refuse_in_dry_run("Pipeline.resume")  # (before the recovery, which writes)
         opened = open_resumed_run(
@@ -173,8 +175,11 @@ class Pipeline(RunSteps):
 
         Read where the root's history is (:mod:`stemma.core.store.history_source`), whatever
         ``$STEMMA_STORE`` says, and without creating anything on a root with no history yet.
+
+        Raises:
+            NotARootError: the root is a file (or lies under one).
         """
-        store = open_history_store(resolve_root(root))
+        store = open_history_store(usable_root(root))
         return runs_frame(store.step_events() if store is not None else [])
 
     @property

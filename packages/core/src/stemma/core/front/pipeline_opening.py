@@ -25,6 +25,7 @@ from stemma.core.engine import (
 )
 from stemma.core.front.run_history import latest_run_id, restore_steps
 from stemma.core.store.history_source import nothing_built
+from stemma.core.store.locations import usable_root
 from stemma.core.store.opening import open_run_store
 
 
@@ -56,7 +57,12 @@ def open_new_run(
     preserve_working: bool,
     max_workers: int | None,
 ) -> OpenedRun:
-    """A new run ``run_id`` on the store at ``root``, recovered first."""
+    """A new run ``run_id`` on the store at ``root``, recovered first.
+
+    Raises:
+        NotARootError: the root is a file (or lies under one): before any worker starts.
+    """
+    usable_root(root)
     will_execute = skip_cache or nothing_built(root)
     engine = open_run_backend(backend, max_workers=max_workers, will_execute=will_execute)
     with shut_if_failed(engine):
@@ -91,7 +97,9 @@ def open_resumed_run(
     Raises:
         ValueError: neither an id nor a name was given, no such run exists, or an unknown
             policy.
+        NotARootError: the root is a file (or lies under one): before any worker starts.
     """
+    usable_root(root)
     engine = open_run_backend(backend, max_workers=max_workers)  # (its workers start on demand)
     with shut_if_failed(engine):
         store = open_run_store(root)

@@ -6,6 +6,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from stemma.core.errors import NotARootError
+
 DEFAULT_ROOT = ".stemma"
 ROOT_ENV = "STEMMA_ROOT"
 
@@ -16,6 +18,40 @@ def resolve_root(root: str | os.PathLike[str] | None = None) -> Path:
         return Path(root).absolute()
     env = os.environ.get(ROOT_ENV)
     return Path(env).absolute() if env else Path(DEFAULT_ROOT).absolute()
+
+
+def usable_root(root: str | os.PathLike[str] | None = None) -> Path:
+    """:func:`resolve_root`'s root, refused when it is a file or lies under one.
+
+    A few ``stat`` calls; nothing is created. A root that does not exist yet is fine (a run
+    makes it); one that cannot be written is answered read-only by the store.
+
+    Raises:
+        NotARootError: the root, or the nearest of its parents that exists, is a file; the
+            message names it and where the root came from.
+    """
+    path = resolve_root(root)
+    try:
+        existing = path
+        while not existing.exists() and existing.parent != existing:
+            existing = existing.parent
+        is_file = existing.exists() and not existing.is_dir()
+    except OSError:  # (a name too long for the filesystem: what opens it says so)
+        return path
+    if not is_file:
+        return path
+    if root is not None:
+        source = "given as root"
+    elif os.environ.get(ROOT_ENV):
+        source = f"${ROOT_ENV}"
+    else:
+        source = f"the default root, {DEFAULT_ROOT} in the current directory"
+    fix = f"give root= a directory (one that does not exist yet is made) or set ${ROOT_ENV}"
+    if existing == path:
+        raise NotARootError(f"{path} is a file, not a stemma root ({source}); {fix}")
+    raise NotARootError(
+        f"{path} cannot be a stemma root ({source}): {existing} is a file, not a directory; {fix}"
+    )
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from stemma.core import plugins
 from stemma.core.errors import StoreUnavailableError
-from stemma.core.store.locations import resolve_root
+from stemma.core.store.locations import usable_root
 from stemma.core.store.protocols import RunStore, Store
 from stemma.core.store.read_only_root import ReadOnlyRootStore, refuse_to_run
 
@@ -49,6 +49,7 @@ def open_run_store(
     Raises:
         StoreUnavailableError: the store named by ``$STEMMA_STORE`` is only a plain ``Store``
             (it can answer ``plan`` but cannot run steps).
+        NotARootError: the root is a file (or lies under one); nothing is opened.
     """
     store = open_store(root, kind=kind)
     if not isinstance(store, RunStore):
@@ -85,8 +86,9 @@ def open_store(root: str | os.PathLike[str] | None = None, *, kind: str | None =
 
     Raises:
         StoreUnavailableError: the named store is not installed.
+        NotARootError: the root is a file (or lies under one); nothing is opened.
     """
-    path: Path = resolve_root(root)
+    path: Path = usable_root(root)
     registered = plugins.registered(STORE_GROUP)
     chosen = kind or default_store_kind()
     if chosen not in registered and chosen == "sqlite":
