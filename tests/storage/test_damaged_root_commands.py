@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from stemma.core.cli.exit_codes import ExitCode
+from stemma.core.exit_codes import ExitCode
 from stemma.storage import DeltaStore
 
 from .conftest import FunctionStepFactory, commit_function_step

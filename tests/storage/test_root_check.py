@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from deltalake import DeltaTable
 
-from stemma.core.cli.exit_codes import ExitCode
 from stemma.core.cli.main import main
+from stemma.core.exit_codes import ExitCode
 from stemma.core.live import RunStatus
 from stemma.core.live.state import STATE_FILE, RunState, write_state
 from stemma.storage import DeltaStore, executions, steps, table_check

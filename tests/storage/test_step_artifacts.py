@@ -21,9 +21,9 @@ from typing import Any
 import polars as pl
 import pytest
 
-from stemma.core.cli.exit_codes import ExitCode
 from stemma.core.cli.main import main
 from stemma.core.examples import DataGenerator, MetricCalculator, SlowCopy
+from stemma.core.exit_codes import ExitCode
 from stemma.core.front.pipeline import Pipeline
 from stemma.core.store.sqlite import SqliteStore
 from stemma.storage import DeltaStore, artifacts, executions, lineage
