@@ -83,7 +83,8 @@ class DamagedStoreError(StemmaError, RuntimeError):
 
     Stores raise a subclass naming the table; the message says to run ``stemma check ROOT``,
     which names the damaged file and the fix. Defined here so that core's command line can
-    report it in one line, and go on showing what it can, without knowing which store it is.
+    report it in one line (exit 7, ``ExitCode.DAMAGED``), and go on showing what it can,
+    without knowing which store it is.
     """
 
 

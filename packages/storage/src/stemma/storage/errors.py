@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 from stemma.core.errors import DamagedStoreError, StemmaError
-from stemma.core.exit_codes import CliError, ExitCode
 from stemma.core.store.staging.problems import StagedBundleError
 
 __all__ = [
@@ -28,12 +27,12 @@ class CommitConflictError(StorageError, RuntimeError):
     """
 
 
-class DamagedTableError(StorageError, DamagedStoreError, CliError):
+class DamagedTableError(StorageError, DamagedStoreError):
     """A Delta table of the root cannot be read: a file of its log or data is damaged or missing.
 
     The message names the table and says to run ``stemma check ROOT``, which names the file and
-    the fix. It is also a :class:`~stemma.core.cli.CliError` (code ``DAMAGED``), so every
-    ``stemma`` command reports it as that one line, without a traceback.
+    the fix. Like every :class:`~stemma.core.errors.DamagedStoreError`, every ``stemma`` command
+    reports it as that one line, without a traceback, and exits 7 (``ExitCode.DAMAGED``).
 
     Attributes:
         table: the table's name under ``delta/`` (``orchestration/steps``).
@@ -51,7 +50,7 @@ class DamagedTableError(StorageError, DamagedStoreError, CliError):
                 f". Nothing is lost: the work is staged under {root / 'staging'} and is "
                 "committed, once, by the next run on this root after the table is repaired"
             )
-        CliError.__init__(self, message, ExitCode.DAMAGED)
+        super().__init__(message)
         self.table = table
         self.root = root
         self.staged = staged

@@ -19,6 +19,7 @@ from typing import TextIO
 from stemma.core.cli.output import OutputFormat, print_rows
 from stemma.core.dry_run_switch import DRY_RUN_ENV, DryRunRefusedError
 from stemma.core.engine import StepForecast
+from stemma.core.errors import DamagedStoreError
 from stemma.core.exit_codes import CliError, ExitCode
 from stemma.core.front.dry_pipeline import forecasts
 from stemma.core.runs.error_lines import error_line
@@ -40,7 +41,7 @@ def plan_pipeline_script(script: str, argv: Sequence[str]) -> tuple[StepForecast
             code = run_script(script, argv)
     except DryRunRefusedError as err:
         raise CliError(str(err), ExitCode.USAGE) from None
-    except CliError:
+    except (CliError, DamagedStoreError):  # stemma's own one-line errors, exit codes kept
         raise
     except Exception as err:  # the script's own failure: say its line, not stemma's frames
         line = error_line("".join(traceback.format_exception(err)))
