@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import errno
+from pathlib import Path
 
 import pytest
 
+from stemma.core.errors import DamagedStoreError
+from stemma.core.exit_codes import CliError
 from stemma.storage import STEPS, DeltaStore
 from stemma.storage.errors import DamagedTableError
 from stemma.storage.table_damage import committing, reading
@@ -61,10 +64,6 @@ def test_an_interrupt_is_never_translated(
 def test_a_damaged_table_is_a_store_error_not_a_command_line_error() -> None:
     # Core's command line maps every DamagedStoreError to exit 7 (test_damaged_root_commands):
     # the store's error needs nothing of the command line's.
-    from stemma.core.errors import DamagedStoreError
-    from stemma.core.exit_codes import CliError
-    from stemma.storage.errors import DamagedTableError
-
     error = DamagedTableError("orchestration/steps", Path("/r"), "it is damaged")
     assert isinstance(error, DamagedStoreError)
     assert not isinstance(error, CliError)
