@@ -24,6 +24,8 @@ _KEPT_LIVE_STEPS = 4
 """Running steps whose live units are watched at once (the ones being looked at)."""
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _NOT_FINISHED = "not finished yet: nothing to compare"
+_FUNCTION_OUTPUTS = {"output": "output_artifact_id", "value": "value_artifact_id"}
+"""A lazy function step's roles, and the keys of its final event's metadata that name them."""
 
 if TYPE_CHECKING:
     from stemma.tui.client.live_executions import LiveExecutions
@@ -79,6 +81,7 @@ class StepReader:
         else:
             self._live_units.pop((run_id, number), None)  # final: history has every unit
         rows, outputs, why = self._committed(source, event.step_name, run_id)
+        outputs = outputs or function_outputs(event.metadata)
         committed = [self._execution(row) for row in rows]
         known = {e.execution_run_id for e in committed}
         live = [e for e in live if e.execution_run_id not in known]
@@ -159,3 +162,16 @@ class StepReader:
             failure_log=log if not row["success"] and log.is_file() else None,
             worker_log=str(row["worker_log"] or row["tool_output"] or ""),
         )
+
+
+def function_outputs(metadata: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
+    """A lazy function step's outputs, per role, as its final event names them.
+
+    Such a step has no step-outputs rows: its output file ref (``output``) and its return value's
+    metric (``value``) are in its event's metadata. Empty for any other step, or a value of None.
+    """
+    return {
+        role: (str(metadata[key]),)
+        for role, key in _FUNCTION_OUTPUTS.items()
+        if isinstance(metadata.get(key), str) and metadata[key]
+    }
