@@ -88,6 +88,13 @@ class DamagedStoreError(StemmaError, RuntimeError):
     """
 
 
+class RootURLError(StemmaError, ValueError):
+    """A root given as a URL that cannot be used: an unknown scheme, no bucket, or an object store.
+
+    Raised before anything is written; the message names the root and what to give instead.
+    """
+
+
 class NotARootError(StemmaError, ValueError):
     """The root asked for is a file (or lies under one), so it cannot be a stemma root.
 

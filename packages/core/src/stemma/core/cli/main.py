@@ -18,7 +18,7 @@ from stemma.core.cli.missing_packages import (
     install_hint,
     missing_command,
 )
-from stemma.core.errors import DamagedStoreError
+from stemma.core.errors import DamagedStoreError, RootURLError
 from stemma.core.exit_codes import CliError, ExitCode
 from stemma.core.store.locations import ROOT_ENV
 
@@ -151,6 +151,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CliError as err:
         print(f"stemma {args.command}: {err}", file=sys.stderr)
         return err.code
+    except RootURLError as err:  # a root written as a URL that cannot be used here
+        print(f"stemma {args.command}: {err}", file=sys.stderr)
+        return ExitCode.USAGE
     except DamagedStoreError as err:  # a store's table cannot be read: its message says the fix
         print(f"stemma {args.command}: {err}", file=sys.stderr)
         return ExitCode.DAMAGED

@@ -7,17 +7,29 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stemma.core.errors import NotARootError
+from stemma.core.store.root_urls import ObjectRoot, is_url, parse_root_url, refuse_object_root
 
 DEFAULT_ROOT = ".stemma"
 ROOT_ENV = "STEMMA_ROOT"
 
 
 def resolve_root(root: str | os.PathLike[str] | None = None) -> Path:
-    """The root to use: the argument, else ``$STEMMA_ROOT``, else ``.stemma`` in the cwd."""
-    if root is not None:
-        return Path(root).absolute()
-    env = os.environ.get(ROOT_ENV)
-    return Path(env).absolute() if env else Path(DEFAULT_ROOT).absolute()
+    """The root to use: the argument, else ``$STEMMA_ROOT``, else ``.stemma`` in the cwd.
+
+    A root written as a URL is read as one (:mod:`~stemma.core.store.root_urls`): ``file://``
+    names a local path; an object store's (``s3://``, ``gs://``, ``az://``) is refused.
+
+    Raises:
+        RootURLError: the root is a URL this version cannot keep a root at (the message names
+            the root and what to give instead).
+    """
+    given = os.fspath(root) if root is not None else os.environ.get(ROOT_ENV) or DEFAULT_ROOT
+    if is_url(given):
+        found = parse_root_url(given)
+        if isinstance(found, ObjectRoot):
+            raise refuse_object_root(found)
+        return found.absolute()
+    return Path(given).absolute()
 
 
 def usable_root(root: str | os.PathLike[str] | None = None) -> Path:
