@@ -223,7 +223,14 @@ def test_a_root_written_before_these_reads_answers_them(tmp_path: Path) -> None:
 
     assert scaled.height == 4  # two fingerprints, each an output and a value
     assert set(scaled.get_column("origin_step_name").to_list()) == {"fixture/scale"}
-    by_depth = {(row[0], row[1]) for row in walked.select("depth", "step_name").iter_rows()}
+    made = walked.filter(pl.col("source_artifact_type") != "input_file")
+    by_depth = {(row[0], row[1]) for row in made.select("depth", "step_name").iter_rows()}
     assert by_depth == {(1, "fixture/merge"), (2, "fixture/scale")}
+    # The raw file fixture/words read ends the walk: by its content hash and argument, as the
+    # step's params keyed it (a root this old kept no path).
+    files = walked.filter(pl.col("source_artifact_type") == "input_file")
+    assert files.select("depth", "step_name", "source_role", "source_name").rows() == [
+        (2, "fixture/words", "source", None)
+    ]
     assert walked.get_column("step_run_id").null_count() == 0
     assert sorted(os.listdir(root / "delta")) == before  # reading added no table

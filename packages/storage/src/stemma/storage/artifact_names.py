@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from stemma.storage.schemas import CONFIGS, DATA, FILE_REFS, METRICS, TableSpec
+from stemma.storage.schemas import ARTIFACT_INDEX, CONFIGS, DATA, FILE_REFS, METRICS, TableSpec
 from stemma.storage.sqlite_history import TableReader
 
 FACT_COLUMNS = ("artifact_id", "original_name", "size", "row_count", "data_columns")
@@ -35,6 +35,33 @@ def artifact_facts(read: TableReader, artifact_ids: list[str]) -> pl.DataFrame:
     wanted = pl.col("artifact_id").is_in(sorted(set(artifact_ids)))
     frames = [_facts(read, table, wanted) for table in _NAMED]
     return pl.concat(frames, how="vertical").unique("artifact_id", keep="first")
+
+
+def shown_names(read: TableReader, artifact_ids: list[str]) -> dict[str, str]:
+    """What to call each artifact of ``artifact_ids`` (those with a name): for lineage, outputs.
+
+    Its original name (``data_3.csv``), except a lazy step's output: a file ref at
+    ``outputs/{step name}/{version}-{key}``, whose original name is only that last part
+    (``v1-81d1ec83a63f698c``, or none on a root recorded before names were), is called by the
+    step that made it (``tutorial/numbers``).
+    """
+    facts = artifact_facts(read, artifact_ids)
+    names = {
+        str(row["artifact_id"]): str(row["original_name"])
+        for row in facts.iter_rows(named=True)
+        if row["original_name"]
+    }
+    wanted = pl.col("artifact_id").is_in(sorted(set(artifact_ids)))
+    files = read(FILE_REFS, wanted, columns=["artifact_id", "path"])
+    if files.is_empty():
+        return names
+    made = pl.col("artifact_id").is_in(files.get_column("artifact_id").to_list())
+    origins = read(ARTIFACT_INDEX, made, columns=["artifact_id", "origin_step_name"])
+    for row in files.join(origins, on="artifact_id", how="inner").iter_rows(named=True):
+        step, path = row["origin_step_name"], row["path"]
+        if step and isinstance(path, str) and path.rpartition("/")[0] == f"outputs/{step}":
+            names[str(row["artifact_id"])] = str(step)
+    return names
 
 
 def _facts(read: TableReader, table: TableSpec, wanted: pl.Expr) -> pl.DataFrame:

@@ -23,7 +23,7 @@ from stemma.core.cli import (
     print_rows,
 )
 from stemma.storage.artifact_names import detail_text
-from stemma.storage.queries import artifacts, lineage
+from stemma.storage.queries import INPUT_FILE, artifacts, lineage
 
 ARTIFACT_COLUMNS = ("artifact_id", "artifact_type", "origin_step_name", "created_at", "detail")
 LINEAGE_COLUMNS = (
@@ -132,10 +132,15 @@ def _lineage(args: argparse.Namespace) -> int:
 
 
 def _table_edge(row: dict[str, object]) -> dict[str, object]:
-    """An edge as the table shows it: short ids beside names."""
+    """An edge as the table shows it: short ids beside names; an input file by its path."""
+    if row["source_artifact_type"] == INPUT_FILE:
+        where = row["source_name"] or "(path not recorded)"
+        source = f"file {where} (content {str(row['source_artifact_id'])[:8]})"
+    else:
+        source = _named(row["source_artifact_id"], row["source_name"])
     return {
         "depth": row["depth"],
-        "source": _named(row["source_artifact_id"], row["source_name"]),
+        "source": source,
         "source_role": row["source_role"],
         "target": _named(row["target_artifact_id"], row["target_name"]),
         "target_role": row["target_role"],

@@ -9,15 +9,16 @@ table raises :class:`~stemma.storage.errors.DamagedTableError`, naming it and ``
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, cast
 
 import polars as pl
 
 from stemma.core.store.locations import RootLayout
-from stemma.storage.artifact_names import artifact_facts
+from stemma.storage.artifact_names import artifact_facts, shown_names
 from stemma.storage.schemas import (
     ARTIFACT_EDGES,
     ARTIFACT_INDEX,
@@ -35,6 +36,9 @@ from stemma.storage.table_damage import reading
 
 StoreRoot = str | os.PathLike[str] | RootLayout
 """A store root: a path, or the :class:`~stemma.core.store.locations.RootLayout` of one."""
+INPUT_FILE = "input_file"
+"""The ``source_artifact_type`` of a lineage row whose source is a file a lazy step's key read
+(a ``Path`` argument): not an artifact, so its ``source_artifact_id`` is its content hash."""
 
 
 def steps(
@@ -150,6 +154,12 @@ def lineage(
     made by two steps are one artifact, so an edge from an artifact to itself (a step that output
     its input's very bytes) says who made it only through these columns.
 
+    Walking up, the files a lazy step's key read (its ``Path`` arguments) end the walk: one row
+    each, from the file to what the step made, with ``source_artifact_type`` ``"input_file"``,
+    ``source_artifact_id`` the file's content hash (what the key holds: a file is not an
+    artifact), ``source_role`` the argument it was given as (``source``, ``files[0]``) and
+    ``source_name`` its path (null for a run recorded before paths were).
+
     Args:
         root: the store root.
         artifact_id: where to start.
@@ -161,8 +171,9 @@ def lineage(
         The ``provenance/artifact_edges`` columns, ``depth`` (1 for edges touching
         ``artifact_id``), the ``step_name`` and ``step_run_id`` of the edge's execution
         (``execution_run_id``), and ``source_name`` and ``target_name``: each artifact's
-        original name (null for a type without one); each edge once, at the depth it was first
-        reached.
+        original name (null for a type without one), a lazy step's output named by its step
+        (``tutorial/numbers``, not ``v1-81d1ec83a63f698c``); each edge once, at the depth it was
+        first reached.
     """
     read = table_reader(_layout(root))
     edges = read(ARTIFACT_EDGES)
@@ -175,6 +186,7 @@ def lineage(
         edges.with_columns(pl.lit(0, dtype=pl.Int64).alias("depth")).clear()
     ]
     seen: set[str] = {artifact_id}
+    depths = {artifact_id: 0}
     frontier = [artifact_id]
     depth = 0
     while frontier and (max_depth is None or depth < max_depth):
@@ -183,13 +195,115 @@ def lineage(
         found.append(hop.with_columns(pl.lit(depth, dtype=pl.Int64).alias("depth")))
         reached = set(hop.get_column(far).to_list())
         frontier = sorted(reached - seen)
+        depths.update(dict.fromkeys(frontier, depth))
         seen |= reached
-    walked = pl.concat(found).unique(
+    if direction == "up":
+        ends = {a: d + 1 for a, d in depths.items() if max_depth is None or d < max_depth}
+        found.append(_input_file_edges(read, ends, found[0]))
+    walked = pl.concat(found, how="diagonal").unique(
         subset=["execution_run_id", "source_artifact_id", "target_artifact_id"],
         keep="first",
         maintain_order=True,
     )
-    return _with_names(read, _with_steps(read, walked))
+    named = _with_names(read, _with_steps(read, walked))
+    if "input_path" not in named.columns:
+        return named
+    path_or_name = pl.coalesce("input_path", "source_name").alias("source_name")
+    return named.with_columns(path_or_name).drop("input_path")
+
+
+def _input_file_edges(
+    read: TableReader, depths: Mapping[str, int], like: pl.DataFrame
+) -> pl.DataFrame:
+    """Rows from the files a lazy step's key read to what it made, at ``depths[made]``.
+
+    ``like`` is an empty frame of the edges' columns. The files are in the step's events: their
+    paths in ``metadata.input_files``, or (a run recorded before paths were) their content hashes
+    in ``params`` alone.
+    """
+    made = read(
+        EXECUTION_EDGES,
+        (pl.col("direction") == "output") & pl.col("artifact_id").is_in(sorted(depths)),
+        columns=["execution_run_id", "role", "artifact_id"],
+    )
+    runs = read(
+        EXECUTIONS,
+        pl.col("execution_run_id").is_in(made.get_column("execution_run_id").unique().to_list()),
+        columns=["execution_run_id", "step_run_id"],
+    ).unique("execution_run_id")
+    events = read(
+        STEPS,
+        pl.col("step_run_id").is_in(runs.get_column("step_run_id").unique().to_list()),
+        columns=["step_run_id", "params", "metadata"],
+    ).unique("step_run_id", keep="last", maintain_order=True)
+    files = {
+        str(row["step_run_id"]): _files_read(row["params"], row["metadata"])
+        for row in events.iter_rows(named=True)
+    }
+    step_of = dict(runs.iter_rows())
+    types = dict(
+        read(
+            ARTIFACT_INDEX,
+            pl.col("artifact_id").is_in(sorted(depths)),
+            columns=["artifact_id", "artifact_type"],
+        ).iter_rows()
+    )
+    rows: list[dict[str, Any]] = [
+        {
+            "execution_run_id": execution,
+            "source_artifact_id": file["content_hash"],
+            "target_artifact_id": target,
+            "source_artifact_type": INPUT_FILE,
+            "target_artifact_type": types.get(target),
+            "source_role": file["input"],
+            "target_role": role,
+            "group_id": None,
+            "step_boundary": True,
+            "depth": depths[target],
+            "input_path": file.get("path"),
+        }
+        for execution, role, target in made.iter_rows()
+        for file in files.get(str(step_of.get(execution)), ())
+    ]
+    schema = {**like.schema, "input_path": pl.String}
+    return pl.DataFrame(rows, schema=schema)
+
+
+def _files_read(params: str | None, metadata: str | None) -> list[dict[str, Any]]:
+    """The input files a step event records: ``metadata.input_files``, else its params' keys."""
+    meta: object = json.loads(metadata) if metadata else {}
+    if isinstance(meta, dict):
+        recorded = cast(dict[str, Any], meta).get("input_files")
+        if isinstance(recorded, list):
+            entries = cast(list[object], recorded)
+            return [
+                cast(dict[str, Any], f)
+                for f in entries
+                if isinstance(f, dict) and "content_hash" in f and "input" in f
+            ]
+    config: object = json.loads(params) if params else {}
+    inputs = cast(dict[str, Any], config).get("inputs") if isinstance(config, dict) else None
+    found: list[dict[str, Any]] = []
+    if isinstance(inputs, dict):
+        for name, value in cast(dict[str, Any], inputs).items():
+            _file_keys(value, name, found)
+    return found
+
+
+def _file_keys(value: object, where: str, found: list[dict[str, Any]]) -> None:
+    """The ``{"$file": {"content_hash", "size"}}`` keys inside a lazy step's recorded inputs."""
+    if isinstance(value, dict):
+        mapping = cast(dict[str, Any], value)
+        key = mapping.get("$file")
+        if len(mapping) == 1 and isinstance(key, dict) and "content_hash" in key:
+            found.append({"input": where, **cast(dict[str, Any], key)})
+            return
+        for name, item in mapping.items():
+            shown = name[1:] if name.startswith("$$") else name  # a user's key, escaped
+            _file_keys(item, f"{where}[{shown!r}]", found)
+    elif isinstance(value, list):
+        for index, item in enumerate(cast(list[object], value)):
+            _file_keys(item, f"{where}[{index}]", found)
 
 
 def _with_steps(read: TableReader, edges: pl.DataFrame) -> pl.DataFrame:
@@ -204,13 +318,17 @@ def _with_steps(read: TableReader, edges: pl.DataFrame) -> pl.DataFrame:
 
 
 def _with_names(read: TableReader, edges: pl.DataFrame) -> pl.DataFrame:
-    """``edges`` with the original name of each edge's source and target artifact."""
+    """``edges`` with the name of each edge's source and target artifact (see shown_names)."""
     ends = pl.concat(
         [edges.get_column("source_artifact_id"), edges.get_column("target_artifact_id")]
     )
-    names = artifact_facts(read, ends.unique().to_list()).select("artifact_id", "original_name")
+    shown = shown_names(read, ends.unique().to_list())
+    names = pl.DataFrame(
+        {"artifact_id": list(shown), "name": list(shown.values())},
+        schema={"artifact_id": pl.String, "name": pl.String},
+    )
     for end in ("source", "target"):
-        named = names.rename({"artifact_id": f"{end}_artifact_id", "original_name": f"{end}_name"})
+        named = names.rename({"artifact_id": f"{end}_artifact_id", "name": f"{end}_name"})
         edges = edges.join(named, on=f"{end}_artifact_id", how="left", maintain_order="left")
     return edges
 

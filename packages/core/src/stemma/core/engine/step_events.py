@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 from stemma.core.engine.planned_step import FileInputs, PlannedStep
 from stemma.core.engine.references import OutputReference, StepResult
 from stemma.core.execution_records import StepEvent
+from stemma.core.graph.input_files import input_files_read
+from stemma.core.graph.step_spec import StepSpec
 from stemma.core.records import StepStatus
 from stemma.core.unit_counts import CACHED_KEY, UnitCounts
 
@@ -26,6 +28,7 @@ EventFactory = Callable[..., StepEvent]
 def event_factory(ctx: RunContext, step: PlannedStep, step_run_id: str) -> EventFactory:
     """Events of one step attempt: call it with a status (and counts, errors, metadata)."""
     op = step.operation
+    files = read_files(step)
 
     def make(
         status: StepStatus,
@@ -67,6 +70,7 @@ def event_factory(ctx: RunContext, step: PlannedStep, step_run_id: str) -> Event
                 "inputs": describe_inputs(step),
                 "inputs_from": inputs_from(ctx, step),
                 "output_types": {r: s.artifact_type for r, s in op.outputs.items()},
+                **files,
                 **(counts.event_metadata() if counts is not None else {}),
                 **(metadata or {}),
             },
@@ -78,6 +82,20 @@ def event_factory(ctx: RunContext, step: PlannedStep, step_run_id: str) -> Event
 def inputs_from(ctx: RunContext, step: PlannedStep) -> list[str]:
     """The step runs whose outputs this step reads, sorted: part of what makes a hit valid."""
     return sorted({ctx.steps[n].outputs_from or "" for n in step.upstream_steps()})
+
+
+def read_files(step: PlannedStep) -> dict[str, Any]:
+    """``{"input_files": […]}``: the files a lazy step's key reads, named by path (else empty).
+
+    A ``Path`` argument is keyed by its content alone; its path is recorded here, beside the
+    key, so lineage can show the file a step was made from (see
+    :func:`~stemma.core.graph.input_files.input_files_read`).
+    """
+    spec: object = getattr(step.operation, "lowered", None)
+    if not isinstance(spec, StepSpec):
+        return {}
+    files = input_files_read(spec.step.inputs, spec.config["inputs"])
+    return {"input_files": files} if files else {}
 
 
 def describe_inputs(step: PlannedStep) -> dict[str, Any]:

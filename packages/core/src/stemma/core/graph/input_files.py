@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import os
 import threading
-from pathlib import Path
+from collections.abc import Mapping
+from pathlib import Path, PurePath
+from typing import Any, cast
 
+from stemma.core.canonical import escape_key
 from stemma.core.errors import UnfingerprintableError
+from stemma.core.graph.markers import FILE_TAG
 from stemma.core.identity import digest_tree
 
 _cache: dict[tuple[str, int, int], dict[str, object]] = {}
@@ -46,3 +50,40 @@ def input_file_key(path: Path, where: str) -> dict[str, object]:
 def _key(path: Path) -> dict[str, object]:
     digest = digest_tree(path)
     return {"content_hash": digest.content_hash, "size": digest.size}
+
+
+def input_files_read(inputs: Mapping[str, Any], keyed: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The input files a step's key reads, for its records: where each sits, its path, its key.
+
+    ``inputs`` are the step's arguments as given (a ``Path`` where a file was named) and
+    ``keyed`` the same arguments as its key holds them (``StepSpec.config["inputs"]``: the
+    file's ``{"$file": {"content_hash", "size"}}``, never its path). Each file is
+    ``{"input": "source", "path": "/abs/raw.csv", "content_hash": …, "size": …}``, its
+    ``input`` said as the argument it sits in (``files[0]``, ``paths['train']``). Nothing here
+    enters a key: lineage shows the file a step read from these.
+    """
+    found: list[dict[str, Any]] = []
+    for name, value in inputs.items():
+        _files_in(value, keyed.get(escape_key(name)), name, found)
+    return found
+
+
+def _files_in(value: Any, keyed: Any, where: str, found: list[dict[str, Any]]) -> None:
+    if isinstance(value, PurePath):
+        key = cast(Mapping[str, Any], keyed).get(FILE_TAG) if isinstance(keyed, Mapping) else None
+        if isinstance(key, Mapping):
+            path = os.path.abspath(value)
+            found.append({"input": where, "path": path, **cast(Mapping[str, Any], key)})
+        return
+    if isinstance(value, Mapping) and isinstance(keyed, Mapping):
+        items = cast(Mapping[Any, Any], value)
+        known = cast(Mapping[str, Any], keyed)
+        for key, item in items.items():
+            if isinstance(key, str):
+                _files_in(item, known.get(escape_key(key)), f"{where}[{key!r}]", found)
+        return
+    if isinstance(value, list | tuple) and isinstance(keyed, list):
+        seq = cast(list[Any] | tuple[Any, ...], value)
+        keys = cast(list[Any], keyed)
+        for index, (item, key) in enumerate(zip(seq, keys, strict=False)):
+            _files_in(item, key, f"{where}[{index}]", found)

@@ -1,4 +1,7 @@
-"""The original names of a step's outputs (``data_3.csv``), for the step screen's outputs tab.
+"""The names of a step's outputs (``data_3.csv``), for the step screen's outputs tab.
+
+A lazy step's output is called by its step (``tutorial/numbers``), as lineage calls it
+(:func:`stemma.storage.artifact_names.shown_names`).
 
 Read from the built-in content tables through stemma-storage's reader, from whichever store
 holds the history (Delta, or ``core.sqlite`` not imported yet). Blocking I/O: thread workers
@@ -20,14 +23,9 @@ def with_output_names(root: Path, view: StepView) -> StepView:
         return view
     try:  # polars and delta-rs: off the paint path, and optional
         from stemma.core.store.locations import RootLayout
-        from stemma.storage.artifact_names import artifact_facts
+        from stemma.storage.artifact_names import shown_names
         from stemma.storage.sqlite_history import table_reader
     except ImportError:
         return view
-    facts = artifact_facts(table_reader(RootLayout(root.absolute())), ids)
-    names = {
-        str(row["artifact_id"]): str(row["original_name"])
-        for row in facts.iter_rows(named=True)
-        if row["original_name"]
-    }
+    names = shown_names(table_reader(RootLayout(root.absolute())), ids)
     return dataclasses.replace(view, output_names=names)

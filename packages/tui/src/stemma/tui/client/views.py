@@ -69,6 +69,8 @@ class StepView:
     step's functions), so the rows can list fewer."""
 
 
+INPUT_FILE = "input_file"
+"""The type lineage gives a file a lazy step's key read (``stemma.storage.queries.INPUT_FILE``)."""
 SHORT_ID = 8
 """Hex digits of an execution id the dashboard shows (a uuid4: 8 tell a step's units apart)."""
 
@@ -97,6 +99,11 @@ class LineageEdge:
     """The far artifact's original name (``data_3.csv``); empty for a type without one."""
 
     @property
+    def input_file(self) -> bool:
+        """The far end is a file a lazy step's key read: not an artifact (its id is its hash)."""
+        return self.artifact_type == INPUT_FILE
+
+    @property
     def short_execution(self) -> str:
         """The execution id's first :data:`SHORT_ID` hex digits."""
         return self.execution_run_id[:SHORT_ID]
@@ -109,6 +116,10 @@ class LineageEdge:
         """
         verb = "made from" if direction == "up" else "made into"
         far = "itself" if self.itself else " ".join(filter(None, (self.artifact_id, self.name)))
+        if self.input_file:
+            far = (
+                f"input file {self.name or '(path not recorded)'} (content {self.artifact_id[:8]})"
+            )
         step = f"step {self.step_name}" if self.step_name else "a step not in history"
         return f"{verb} {far} by {step}, execution {self.short_execution}"
 

@@ -2,7 +2,8 @@
 
 Each lineage row is one edge: the far artifact, the step and the execution that made it. Edges
 to the same artifact from different steps are different rows, and an artifact a step made from
-its own bytes shows ``itself`` there.
+its own bytes shows ``itself`` there. A file a lazy step's key read (a ``Path`` argument) ends the
+list up: its content hash and its path; ``Enter`` on it says what it is (it is no artifact).
 """
 
 from __future__ import annotations
@@ -172,11 +173,11 @@ class ArtifactScreen(Screen[None]):
         if self.view is None or key is None:
             return
         edge = (self.view.up if direction == "up" else self.view.down)[int(key)]
-        if edge.itself:
-            # Opening it again would show this same screen: say who made it instead.
-            self.notify(
-                edge.sentence(direction), title=f"artifact {edge.artifact_id[:12]}", markup=False
-            )
+        if edge.itself or edge.input_file:
+            # Opening it again would show this same screen, and a file has no artifact screen:
+            # say who made it from what instead.
+            title = "an input file" if edge.input_file else f"artifact {edge.artifact_id[:12]}"
+            self.notify(edge.sentence(direction), title=title, markup=False)
         else:
             self.stemma.open_artifact(edge.artifact_id)
 
