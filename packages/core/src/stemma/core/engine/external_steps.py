@@ -23,9 +23,8 @@ from stemma.core.engine.run_context import RunContext
 from stemma.core.engine.step_events import event_factory
 from stemma.core.engine.worker.function_lifecycle import function_failed, settle_function
 from stemma.core.engine.worker.function_operation import (
-    OUTPUT_ROLE,
-    VALUE_ROLE,
     FunctionOperation,
+    built_outputs,
     input_artifact_ids,
 )
 from stemma.core.engine.worker.units import ExecutionUnit
@@ -108,16 +107,7 @@ def record_external_outcome(
     report = report_outcome(unit, outcome, settled_at, ctx.store)
     tally = UnitTally(expected=1)
     tally.add([UnitOutcome.of(report)])
-    made = {role: sorted(ids) for role, ids in tally.outputs.items()}
-    extra = (
-        {
-            "output_path": spec.output_relpath,
-            "output_artifact_id": made[OUTPUT_ROLE][0],
-            "value_artifact_id": made[VALUE_ROLE][0],
-        }
-        if made.get(OUTPUT_ROLE) and made.get(VALUE_ROLE)
-        else {}
-    )
+    extra = built_outputs(spec, tally.outputs)
     step = opened.step
     event = event_factory(ctx, step, step.outputs_from or "")
     ctx.record([event(StepStatus.RUNNING)])

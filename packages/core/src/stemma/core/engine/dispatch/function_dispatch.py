@@ -32,10 +32,9 @@ from stemma.core.engine.step_events import EventFactory, event_factory, step_res
 from stemma.core.engine.worker.creator_lifecycle import EXCEPTION
 from stemma.core.engine.worker.function_lifecycle import VALUE_JSON, scratch_for
 from stemma.core.engine.worker.function_operation import (
-    OUTPUT_ROLE,
-    VALUE_ROLE,
     FunctionCall,
     FunctionOperation,
+    built_outputs,
     execution_key,
     input_artifact_ids,
 )
@@ -136,17 +135,8 @@ def _finish(
     event, step_run_id = attempt
     tally = UnitTally(expected=1)
     tally.add([outcome])
-    made = {role: sorted(ids) for role, ids in tally.outputs.items()}
     value_json = outcome.reply.get(VALUE_JSON) if outcome.success else None
-    extra = (
-        {
-            "output_path": spec.output_relpath,
-            "output_artifact_id": made[OUTPUT_ROLE][0],
-            "value_artifact_id": made[VALUE_ROLE][0],
-        }
-        if made.get(OUTPUT_ROLE) and made.get(VALUE_ROLE)
-        else {}
-    )
+    extra = built_outputs(spec, tally.outputs)
     # The step's one bundle goes in a group commit with other steps finishing now (no step
     # outputs table rows: a function step's outputs are in its final event).
     final = group_commit_of(ctx).commit(

@@ -15,7 +15,7 @@ the size of one call, not of the graph.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, cast
 
@@ -172,3 +172,20 @@ def input_artifact_ids(spec: StepSpec, deps: Mapping[str, Artifact]) -> dict[str
         if ids:
             found[role] = ids
     return found
+
+
+def built_outputs(spec: StepSpec, outputs: Mapping[str, Iterable[str]]) -> dict[str, str]:
+    """What a function step's final event names of what it built (empty when not both made).
+
+    Args:
+        spec: the step.
+        outputs: the artifact ids its unit made, by role (``output`` and ``value``).
+    """
+    made = {role: sorted(ids) for role, ids in outputs.items()}
+    if not (made.get(OUTPUT_ROLE) and made.get(VALUE_ROLE)):
+        return {}
+    return {
+        "output_path": spec.output_relpath,
+        "output_artifact_id": made[OUTPUT_ROLE][0],
+        "value_artifact_id": made[VALUE_ROLE][0],
+    }
