@@ -36,22 +36,15 @@ def recover_staged(
     step_name: str | None = None,
     shared: bool = False,
 ) -> int:
-    """Commit every complete staged bundle and every wave a dead committer left under ``layout``.
-
-    A bundle without ``executions.parquet`` is left alone while younger than ``grace_seconds``
-    (its writer may still be writing) and deleted once older: its writer died mid-way and the
-    execution will be rerun. A bundle with an unreadable file is quarantined at once; one whose
-    sentinel lists a file that is not there is left alone while young (a shared filesystem may
-    show it late) and quarantined once older. Leftovers of removals that crashed are cleared.
+    """Commit every wave and every complete bundle a dead process left (see the module).
 
     Args:
         layout: the store root.
-        grace_seconds: the age past which an incomplete bundle is deleted.
+        grace_seconds: the age past which a bundle without its sentinel is deleted.
         now: the current time as a Unix timestamp; the wall clock when omitted.
         step_name: only the bundles of steps with this name; all when omitted.
-        shared: the root is on a shared filesystem: a bundle's files are opened and read, and
-            one not readable yet is left alone while young, like one not there
-            (:mod:`stemma.core.store.staging.visibility`).
+        shared: the root is on a shared filesystem: staged files are opened and read, and one
+            not readable yet counts as not there yet.
 
     Returns:
         How many bundles this call committed (bundles committed concurrently by another

@@ -15,8 +15,7 @@ may stage, only committers commit.
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,10 +23,9 @@ import polars as pl
 
 from stemma.core.execution_records import ExecutionRecord
 from stemma.core.store.locations import RootLayout
-from stemma.core.store.staging.bundle_format import BundleFiles
+from stemma.core.store.staging.bundle_format import BundleFiles, BundleFormat
 from stemma.core.store.staging.problems import StagedBundleError
 from stemma.core.store.staging.tree import WAVES, safe_name, staged_bundles
-from stemma.core.store.staging.visibility import BundleShape
 from stemma.core.store.staging.writing import stage_bundle
 from stemma.storage.execution_rows import execution_frames
 from stemma.storage.locks import bundle_lock
@@ -39,7 +37,6 @@ __all__ = [  # WAVES and staged_bundles are the staging tree's (every store's), 
     "DELTA_BUNDLES",
     "STAGED_ROW_GROUP",
     "WAVES",
-    "DeltaBundles",
     "bundle_files",
     "bundle_listing",
     "is_complete",
@@ -50,36 +47,6 @@ __all__ = [  # WAVES and staged_bundles are the staging tree's (every store's), 
     "staged_bundles",
     "write_durably",
 ]
-
-
-class DeltaBundles:
-    """The Delta store's bundle format: a Parquet file per table, ``executions.parquet`` last."""
-
-    @property
-    def shape(self) -> BundleShape[Listing]:
-        """``executions.parquet``, whose footer lists the other tables (and their rows)."""
-        return SHAPE
-
-    def step_dir(self, step_number: int, step_name: str) -> str:
-        """``{number}_{name}``, made path-safe as a whole."""
-        return safe_name(f"{step_number}_{step_name}")
-
-    def encode(self, records: Sequence[ExecutionRecord]) -> BundleFiles:
-        """The pack's rows as one frame per table, and the sentinel's metadata.
-
-        Raises:
-            ArtifactTypeError: an artifact's type is not registered in this process.
-        """
-        frames = execution_frames(records)
-        return _ParquetFiles(frames, commit_order(frames), sentinel_metadata(frames))
-
-    def writing(self, layout: RootLayout, bundle: Path) -> AbstractContextManager[object]:
-        """The bundle's lock, which every committer of a bundle takes."""
-        return bundle_lock(layout, bundle)
-
-    def owns(self, names: Collection[str]) -> bool:
-        """Every bundle: a SQLite store's (no ``executions.parquet``) counts as incomplete."""
-        return True
 
 
 @dataclass(frozen=True)
@@ -99,7 +66,21 @@ class _ParquetFiles:
         os.replace(temporary, bundle / SENTINEL)
 
 
-DELTA_BUNDLES = DeltaBundles()
+def _encode(records: Sequence[ExecutionRecord]) -> BundleFiles:
+    frames = execution_frames(records)
+    return _ParquetFiles(frames, commit_order(frames), sentinel_metadata(frames))
+
+
+DELTA_BUNDLES = BundleFormat[Listing](
+    shape=SHAPE,
+    step_dir=lambda number, name: safe_name(f"{number}_{name}"),
+    encode=_encode,
+    writing=bundle_lock,
+    owns=lambda _names: True,
+)
+"""This store's bundles: ``{number}_{name}`` made safe as a whole, staged under the bundle's
+lock (which every committer of a bundle takes); recovery takes every bundle, one without
+``executions.parquet`` (a SQLite store's too) as incomplete."""
 
 
 def stage_execution(layout: RootLayout, record: ExecutionRecord) -> Path:

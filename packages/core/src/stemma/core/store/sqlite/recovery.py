@@ -38,23 +38,10 @@ def recover_staged(
     now: float | None = None,
     shared: bool = False,
 ) -> int:
-    """Commit every complete bundle staged under ``layout``; return how many this call committed.
+    """Commit every complete bundle left in staging (see the module); how many this call did.
 
-    A bundle without its sentinel is left alone while younger than ``grace_seconds`` (its writer
-    may still be writing) and removed once older: its writer died mid-way and the execution will
-    be rerun. A bundle with an unreadable sentinel or records is quarantined at once; one whose
-    records file is not there is left alone while young (a shared filesystem may show it late)
-    and quarantined once older. Leftovers of removals that crashed are cleared.
-
-    Args:
-        layout: the store root.
-        connections: the store's database connections.
-        step_name: only the bundles of steps with this name; all when omitted.
-        grace_seconds: the age past which an incomplete bundle is removed.
-        now: the current time as a Unix timestamp; the wall clock when omitted.
-        shared: the root is on a shared filesystem: a bundle's files are opened and read, and
-            one not readable yet is left alone like one not there
-            (:mod:`stemma.core.store.staging.visibility`).
+    ``connections`` are the store's; the rest is :func:`~stemma.core.store.staging.recovery.
+    recover_bundles`'s.
     """
     return recover_bundles(
         layout,

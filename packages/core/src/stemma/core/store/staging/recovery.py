@@ -1,24 +1,12 @@
 """Recovery: what dead processes left in staging, found and handed to the store's commit.
 
 Recovery runs at every start, so nothing it meets may stop it. Each bundle under staging (or
-under one step name's directories) is looked at once, in order:
-
-- a bundle of another store (:meth:`BundleFormat.owns <stemma.core.store.staging.bundle_format.
-  BundleFormat.owns>` says no) is left alone, and one that vanished meanwhile was taken by
-  another committer;
-- a bundle without its sentinel is left alone while younger than the grace period (its writer
-  may still be writing) and abandoned once older: its writer died mid-way and the execution
-  will be rerun (:meth:`Recovering.abandon`);
-- a bundle holding its sentinel is checked as a commit would
-  (:func:`~stemma.core.store.staging.visibility.check_staged`); a whole one is handed to
-  :meth:`Recovering.commit`, and one that cannot be committed (now, or when the commit finds a
-  file unreadable) to :meth:`Recovering.left_out`, which quarantines it if it is corrupt, or
-  old enough that its late files will not come.
-
-Then :meth:`Recovering.finish` (a store that commits what it was handed in chunks does it
-there), and, when all of staging was looked at, the leftovers of removals that crashed are
-cleared. The order of the store's writes (and so of their crash points) is the order the
-store's :class:`Recovering` makes them in, bundle by bundle.
+under one step name's directories) is looked at once, in order: another store's is left alone
+(``BundleFormat.owns``); one without its sentinel is abandoned once older than the grace period
+(its writer died mid-way; the execution will be rerun); a whole one is committed; one that
+cannot be committed, now or when its commit finds a file unreadable, is the store's to
+quarantine or leave for later. Then the leftovers of removals that crashed are cleared. The
+store's :class:`Recovering` makes its writes, and so reaches its crash points, in that order.
 """
 
 from __future__ import annotations

@@ -1,20 +1,13 @@
 """Moving bundles out of staging: retired once committed, quarantined when unreadable.
 
-Neither is ever a deletion in place: a committer that reads a bundle while another deletes it
-file by file would see half a bundle. A committed bundle is renamed into ``staging/.retired`` in
-one step (so every reader sees the whole bundle or none of it), and only then removed; leftovers
-of a removal that crashed or failed are cleared by :func:`clear_retired`. An unreadable bundle
-is renamed to ``staging/.quarantine/{step dir}/{execution_run_id}`` (out of every path a commit
-or ``recover()`` looks at) and a note naming the bundle, the file and the error is written
-beside the step's failure logs (:mod:`~stemma.core.store.staging.notes`). Someone who repairs
-the bundle can move it back under ``staging/``; the next ``recover()`` commits it.
-
-A store retires a wave's bundles together (:func:`retire_bundles`: one directory under
-``.retired`` for all of them, removed at once; the SQLite store) or one bundle or wave directory
-at a time (:func:`retire_bundle`: ``.retired/{name}-{random}``; the Delta store). The crash
-points: ``retire.renamed`` after each rename, ``retire.removed`` after a removal in the
-caller's thread, ``retire.cleared`` after each leftover cleared, ``quarantine.moved`` and
-``quarantine.noted``.
+Neither is ever a deletion in place: a committer reading a bundle that another deletes file by
+file would see half of it. A committed bundle is renamed into ``staging/.retired`` in one step,
+then removed (:func:`clear_retired` clears what a crashed removal left). An unreadable one is
+renamed to ``staging/.quarantine/{step dir}/{execution_run_id}``, out of every path a commit or
+``recover()`` looks at, with a note beside the step's failure logs; once repaired and moved back
+under ``staging/``, the next ``recover()`` commits it. The SQLite store retires a wave's bundles
+into one directory (:func:`retire_bundles`), the Delta store one bundle or wave directory at a
+time (:func:`retire_bundle`).
 """
 
 from __future__ import annotations
