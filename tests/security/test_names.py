@@ -18,7 +18,7 @@ from stemma.core import OUT, LoweringError, apply
 from stemma.core.errors import OperationDefinitionError
 from stemma.core.operations.definition import OperationDefinition
 from stemma.core.run_ids import check_pipeline_name, check_run_id, job_name, new_run_id
-from stemma.core.store.sqlite.staging import step_dir_name
+from stemma.core.store.staging.tree import step_dir_name
 
 _NASTY = [
     "../x",

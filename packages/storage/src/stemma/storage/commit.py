@@ -8,8 +8,8 @@ half-way and retried (by ``recover()``, in another process) writes each table ex
 exclusive lock per bundle, kept outside it (:func:`~stemma.storage.locks.bundle_lock`), keeps
 two committers of the same bundle from interleaving, and artifact rows already in a table are
 never written again. A committed bundle is retired by an atomic rename before it is removed
-(:func:`~stemma.storage.retire.retire_bundle`), so a committer finds either the whole bundle or
-none of it, and a bundle that is gone was committed by someone else.
+(:func:`~stemma.core.store.staging.removal.retire_bundle`), so a committer finds either the
+whole bundle or none of it, and a bundle that is gone was committed by someone else.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ import polars as pl
 
 from stemma.core.crash_points import crash_point
 from stemma.core.store.locations import RootLayout
+from stemma.core.store.staging.removal import retire_bundle
 from stemma.storage.errors import StagedBundleError
 from stemma.storage.locks import bundle_lock
-from stemma.storage.retire import retire_bundle
 from stemma.storage.schemas import (
     ARTIFACT_EDGES,
     ARTIFACT_INDEX,

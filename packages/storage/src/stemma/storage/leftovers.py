@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stemma.core.store.locations import RootLayout
-from stemma.storage.quarantine import quarantine_dir
+from stemma.core.store.staging.removal import quarantine_dir
 
 _SANDBOX_DEPTH = 4  # {N}_{op}/{ab}/{cd}/{execution_run_id}
 _BUNDLE_DEPTH = 2  # {step}/{bundle}

@@ -22,10 +22,10 @@ from stemma.core.live import RunStatus, list_states
 from stemma.core.live.state import STATE_FILE, RunState
 from stemma.core.store.locations import RootLayout, resolve_root
 from stemma.core.store.sqlite.schema import DATABASE_FILE
+from stemma.core.store.staging.removal import quarantine_dir
 from stemma.storage.check_findings import CheckReport, Finding, Problem, Severity, relative
 from stemma.storage.delta_store import DeltaStore
 from stemma.storage.maintenance import delta_tables
-from stemma.storage.quarantine import quarantine_dir
 from stemma.storage.staging import WAVES, is_complete, staged_bundles
 from stemma.storage.table_check import check_table
 

@@ -32,8 +32,8 @@ from stemma.core.store.failure_logs import failure_log_path
 from stemma.core.store.sqlite.bundle_files import RECORDS, read_rows, read_sentinel
 from stemma.core.store.sqlite.execution_rows import from_micros
 from stemma.core.store.sqlite.schema import EXECUTION_COLUMNS
-from stemma.core.store.sqlite.staging import step_dir_name
 from stemma.core.store.staging.problems import StagingProblem
+from stemma.core.store.staging.tree import step_dir_name
 from stemma.tui.client.dir_tree import DirTree
 from stemma.tui.client.views import ExecutionRow
 
