@@ -153,3 +153,13 @@ def test_recover_by_step_name_commits_only_that_steps_bundles(
     assert set(executions(store.layout)["step_name"].to_list()) == {"mine"}
     assert store.recover() == 1
     assert set(executions(store.layout)["step_name"].to_list()) == {"mine", "other"}
+
+
+@pytest.mark.parametrize("name", ["_private", ".hidden", "a/_b"])
+def test_recover_by_step_name_finds_a_step_whose_name_starts_with_an_underscore_or_a_dot(
+    store: DeltaStore, make_step: FunctionStepFactory, name: str
+) -> None:
+    # The Delta store stages `_private` under `{n}__private`, which the name's lookup missed.
+    store.stage_execution(make_step(name).execution)
+    assert store.recover(name) == 1
+    assert executions(store.layout)["step_name"].to_list() == [name]

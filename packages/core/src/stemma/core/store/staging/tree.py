@@ -44,8 +44,15 @@ def step_dir_name(step_number: int, step_name: str) -> str:
 
 
 def matches_step(directory: str, step_name: str) -> bool:
-    """Whether a staging directory name is ``step_name``'s: ``{name}`` or ``{number}_{name}``."""
-    return re.fullmatch(rf"(\d+_)?{re.escape(safe_name(step_name))}", directory) is not None
+    """Whether a staging directory name is ``step_name``'s: ``{name}`` or ``{number}_{name}``.
+
+    Both spellings of ``{number}_{name}`` count: :func:`step_dir_name`'s (the name made safe on
+    its own, the SQLite store's) and ``safe_name(f"{number}_{name}")`` (the Delta store's), which
+    differ for a name that starts with ``_`` or ``.`` (``3_a`` and ``3__a`` for ``_a``).
+    """
+    alone = re.escape(safe_name(step_name))
+    after_number = re.escape(_UNSAFE.sub("_", step_name).rstrip("._"))
+    return re.fullmatch(rf"(\d+_)?{alone}|\d+_{after_number}", directory) is not None
 
 
 def bundle_dir(layout: RootLayout, step_dir: str, execution_run_id: str) -> Path:
