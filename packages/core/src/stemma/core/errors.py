@@ -67,6 +67,22 @@ class RunCancelledError(StepFailedError):
     """
 
 
+class OpeningInterrupted(SystemExit):
+    """Ctrl-C (SIGINT or SIGTERM) reached a run before it was listed: the script exits plainly.
+
+    A ``SystemExit`` with code 130, so Python ends without a traceback (``finally`` blocks
+    still run). Nothing of the run was recorded, and what its opening had started (a worker)
+    was stopped (docs/concepts/cancellation.md, "Early presses").
+    """
+
+    def __init__(self) -> None:
+        super().__init__(OPENING_INTERRUPTED_CODE)
+
+
+OPENING_INTERRUPTED_CODE = 130
+"""The exit code of a script stopped while its run was opening (as a shell shows Ctrl-C)."""
+
+
 class StoreUnavailableError(StemmaError, ImportError):
     """A store or backend was asked for by name but the package providing it is not installed."""
 

@@ -22,6 +22,7 @@ from stemma.core.lazy_exports import lazy_getattr
 if TYPE_CHECKING:
     from stemma.core.engine.cache.function_cache import built_record
     from stemma.core.engine.cancel.cancellation import print_cancel_summary
+    from stemma.core.engine.cancel.opening_presses import OpeningPresses, watched_opening
     from stemma.core.engine.dispatch.composite_expansion import (
         ExpandedComposite,
         expand_composite,
@@ -82,6 +83,8 @@ _EXPORTS = {
     "open_external_unit": "stemma.core.engine.external_steps",
     "record_external_outcome": "stemma.core.engine.external_steps",
     "print_cancel_summary": "stemma.core.engine.cancel.cancellation",
+    "OpeningPresses": "stemma.core.engine.cancel.opening_presses",
+    "watched_opening": "stemma.core.engine.cancel.opening_presses",
     "succeeded": "stemma.core.engine.step_events",
     "ExpandedComposite": "stemma.core.engine.dispatch.composite_expansion",
     "expand_composite": "stemma.core.engine.dispatch.composite_expansion",
@@ -135,5 +138,7 @@ __all__ = [
     "record_external_outcome",
     "with_intermediates",
     # cancellation
+    "OpeningPresses",
     "print_cancel_summary",
+    "watched_opening",
 ]

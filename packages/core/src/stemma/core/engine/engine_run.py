@@ -24,12 +24,14 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 
 from stemma.core.cancel_levels import CancelLevel
 from stemma.core.engine.cancel.cancellation import Canceller
+from stemma.core.engine.cancel.opening_presses import OpeningPresses
 from stemma.core.engine.dispatch.function_packs import FunctionPacks, PendingStep
 from stemma.core.engine.dispatch.step_dispatch import run_step
 from stemma.core.engine.planned_step import PlannedStep
 from stemma.core.engine.references import StepResult
 from stemma.core.engine.run_context import RunContext
 from stemma.core.live.channel import LiveChannel
+from stemma.core.pause_points import pause_point
 
 DEFAULT_PARALLEL_STEPS = 4
 """Steps that may dispatch and commit at once (their units share the backend's workers)."""
@@ -47,6 +49,7 @@ class EngineRun:
         *,
         parallel_steps: int = DEFAULT_PARALLEL_STEPS,
         on_step_done: Callable[[PlannedStep], None] | None = None,
+        opening: OpeningPresses | None = None,
     ) -> None:
         """Start the live channel of ``context``'s run; steps start as they are submitted.
 
@@ -54,13 +57,21 @@ class EngineRun:
             context: the run's shared context (store recovered, backend opened).
             parallel_steps: steps dispatched at once.
             on_step_done: called on a step thread after each step's future is settled.
+            opening: the presses watched since the run began opening (``watched_opening``):
+                handed to the run's canceller before the run is listed.
 
         Raises:
             ValueError: ``parallel_steps`` below 1.
+            OpeningInterrupted: a press landed before the run was listed (nothing started).
         """
         if parallel_steps < 1:
             raise ValueError(f"parallel_steps must be at least 1, got {parallel_steps}")
         self.ctx = context
+        self.canceller = Canceller(
+            context, signals=opening.signals if opening is not None else None
+        )
+        if opening is not None:  # from here every press is the run's; before, none was
+            opening.hand_over(self.canceller.press)
         self._threads = ThreadPoolExecutor(parallel_steps, thread_name_prefix="stemma-step")
         self._lock = threading.Lock()
         self._waiting: dict[int, int] = {}
@@ -68,11 +79,15 @@ class EngineRun:
         self._ended = False
         self._packs = FunctionPacks(context, most_packs=context.max_workers)
         context.function_units = self._packs
-        self.canceller = Canceller(context)
         self._live = LiveChannel(
             context.store.layout.root, context.monitor, self.canceller.requested_elsewhere
         )
-        self._live.start()
+        try:
+            self._live.start()
+        except BaseException:
+            self.canceller.close()  # never listed: nothing would put the handlers back
+            raise
+        pause_point("opening.listed")  # the state file is written: the run is listed
         self._stop_flusher = threading.Event()
         self._flusher = threading.Thread(
             target=self._flush_old_events, name="stemma-open-steps", daemon=True

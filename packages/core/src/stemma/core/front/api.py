@@ -57,15 +57,23 @@ def run(
             runs; the message names both fixes).
         StepCycleError: the graph has a cycle (before anything runs).
         NotARootError: ``root`` is a file, or lies under one (before anything runs).
+        OpeningInterrupted: Ctrl-C before the run was listed (a ``SystemExit``, code 130: the
+            script ends without a traceback; nothing of the run is left).
     """
-    from stemma.core.front.lazy_door import LazyRunOptions, build  # the engine loads pydantic
+    from stemma.core.engine import watched_opening  # (light: the engine's door loads lazily)
 
-    store = store if store is not None else open_run_store(root)
-    specs = _lower_all(handles)
-    options = LazyRunOptions(
-        backend=backend, max_workers=max_workers, parallel_steps=parallel_steps, name=name
-    )
-    artifacts = build(specs, store, options)
+    # Ctrl-C from here on is a press: before the run is listed it stops the opening (a plain
+    # exit, 130), after it cancels the run (docs/concepts/cancellation.md).
+    with watched_opening() as opening:
+        from stemma.core.front.lazy_door import LazyRunOptions, build  # loads pydantic
+
+        opening.reached("opening.store")
+        store = store if store is not None else open_run_store(root)
+        specs = _lower_all(handles)
+        options = LazyRunOptions(
+            backend=backend, max_workers=max_workers, parallel_steps=parallel_steps, name=name
+        )
+        artifacts = build(specs, store, options, opening)
     return [artifacts[spec.fingerprint] for spec in specs]
 
 

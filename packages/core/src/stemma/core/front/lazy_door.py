@@ -24,6 +24,7 @@ from stemma.core.engine import (
     EngineRun,
     FailurePolicy,
     FunctionOperation,
+    OpeningPresses,
     PlannedStep,
     RunContext,
     StepResult,
@@ -75,11 +76,19 @@ class LazyRunOptions:
 
 
 def build(
-    specs: Sequence[StepSpec], store: RunStore, options: LazyRunOptions
+    specs: Sequence[StepSpec],
+    store: RunStore,
+    options: LazyRunOptions,
+    opening: OpeningPresses | None = None,
 ) -> dict[str, Artifact]:
     """Build every spec and its deps that are not built yet; artifacts by fingerprint.
 
+    ``opening``: the presses watched since ``run()`` began (``watched_opening``); the run's
+    opening stops at its next step after one, and the run takes them over once listed. None:
+    no press is watched before the first step (as a test calls it).
+
     Raises:
+        OpeningInterrupted: Ctrl-C before the run was listed (what it started is stopped).
         StepCycleError: the graph has a cycle (before anything runs).
         UnpicklableStepError: a process backend and a function it cannot send (before anything
             runs).
@@ -91,11 +100,13 @@ def build(
             "stemma.core.run() was called while a worker process was starting: the script that "
             'calls it runs again in every worker; put its work under `if __name__ == "__main__":`'
         )
+    opening = opening if opening is not None else OpeningPresses()  # (unwatched: never pressed)
     run_id = new_run_id(options.name)  # checks the name before anything is opened
     seen: dict[str, StepSpec] = {}
     for spec in specs:
         expand(spec, seen)
     recovered_at = recover_store(store)
+    opening.reached("opening.recovered")
     built = _built(store, list(seen.values()))
     order = deps_first([spec for root in specs for spec in needed(root, built)])
     if not order:
@@ -119,6 +130,7 @@ def build(
         backend, max_workers=options.max_workers, import_main=from_main, will_execute=True
     )
     with shut_if_failed(workers):
+        opening.reached("opening.workers")  # its first worker starting
         context = open_context(
             store,
             run_id=run_id,
@@ -129,7 +141,8 @@ def build(
             preserve_working=False,
             recovered_at=recovered_at,
         )
-    engine = EngineRun(context, parallel_steps=options.parallel_steps)
+        opening.reached("opening.context")
+        engine = EngineRun(context, parallel_steps=options.parallel_steps, opening=opening)
     try:
         for step in planned:
             engine.submit(step)

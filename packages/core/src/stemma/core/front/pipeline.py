@@ -22,6 +22,7 @@ from stemma.core.engine import (
     EngineRun,
     ExpandedComposite,
     FailurePolicy,
+    OpeningPresses,
     PlannedStep,
     RunContext,
     StepFuture,
@@ -29,6 +30,8 @@ from stemma.core.engine import (
     expand_composite,
     parse_policy,
     print_cancel_summary,
+    shut_if_failed,
+    watched_opening,
     with_intermediates,
 )
 from stemma.core.execution_records import StepEvent
@@ -57,6 +60,7 @@ class Pipeline(RunSteps):
         parallel_steps: int = DEFAULT_PARALLEL_STEPS,
         first_step: int = 0,
         earlier: Sequence[StepEvent] = (),
+        opening: OpeningPresses | None = None,
     ) -> None:
         self.name = name
         self._ctx = context
@@ -66,7 +70,7 @@ class Pipeline(RunSteps):
         self._earlier = {event.step_name: event for event in earlier}
         self._lock = threading.Lock()
         self._finalized = False
-        self._engine = EngineRun(context, parallel_steps=parallel_steps)
+        self._engine = EngineRun(context, parallel_steps=parallel_steps, opening=opening)
 
     # ------------------------------------------------------------------ construction
 
@@ -93,6 +97,8 @@ class Pipeline(RunSteps):
             StoreUnavailableError: stemma-storage (the Delta store) is not installed.
             ValueError: an unknown policy name, or a name that is not one plain path segment.
             NotARootError: ``root`` is a file (or lies under one): before anything starts.
+            OpeningInterrupted: Ctrl-C before the run was listed (a ``SystemExit``, code 130:
+                the script ends without a traceback; nothing of the run is left).
         """
         run_id = new_run_id(name)  # checks the name before anything is opened
         cache = parse_policy(CachePolicy, cache_policy, "cache_policy")
@@ -108,24 +114,30 @@ class Pipeline(RunSteps):
                 failure_policy=failure_policy,
                 skip_cache=skip_cache,
             )
-        opened = open_new_run(
-            name,
-            run_id,
-            root,
-            backend=backend,
-            cache_policy=cache,
-            failure_policy=failures,
-            skip_cache=skip_cache,
-            preserve_working=preserve_working,
-            max_workers=max_workers,
-        )
-        return cls(
-            name=opened.name,
-            context=opened.context,
-            skip_cache=opened.skip_cache,
-            failure_policy=opened.failure_policy,
-            parallel_steps=parallel_steps,
-        )
+        # Ctrl-C from here on is a press: before the run is listed it stops the opening (a
+        # plain exit, 130), after it cancels the run (docs/concepts/cancellation.md).
+        with watched_opening() as opening:
+            opened = open_new_run(
+                name,
+                run_id,
+                root,
+                backend=backend,
+                cache_policy=cache,
+                failure_policy=failures,
+                skip_cache=skip_cache,
+                preserve_working=preserve_working,
+                max_workers=max_workers,
+                opening=opening,
+            )
+            with shut_if_failed(opened.context.backend):
+                return cls(
+                    name=opened.name,
+                    context=opened.context,
+                    skip_cache=opened.skip_cache,
+                    failure_policy=opened.failure_policy,
+                    parallel_steps=parallel_steps,
+                    opening=opening,
+                )
 
     @classmethod
     def resume(
@@ -151,23 +163,28 @@ class Pipeline(RunSteps):
         Raises:
             ValueError: neither an id nor a name was given, or no such run exists.
             NotARootError: ``root`` is a file (or lies under one): before anything starts.
+            OpeningInterrupted: Ctrl-C before the run was listed again (as for :meth:`create`).
         """
         refuse_in_dry_run("Pipeline.resume")  # (before the recovery, which writes)
-        opened = open_resumed_run(
-            root,
-            pipeline_run_id,
-            name=name,
-            backend=backend,
-            max_workers=max_workers,
-            options=options,
-        )
-        return cls(
-            name=opened.name,
-            context=opened.context,
-            skip_cache=opened.skip_cache,
-            failure_policy=opened.failure_policy,
-            first_step=opened.first_step,
-        )
+        with watched_opening() as opening:  # as in create
+            opened = open_resumed_run(
+                root,
+                pipeline_run_id,
+                name=name,
+                backend=backend,
+                max_workers=max_workers,
+                options=options,
+                opening=opening,
+            )
+            with shut_if_failed(opened.context.backend):
+                return cls(
+                    name=opened.name,
+                    context=opened.context,
+                    skip_cache=opened.skip_cache,
+                    failure_policy=opened.failure_policy,
+                    first_step=opened.first_step,
+                    opening=opening,
+                )
 
     @staticmethod
     def list_runs(root: str | os.PathLike[str] | None = None) -> pl.DataFrame:

@@ -3,7 +3,9 @@
 What ``Pipeline.create`` and ``Pipeline.resume`` do before there is a pipeline: check the
 policies, open the backend (first: a new run that will execute starts a local worker meanwhile,
 see ``open_run_backend``), recover the store and open the run's context; for a resumed run, find
-it and restore its finished steps. Kept apart from the pipeline, which only submits and waits.
+it and restore its finished steps. Ctrl-C is watched throughout (``watched_opening``): each step
+of the opening is a moment it may stop at. Kept apart from the pipeline, which only submits and
+waits.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 from stemma.core.engine import (
     CachePolicy,
     FailurePolicy,
+    OpeningPresses,
     RunContext,
     open_context,
     open_run_backend,
@@ -56,18 +59,26 @@ def open_new_run(
     skip_cache: bool,
     preserve_working: bool,
     max_workers: int | None,
+    opening: OpeningPresses,
 ) -> OpenedRun:
     """A new run ``run_id`` on the store at ``root``, recovered first.
 
+    ``opening``: the presses watched since the opening began; it stops at the next step after
+    one (what it started is stopped).
+
     Raises:
         NotARootError: the root is a file (or lies under one): before any worker starts.
+        OpeningInterrupted: Ctrl-C during the opening.
     """
     usable_root(root)
     will_execute = skip_cache or nothing_built(root)
     engine = open_run_backend(backend, max_workers=max_workers, will_execute=will_execute)
     with shut_if_failed(engine):
+        opening.reached("opening.workers")  # (its first worker starting, if it will execute)
+        opening.reached("opening.store")
         store = open_run_store(root)
         recovered_at = recover_store(store)
+        opening.reached("opening.recovered")
         context = open_context(
             store,
             run_id=run_id,
@@ -78,6 +89,7 @@ def open_new_run(
             preserve_working=preserve_working,
             recovered_at=recovered_at,
         )
+        opening.reached("opening.context")
     return OpenedRun(
         name=name, context=context, skip_cache=skip_cache, failure_policy=failure_policy
     )
@@ -91,19 +103,25 @@ def open_resumed_run(
     backend: str | None,
     max_workers: int | None,
     options: Mapping[str, Any],
+    opening: OpeningPresses,
 ) -> OpenedRun:
     """The run ``pipeline_run_id`` (or ``name``'s newest) reopened, its finished steps restored.
+
+    ``opening``: as for :func:`open_new_run`.
 
     Raises:
         ValueError: neither an id nor a name was given, no such run exists, or an unknown
             policy.
         NotARootError: the root is a file (or lies under one): before any worker starts.
+        OpeningInterrupted: Ctrl-C during the opening.
     """
     usable_root(root)
     engine = open_run_backend(backend, max_workers=max_workers)  # (its workers start on demand)
     with shut_if_failed(engine):
+        opening.reached("opening.store")
         store = open_run_store(root)
         recovered_at = recover_store(store)
+        opening.reached("opening.recovered")
         if pipeline_run_id is None:
             if name is None:
                 raise ValueError("resume needs pipeline_run_id or name")
@@ -128,6 +146,7 @@ def open_resumed_run(
             recovered_at=recovered_at,
             steps=restored,
         )
+        opening.reached("opening.context")
     return OpenedRun(
         name=name,
         context=context,

@@ -55,13 +55,24 @@ class Canceller:
         *,
         out: TextIO | None = None,
         hard_exit: Callable[[int], None] = os._exit,
+        signals: SignalPresses | None = None,
     ) -> None:
+        """Cancel ``ctx``'s run.
+
+        Args:
+            ctx: the run.
+            out: where the lines go (stderr by default).
+            hard_exit: how a lingering process exits after a hard cancel.
+            signals: the deliveries watched since the run's opening, whose presses this
+                canceller is handed (``OpeningPresses.hand_over``); None watches its own from
+                the first step.
+        """
         self._ctx = ctx
         self._out = out
         self._hard_exit = hard_exit
         self._lock = threading.Lock()
         self._kernel = in_notebook_kernel()
-        self._signals = SignalPresses(self.press)
+        self._signals = signals if signals is not None else SignalPresses(self.press)
 
     @property
     def level(self) -> int:

@@ -35,6 +35,12 @@ _RAISED = threading.Event()
 RAISE_WAIT = 1.0
 """Seconds :meth:`SignalPresses.interrupt_main` waits for the main thread to raise."""
 _Handler = Callable[[int, FrameType | None], Any] | int | None
+_watching: set[int] = set()  # the SignalPresses watching now (by id; changed on the main thread)
+
+
+def presses_watched() -> bool:
+    """Whether a run of this process watches the presses now (its handlers hold SIGINT)."""
+    return bool(_watching)
 
 
 def in_notebook_kernel() -> bool:
@@ -91,6 +97,7 @@ class SignalPresses:
                 self._previous_handlers[signum] = signal.signal(signum, self._on_signal)
         self._thread = threading.Thread(target=self._read, name="stemma-presses", daemon=True)
         self._thread.start()
+        _watching.add(id(self))
         return True
 
     def restore(self) -> None:
@@ -104,6 +111,7 @@ class SignalPresses:
             signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
         self._previous_handlers.clear()
         signal.set_wakeup_fd(self._previous_fd)
+        _watching.discard(id(self))
         (read_end, write_end), self._pipe = self._pipe, None
         os.write(write_end, bytes([_CLOSED]))  # after every byte a press wrote
         thread, self._thread = self._thread, None
