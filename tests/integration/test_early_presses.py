@@ -3,9 +3,9 @@
 A press before the run is listed ends the script plainly (exit 130, no traceback, no run left,
 no worker left); from the moment its state file is written, the run is cancelled gracefully
 (exit 0, the run recorded ``cancelled``). Each moment is made exact by a pause point
-(:mod:`stemma.core.pause_points`): the script waits there while the test presses, and goes on
-once the press is acknowledged on its stderr. The script runs in its own session, so a press is
-a SIGINT to its whole process group, as a terminal sends it.
+(:mod:`stemma.core.engine.cancel.pause_points`): the script waits there while the test
+presses, and goes on once the press is acknowledged on its stderr. The script runs in its own
+session, so a press is a SIGINT to its whole process group, as a terminal sends it.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ import sys
 
 import pytest
 
+from stemma.core.engine.cancel.pause_points import AT_ENV, DIR_ENV
 from stemma.core.errors import OPENING_INTERRUPTED_CODE
 from stemma.core.live import RunStatus, list_states
-from stemma.core.pause_points import AT_ENV, DIR_ENV
 from tests.integration.process_tree import alive, descendants
 from tests.integration.run_waits import wait_for
 

@@ -25,13 +25,13 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from stemma.core.cancel_levels import CancelLevel
 from stemma.core.engine.cancel.cancellation import Canceller
 from stemma.core.engine.cancel.opening_presses import OpeningPresses
+from stemma.core.engine.cancel.pause_points import pause_point
 from stemma.core.engine.dispatch.function_packs import FunctionPacks, PendingStep
 from stemma.core.engine.dispatch.step_dispatch import run_step
 from stemma.core.engine.planned_step import PlannedStep
 from stemma.core.engine.references import StepResult
 from stemma.core.engine.run_context import RunContext
 from stemma.core.live.channel import LiveChannel
-from stemma.core.pause_points import pause_point
 
 DEFAULT_PARALLEL_STEPS = 4
 """Steps that may dispatch and commit at once (their units share the backend's workers)."""

@@ -30,13 +30,13 @@ import sys
 import threading
 from collections.abc import Callable, Generator
 
+from stemma.core.engine.cancel.pause_points import pause_point
 from stemma.core.engine.cancel.signal_presses import (
     SignalPresses,
     in_notebook_kernel,
     presses_watched,
 )
 from stemma.core.errors import OpeningInterrupted
-from stemma.core.pause_points import pause_point
 
 _STOP_AT_ONCE = 2
 """The press, before the run is listed, that stops the opening at once."""
