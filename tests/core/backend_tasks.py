@@ -41,3 +41,10 @@ def ignore_sigterm_and_report(path: str) -> None:
     """A stubborn tool: SIGTERM does nothing; only SIGKILL ends it."""
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     sleep_and_report(path)
+
+
+def hold_and_die(megabytes: int) -> None:
+    """Hold ``megabytes`` of resident memory, then SIGKILL this worker at once (OOM-like)."""
+    ballast = bytearray(megabytes * 1024 * 1024)
+    ballast[::4096] = b"x" * len(ballast[::4096])
+    os.kill(os.getpid(), signal.SIGKILL)

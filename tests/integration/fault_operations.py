@@ -4,18 +4,21 @@ import os
 import signal
 import time
 from pathlib import Path
+from typing import Any, ClassVar
 
 from pydantic import BaseModel
 from stubborn_markers import STUBBORN_MARKERS_ENV
 
 from stemma.core.examples import CopyUnlessRefused
+from stemma.core.operations import InputSpec, OperationDefinition, OutputSpec, PassthroughResult
 
 
 class DieOnMatch(CopyUnlessRefused):
     """Copy each dataset, but SIGKILL the worker on one whose name contains ``match``.
 
     With ``megabytes`` it first holds that much memory, so the death looks like the OOM
-    killer's: a SIGKILL to a worker with a large peak resident size.
+    killer's: a SIGKILL to a worker with a large peak resident size, killed before the
+    orchestrator could sample it (its peak is the kernel's, as the worker is reaped).
     """
 
     class Params(BaseModel):
@@ -31,10 +34,7 @@ class DieOnMatch(CopyUnlessRefused):
 
     def refusal(self, path: Path) -> str | None:
         if self.params.match in path.name:
-            ballast = bytearray(self.params.megabytes * 1024 * 1024)
-            ballast[::4096] = b"x" * len(ballast[::4096])  # touch every page: resident
-            if self.params.megabytes:
-                time.sleep(1.5)  # long enough for the orchestrator to sample the peak
+            _ballast = _hold(self.params.megabytes)  # killed at once: no sample can see it
             if self.params.deaths:
                 with open(self.params.deaths, "a") as deaths:
                     deaths.write(f"{os.getpid()}\n")
@@ -78,3 +78,33 @@ class SlowFailOn(CopyUnlessRefused):
             return f"refusing {path.name}"
         time.sleep(self.params.seconds)
         return None
+
+
+class DieCurating(OperationDefinition):
+    """A curator that holds ``megabytes`` of memory, then SIGKILLs its own process (OOM-like)."""
+
+    class Params(BaseModel):
+        megabytes: int
+
+    name = "test.die_curating"
+    inputs: ClassVar = {"dataset": InputSpec(artifact_type="data")}
+    outputs: ClassVar = {"dataset": OutputSpec(artifact_type="data")}
+    params: Params
+
+    def execute_curator(self, inputs: Any, step_number: int, store: Any) -> PassthroughResult:
+        _ballast = _hold(self.params.megabytes)  # resident as the process is killed
+        os.kill(os.getpid(), signal.SIGKILL)
+        return PassthroughResult(passthrough={})
+
+
+def hold_and_die(megabytes: int, out_path: str) -> None:
+    """A lazy step's function that holds ``megabytes`` of memory, then SIGKILLs its worker."""
+    _ballast = _hold(megabytes)  # resident as the process is killed
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _hold(megabytes: int) -> bytearray:
+    """``megabytes`` of memory, every page touched: resident, as a real allocation's."""
+    ballast = bytearray(megabytes * 1024 * 1024)
+    ballast[::4096] = b"x" * len(ballast[::4096])
+    return ballast

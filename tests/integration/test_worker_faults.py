@@ -34,23 +34,6 @@ def test_a_sigkilled_worker_fails_only_its_own_unit_and_the_step_goes_on(
     assert "killed by SIGKILL" in logs[0]
 
 
-def test_a_worker_killed_for_memory_reports_its_peak(tmp_path: pathlib.Path) -> None:
-    pipeline = Pipeline.create("worker-oom", root=tmp_path, max_workers=2)
-    generated = pipeline.run(DataGenerator, params={"count": 2, "rows": 3})
-    dying = pipeline.run(
-        DieOnMatch,
-        inputs={"dataset": generated.output("datasets")},
-        params={"match": "_1.", "megabytes": 300},
-    )
-    pipeline.finalize()
-    assert (dying.succeeded_count, dying.failed_count) == (1, 1)
-    (log,) = _failure_logs(tmp_path)
-    assert "killed by SIGKILL" in log
-    peak = int(log.split("peak worker memory ")[1].split(" MiB")[0])
-    assert peak >= 300
-    assert "give the operation more memory" in log
-
-
 def test_a_worker_dying_in_a_pack_of_quick_units_fails_only_its_own_unit(
     tmp_path: pathlib.Path,
 ) -> None:

@@ -47,6 +47,29 @@ def test_local_backend_killed_worker_becomes_a_crash_error_and_pool_recovers(
     assert backend.submit(backend_tasks.square, 3).result(timeout=60) == 9
 
 
+def test_a_worker_killed_at_once_is_reported_with_its_reaped_peak_and_the_hosts_memory(
+    backend: LocalBackend,
+) -> None:
+    # Nobody samples /proc here (no sample_memory): the peak is the kernel's, from the reap.
+    with pytest.raises(WorkerCrashedError, match="killed by SIGKILL, likely for memory") as info:
+        backend.submit(backend_tasks.hold_and_die, 200).result(timeout=60)
+    memory = info.value.memory
+    assert memory is not None
+    assert (memory["peak_rss_bytes"] or 0) >= 200 << 20
+    assert (info.value.peak_rss_mb or 0) >= 200
+    assert memory["system_total_bytes"]
+    assert memory["system_available_bytes"]
+
+
+def test_a_worker_that_exits_with_a_code_is_not_judged_killed_for_memory(
+    backend: LocalBackend,
+) -> None:
+    with pytest.raises(WorkerCrashedError, match="exit code 3") as info:
+        backend.submit(os._exit, 3).result(timeout=60)
+    assert info.value.memory is None
+    assert "likely for memory" not in str(info.value)
+
+
 def _started_worker(backend: LocalBackend, task: Callable[[str], None], marker: Path) -> int:
     """Submit ``task`` and return its worker's pid once it runs."""
     backend.submit(task, str(marker))

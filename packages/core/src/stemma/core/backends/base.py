@@ -21,12 +21,39 @@ class WorkerCrashedError(StemmaError, RuntimeError):
     Attributes:
         exit_codes: the exit codes of the pool's processes that died (negative: the signal).
         peak_rss_mb: the largest peak resident memory of any worker, in MiB, if known.
+        memory: for a worker judged killed for memory (by SIGKILL), its peak and its host's
+            memory when the death was found, as recorded in the execution's
+            ``metadata.memory`` (``memory_at_death.MemoryAtDeath.as_metadata``); else None.
     """
 
-    def __init__(self, message: str, *, exit_codes: list[int], peak_rss_mb: float | None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        exit_codes: list[int],
+        peak_rss_mb: float | None,
+        memory: Mapping[str, int | None] | None = None,
+    ) -> None:
         super().__init__(message)
         self.exit_codes = exit_codes
         self.peak_rss_mb = peak_rss_mb
+        self.memory = memory
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled whole (keyword arguments and all): a step's caller gets it as the cause."""
+        return (_crashed, (str(self), self.exit_codes, self.peak_rss_mb, self.memory))
+
+
+def _crashed(
+    message: str,
+    exit_codes: list[int],
+    peak_rss_mb: float | None,
+    memory: Mapping[str, int | None] | None,
+) -> WorkerCrashedError:
+    """Rebuild a pickled :class:`WorkerCrashedError`."""
+    return WorkerCrashedError(
+        message, exit_codes=exit_codes, peak_rss_mb=peak_rss_mb, memory=memory
+    )
 
 
 @dataclass(frozen=True, kw_only=True)

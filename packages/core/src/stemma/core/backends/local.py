@@ -7,7 +7,11 @@ orchestrator, which decides how hard to stop them (``worker_process``).
 A worker that dies (OOM killer, segfault, ``kill -9``) breaks the whole pool, and the pool fails
 every unit in flight. Only the unit whose worker died is failed, with
 :class:`WorkerCrashedError` naming how it died and its peak memory; the units that were merely
-running beside it go to a fresh pool, up to :data:`MAX_RESUBMITS` times (``worker_deaths``).
+running beside it go to a fresh pool, up to :data:`MAX_RESUBMITS` times (``worker_deaths``). A
+worker killed by SIGKILL (the OOM killer's signal) is judged killed for memory: its error also
+carries the host's memory and the cgroup's limit as the death was found (``memory_at_death``).
+Its peak is the kernel's own count, kept as the pool reaps it (``reaped_workers``), not only
+the last sample of ``/proc``.
 
 A run starts one worker as soon as it knows a step will execute (``start_early``: as it opens a
 root with no history, else when its first step misses the cache; its imports pass while the
@@ -21,7 +25,6 @@ waiting for them: they hold no work, and nobody should wait for a warm-up nothin
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import shutil
 import threading
@@ -47,6 +50,7 @@ from stemma.core.backends.pool_processes import (
     kill_workers,
     worker_processes,
 )
+from stemma.core.backends.reaped_workers import pool_context, reaped_peak_rss_kb
 from stemma.core.backends.worker_deaths import crash_error, guilty_pids, marker_pid, peak_rss_kb
 from stemma.core.backends.worker_process import init_worker, run_tracked, signals_blocked
 from stemma.core.cancel_levels import CancelLevel, cancel_grace
@@ -99,7 +103,7 @@ class LocalBackend:
             raise ValueError(f"max_workers must be at least 1, got {max_workers}")
         self.max_workers = max_workers or os.cpu_count() or 1
         self.cancel_grace_seconds = cancel_grace(cancel_grace_seconds, LOCAL_CANCEL_GRACE)
-        self._context = multiprocessing.get_context(start_method)
+        self._context = pool_context(start_method)  # spawn's reaps with wait4: peaks kept
         self._pool: ProcessPoolExecutor | None = None
         self._spawned = 0
         """Workers the current pool has started (it never stops one while it lives)."""
@@ -235,7 +239,7 @@ class LocalBackend:
             pool = task.pool
         if pool is not None:
             self._drop_pool(pool)
-        codes = self._exit_codes(pool)
+        codes, dead = self._exit_codes(pool)
         pid = marker_pid(task.marker)
         guilty = pid is not None and pid in guilty_pids(codes)
         if self._terminating:
@@ -248,17 +252,35 @@ class LocalBackend:
             self._dispatch(task)
         else:
             self._forget(task)
-            peak = self._peak_rss_kb.get(pid) if pid is not None else None
-            settle_once(task.outer, error=crash_error(codes.get(pid or -1), peak))
+            peak = self._peak_rss_kb_of(pid, dead.get(pid or -1))
+            settle_once(task.outer, error=crash_error(codes.get(pid or -1), peak, guilty=guilty))
 
-    def _exit_codes(self, pool: ProcessPoolExecutor | None) -> dict[int, int]:
-        """Each dead worker's exit code, by pid (waiting a moment for them to be reaped)."""
+    def _exit_codes(
+        self, pool: ProcessPoolExecutor | None
+    ) -> tuple[dict[int, int], dict[int, BaseProcess]]:
+        """Each dead worker's exit code, by pid (waiting a moment for them to be reaped).
+
+        Returned with the pool's workers by pid (a reaped one holds its peak: ``reaped_workers``).
+        """
         with self._lock:
             known = dict(self._workers.get(pool, {})) if pool is not None else {}
         for process in worker_processes(pool) if pool is not None else []:
             if process.pid is not None:
                 known[process.pid] = process
-        return dead_exit_codes(known)
+        return dead_exit_codes(known), known
+
+    def _peak_rss_kb_of(self, pid: int | None, process: BaseProcess | None) -> int | None:
+        """A dead worker's peak resident size in KiB, or None if not known.
+
+        The kernel's count as it was reaped (``reaped_workers``: right though it died by
+        SIGKILL, when ``/proc`` has nothing left of it), or the last sample of its ``VmHWM``
+        while it ran if that is larger (the OOM killer's reaper may free a victim's pages
+        before its exit counts them) or the only one known (a forkserver worker).
+        """
+        sampled = self._peak_rss_kb.get(pid) if pid is not None else None
+        reaped = reaped_peak_rss_kb(process)
+        known = [peak for peak in (sampled, reaped) if peak]
+        return max(known) if known else None
 
     def _forget(self, task: UnitTask) -> None:
         with self._lock:

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from stemma.core.backends.base import WorkerCrashedError
+from stemma.core.backends.memory_at_death import memory_at_death
 
 
 def guilty_pids(exit_codes: Mapping[int, int]) -> set[int]:
@@ -35,9 +36,26 @@ def marker_pid(marker: Path) -> int | None:
         return None
 
 
-def crash_error(exit_code: int | None, peak_rss_kb: int | None) -> WorkerCrashedError:
-    """The error a guilty unit fails with: how its worker died, and its peak memory."""
+def crash_error(
+    exit_code: int | None, peak_rss_kb: int | None, *, guilty: bool = True
+) -> WorkerCrashedError:
+    """The error a unit whose worker died fails with: how it died, and its peak memory.
+
+    A guilty worker (it died first, on its own) killed by SIGKILL was most likely taken by the
+    OOM killer: its error then also says how much memory the host had left and the cgroup's
+    limit, found now (``memory_at_death``), and carries them as ``memory``.
+    """
     how = describe_exit(exit_code) if exit_code is not None else "unknown cause"
+    if guilty and exit_code == -signal.SIGKILL:
+        facts = memory_at_death(peak_rss_kb)
+        return WorkerCrashedError(
+            f"a worker process died while running this unit ({how}, likely for memory: "
+            f"{facts.describe()}). If so, give the operation more memory or fewer artifacts "
+            "per unit",
+            exit_codes=[-signal.SIGKILL],
+            peak_rss_mb=None if peak_rss_kb is None else peak_rss_kb / 1024,
+            memory=facts.as_metadata(),
+        )
     memory = f"; peak worker memory {peak_rss_kb / 1024:.0f} MiB" if peak_rss_kb else ""
     return WorkerCrashedError(
         f"a worker process died while running this unit ({how}){memory}. If it was killed "

@@ -6,7 +6,8 @@ the queue as a job of its own, and on the local pool run inside a long-lived wor
 is never returned. As the seed does, a curator step's units go to a pool of one spawned process
 that lives as long as the step (:func:`curator_workers`): the operating system takes back all
 its memory when the step ends, and a curator the OOM killer takes is a failure record with its
-worker's peak memory, not a crashed orchestrator. Each unit is its own pack, so one unit's death
+worker's peak memory and its host's memory then (``metadata.memory``), not a crashed
+orchestrator. Each unit is its own pack, so one unit's death
 fails only that unit. The curator lifecycle records its process's peak memory
 (``metadata.peak_rss_mb``).
 

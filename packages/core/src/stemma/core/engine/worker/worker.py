@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from stemma.core.backends import worker_stop
+from stemma.core.backends.base import WorkerCrashedError
+from stemma.core.backends.memory_at_death import MEMORY_KEY, MemoryAtDeath
 from stemma.core.engine.worker.composite_runner import run_composite
 from stemma.core.engine.worker.creator_lifecycle import (
     LifecycleOutcome,
@@ -133,8 +135,21 @@ def report_outcome(
 
 
 def report_crash(unit: ExecutionUnit, error: BaseException, store: WorkerStore) -> UnitReport:
-    """Record a unit whose worker died: called by the orchestrator, same record and log rules."""
+    """Record a unit whose worker died: called by the orchestrator, same record and log rules.
+
+    A worker judged killed for memory (``WorkerCrashedError.memory``) leaves its peak and its
+    host's memory in the record's ``metadata.memory`` and, written out, in its error text (so
+    in its failure log); its one-line error says them in words.
+    """
     outcome = failure_outcome(error, None, prefix="the worker died: ")
+    memory = error.memory if isinstance(error, WorkerCrashedError) else None
+    if memory is not None:
+        facts = MemoryAtDeath(**memory)
+        outcome = replace(
+            outcome,
+            error=f"{(outcome.error or '').rstrip()}\n\n{facts.block()}\n",
+            metadata={**outcome.metadata, MEMORY_KEY: facts.as_metadata()},
+        )
     record = _record(unit, new_attempt_id(), dt.datetime.now(dt.UTC), outcome)
     return _stage(store, unit, record, outcome)
 
