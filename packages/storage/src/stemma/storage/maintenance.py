@@ -24,6 +24,7 @@ from stemma.core.crash_points import crash_point
 from stemma.core.file_lock import FileLock
 from stemma.core.live import RunStatus, list_states
 from stemma.core.store.locations import RootLayout, resolve_root
+from stemma.storage.data_files import check_data_files
 from stemma.storage.delta_log import expired_log_entries, remove_log_entries
 from stemma.storage.errors import StorageError
 from stemma.storage.leftovers import Removal, leftovers, remove
@@ -118,6 +119,7 @@ def compact_root(
     for name, path in delta_tables(layout):
         with table_lock(layout, name):
             table = DeltaTable(path)
+            check_data_files(layout, name, table)  # before delta-rs reads them to rewrite them
             before = len(table.file_uris())
             table.optimize.compact(target_size=target_size, writer_properties=_WRITER)
             crash_point(f"delta.compacted.{_point(name)}")

@@ -160,7 +160,10 @@ def _read_ids(
     Read through delta-rs's pyarrow dataset of the kept table handle (its fragments carry each
     file's statistics, so the filter still skips files), the filter and the columns pushed down:
     polars' own Delta scan spends ~7 ms setting up each call whatever it reads, this ~2-4 ms, and
-    a worker reads its pack's inputs in one call, so the set-up is most of the read.
+    a worker reads its pack's inputs in one call, so the set-up is most of the read. Its files
+    are not looked at first as :func:`~stemma.storage.tables.read_table`'s are: pyarrow raises
+    on a damaged one (translated by :func:`~stemma.storage.table_damage.reading`), it does not
+    panic, and a ``stat`` per file would cost this hot read more than the read.
     """
     path = spec.path(layout.delta)
     if not table_exists(path):

@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from urllib.parse import unquote
 
 import pyarrow.parquet as pq
 from deltalake import DeltaTable
@@ -32,6 +31,7 @@ from stemma.core.store.locations import RootLayout
 from stemma.core.store.parquet_marks import parquet_marks_problem
 from stemma.storage.check_findings import Problem, Severity, relative
 from stemma.storage.damage_signs import cause, is_damage
+from stemma.storage.data_files import logged_files
 from stemma.storage.maintenance import delta_tables, table_lock
 
 REBUILDABLE = frozenset({"orchestration/executions", "orchestration/steps"})
@@ -55,17 +55,15 @@ def check_table(layout: RootLayout, name: str, path: Path) -> list[Problem]:
     if problems:
         return problems  # delta-rs would stop at these: opening it says nothing more
     try:
-        table = DeltaTable(path)
-        escaped = "%" in table.table_uri  # a root whose path needs escaping: so do its files
-        files = [_local_path(uri, escaped=escaped) for uri in table.file_uris()]
+        files = logged_files(DeltaTable(path), path)
     except BaseException as err:
         if not is_damage(err):
             raise
         return [_unopenable(layout, log, err)]
-    for file in files:
-        found = _data_file_problem(file)
+    for file, size in files:
+        found = _data_file_problem(Path(file), size)
         if found is not None:
-            problems.append(_damaged_file(layout, name, path, file, found))
+            problems.append(_damaged_file(layout, name, path, Path(file), found))
     since = max(commits, default=0) - (checkpoint if checkpoint is not None else -1)
     if not problems and since > CHECKPOINT_AFTER:
         problems.append(
@@ -193,9 +191,12 @@ def _unopenable(layout: RootLayout, log: Path, error: BaseException) -> Problem:
     )
 
 
-def _data_file_problem(file: Path) -> str | None:
-    """What is wrong with a Parquet file: missing, unreadable, or not Parquet; None if sound."""
-    found = parquet_marks_problem(file)
+def _data_file_problem(file: Path, expected_size: int | None = None) -> str | None:
+    """What is wrong with a Parquet file: missing, unreadable, not Parquet; None if sound.
+
+    ``expected_size``: the size the table's log records for a data file; another is damage.
+    """
+    found = parquet_marks_problem(file, expected_size)
     if found is not None:
         return found
     try:
@@ -227,12 +228,6 @@ def _damaged_file(layout: RootLayout, name: str, table: Path, file: Path, proble
 def _restore(layout: RootLayout, path: Path) -> str:
     where = relative(path, layout.root)
     return f"put it back from a backup of the root: `cp -a BACKUP/{where} {path}`"
-
-
-def _local_path(uri: str, *, escaped: bool) -> Path:
-    """A data file's path: delta-rs gives plain paths, or escaped ones (and maybe ``file://``)."""
-    path = uri.removeprefix("file://")
-    return Path(unquote(path) if escaped else path)
 
 
 def _checkpoint(layout: RootLayout, name: str, path: Path) -> str:

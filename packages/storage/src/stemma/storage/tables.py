@@ -20,6 +20,7 @@ from deltalake.exceptions import CommitFailedError
 
 from stemma.core.file_lock import FileLock
 from stemma.core.store.locations import RootLayout
+from stemma.storage.data_files import check_data_files
 from stemma.storage.errors import CommitConflictError
 from stemma.storage.locks import table_lock_path
 from stemma.storage.schemas import TableSpec
@@ -44,10 +45,20 @@ def read_table(
     """Rows of one table matching ``predicate``; an empty frame of the schema if none exist.
 
     The predicate and the column selection are pushed into the Delta scan, so files whose
-    statistics rule it out are skipped and the other columns are not read.
+    statistics rule it out are skipped and the other columns are not read. Each file the log
+    lists is looked at first (:func:`~stemma.storage.data_files.check_data_files`): polars
+    panics on one that is damaged.
+
+    Raises:
+        DamagedTableError: a data file of the table is missing or damaged (it is named).
     """
     path = spec.path(layout.delta)
-    scan = scan_table(open_table(path)) if table_exists(path) else spec.empty().lazy()
+    if table_exists(path):
+        table = open_table(path)
+        check_data_files(layout, spec.name, table)
+        scan = scan_table(table)
+    else:
+        scan = spec.empty().lazy()
     if predicate is not None:
         scan = scan.filter(predicate)
     if columns is not None:  # before collecting: the Parquet reads skip the other columns
@@ -69,6 +80,8 @@ def append_rows(
 
     Raises:
         CommitConflictError: the commit conflicted on every attempt.
+        DamagedTableError: a data file of a table with a key column is damaged (its keys are
+            read to drop the rows already there).
     """
     path = spec.path(layout.delta)
     with FileLock(table_lock_path(layout, spec)):
@@ -76,6 +89,8 @@ def append_rows(
             table = _open_or_create(path, spec)
             if app_id is not None and table.transaction_version(app_id) is not None:
                 return False
+            if spec.key is not None:  # its keys are read next: polars panics on a damaged file
+                check_data_files(layout, spec.name, table)
             rows = _new_rows(table, spec, frame)
             if rows.is_empty():
                 return False

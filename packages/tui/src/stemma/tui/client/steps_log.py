@@ -11,11 +11,13 @@ Imports polars and delta-rs: load this module only from a thread worker, off the
 from __future__ import annotations
 
 from pathlib import Path
-from urllib.parse import unquote
 
 import polars as pl
 from deltalake import DeltaTable
 
+from stemma.core.store.parquet_marks import first_unsound
+from stemma.storage.data_files import logged_files
+from stemma.storage.errors import DamagedTableError
 from stemma.storage.schemas import STEPS
 
 
@@ -26,6 +28,7 @@ class StepsLog:
     """
 
     def __init__(self, root: Path) -> None:
+        self._root = root
         self._path = STEPS.path(root / "delta")
         self._table: DeltaTable | None = None
         self._seen: set[str] = set()
@@ -43,18 +46,29 @@ class StepsLog:
             self._table = DeltaTable(str(self._path))
         else:
             self._table.update_incremental()
-        files = self._table.file_uris()
+        files = dict(logged_files(self._table, self._path))  # each file's path: its logged size
         afresh = not self._seen or not self._seen.issubset(files)
         if afresh:
             self._seen, self._frame = set(), STEPS.empty()
-        new = [uri for uri in files if uri not in self._seen]
+        new = [path for path in files if path not in self._seen]
         added = STEPS.empty()
         if new:
-            # (delta-rs escapes its URIs, a space as %20; polars wants the file's own path)
-            paths = [unquote(uri) for uri in new]
-            added = pl.read_parquet(paths).select(STEPS.columns).cast(STEPS.polars_schema)
+            self._check([(path, files[path]) for path in new])
+            added = pl.read_parquet(new).select(STEPS.columns).cast(STEPS.polars_schema)
             self._frame = pl.concat([self._frame, added]).sort("timestamp")
             self._seen.update(new)
             self.files_read += len(new)
         self.added = None if afresh else added
         return self._frame
+
+    def _check(self, files: list[tuple[str, int | None]]) -> None:
+        """Look at the files about to be read: polars must never meet a damaged one.
+
+        Raises:
+            DamagedTableError: one is missing or damaged (named, for the damage watch to say).
+        """
+        found = first_unsound(files)
+        if found is not None:
+            path, problem = found
+            cause = f"its data file {Path(path).name} {problem}"
+            raise DamagedTableError(STEPS.name, self._root, cause)

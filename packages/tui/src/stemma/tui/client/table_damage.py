@@ -4,7 +4,8 @@ A read that fails on a damaged table says little: polars reports "expected parqu
 without the file, delta-rs a gap in the log inside a long debug dump. The dashboard says it
 once, so it says it well: :func:`find_damage` reads the error's own words first (a missing
 commit, a missing data file) and otherwise checks each data file the tables' logs reference
-(a Parquet file starts and ends with ``PAR1``), naming the first that is not one.
+(a Parquet file starts and ends with ``PAR1``, and is the size the log records), naming the first
+that is not one.
 
 delta-rs is imported only when a read already failed: never on the paint path.
 """
@@ -16,7 +17,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import unquote
 
 from stemma.core.store.parquet_marks import parquet_marks_problem
 
@@ -143,16 +143,18 @@ def _tables(root: Path) -> list[Path]:
 def _check_files(table: Path, named: str | None) -> TableDamage | None:
     from deltalake import DeltaTable
 
+    from stemma.storage.data_files import logged_files  # only once a read failed
+
     try:
-        uris = DeltaTable(str(table)).file_uris()
+        files = logged_files(DeltaTable(str(table)), table)
     except Exception as err:  # its log itself is damaged: a gap names it
         gap = _GAP.search(str(err))
         return _missing_commit(table, int(gap["before"]), int(gap["after"])) if gap else None
-    paths = [Path(unquote(uri.removeprefix("file://"))) for uri in uris]
     if named is not None:  # the error named it: look at that one first
-        paths.sort(key=lambda path: path.name != named)
-    for path in paths:
-        problem = parquet_marks_problem(path)
+        files.sort(key=lambda file: Path(file[0]).name != named)
+    for file, size in files:
+        path = Path(file)
+        problem = parquet_marks_problem(path, size)
         if problem is not None:
             return TableDamage(
                 table=table,
