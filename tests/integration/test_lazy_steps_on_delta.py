@@ -192,3 +192,35 @@ def test_failed_step_and_skipped_dependents_are_in_the_steps_log(tmp_path: pathl
     assert json.loads(skipped["metadata"])["skip_reason"] == "dependency_failed"
     (failed,) = executions(tmp_path).filter(~pl.col("success")).iter_rows(named=True)
     assert "corrupt input" in failed["error"]
+
+
+def test_a_steps_type_is_recorded_and_shown_by_lineage_and_artifacts(
+    tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from stemma.core.cli.main import main
+
+    dataset = apply(name="dataset", fn=load_data, version="v1", type="text", src="x", out_path=OUT)
+    model = apply(
+        name="model",
+        fn=train,
+        version="v0",
+        type="model",
+        build_config=lambda ctx: {"data": ctx.dep(dataset), "out_path": ctx.output_path},
+    )
+    (built,) = run(model, root=tmp_path)
+    up = lineage(tmp_path, built.artifact_id)
+    assert up.select("source_name", "source_type", "target_name", "target_type").rows() == [
+        ("dataset", "text", "model", "model")
+    ]
+    index = artifacts(tmp_path).filter(pl.col("artifact_id") == built.artifact_id)
+    assert index.get_column("type").to_list() == ["model"]
+    assert json.loads(index.get_column("metadata").item()) == {"type": "model"}
+    value = artifacts(tmp_path, step_name="model", artifact_type="metric")
+    assert value.get_column("type").to_list() == [None]  # the return value has no type
+    assert main(["lineage", built.artifact_id[:12], "--root", str(tmp_path)]) == 0
+    table = capsys.readouterr().out
+    assert "dataset (text)" in table
+    assert "model (model)" in table
+    assert main(["lineage", built.artifact_id, "--root", str(tmp_path), "--format", "json"]) == 0
+    [edge] = json.loads(capsys.readouterr().out)
+    assert (edge["source_type"], edge["target_type"]) == ("text", "model")

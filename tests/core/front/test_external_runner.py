@@ -116,3 +116,34 @@ def test_external_runner_order_never_lists_what_is_under_a_built_step(
     lower(total, memo)
     with ExternalRun(root=tmp_path) as ext:
         assert ext.order(memo.values()) == []
+
+
+def test_external_runner_calls_build_config_with_real_values_and_records_the_type(
+    tmp_path: pathlib.Path,
+) -> None:
+    data = apply(name="data", fn=write_json, version="v0", data=[1, 2, 3], out_path=OUT)
+    total = apply(
+        name="total",
+        fn=read_and_add,
+        version="v0",
+        type="count",
+        build_config=lambda ctx: {"source": ctx.dep(data), "out_path": ctx.output_path},
+        extra=1,
+    )
+    memo: dict[ArtifactStep, StepSpec] = {}
+    lower(total, memo)
+    root = tmp_path / "root"
+    with ExternalRun(root=root) as ext:
+        recorded: list[Artifact] = []
+        for spec in ext.order(memo.values()):
+            call = ext.prepare(spec)
+            recorded.append(ext.record(call, spec.step.fn(**call.kwargs)))
+    built = recorded[-1]
+    assert built.value == 4
+    store = open_run_store(root)
+    assert store.load_artifacts([built.artifact_id])[built.artifact_id].metadata == {
+        "type": "count"
+    }
+    again = run(total, root=root)[0]
+    assert again.cached
+    assert again.artifact_id == built.artifact_id

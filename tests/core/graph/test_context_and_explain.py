@@ -18,7 +18,8 @@ def test_out_repr_is_out_and_it_pickles_to_itself() -> None:
 
 def test_step_context_at_run_time_resolves_out_and_deps_to_paths(tmp_path: Path) -> None:
     dep = apply(name="dep", fn=noop, version="v0", source=1, out_path=OUT)
-    context = StepContext.for_run(tmp_path / "out", {dep: tmp_path / "dep"})
+    context = StepContext.for_run(tmp_path / "out", {dep: tmp_path / "dep"}, prefix=tmp_path)
+    assert (context.prefix, context.at_run_time) == (str(tmp_path), True)
     resolved = context.resolve({"a": [dep, OUT], "b": (dep,)})
     assert resolved == {
         "a": [str(tmp_path / "dep"), str(tmp_path / "out")],

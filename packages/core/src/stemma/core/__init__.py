@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         RunCancelledError,
         StemmaError,
         StepCodeError,
+        StepConfigError,
         StepCycleError,
         StepFailedError,
         StoreUnavailableError,
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from stemma.core.front.api import plan, resolve, run
     from stemma.core.front.external import ExternalCall, ExternalRun
     from stemma.core.front.pipeline import Pipeline
+    from stemma.core.graph.context import StepContext
     from stemma.core.graph.explain import config_diff
     from stemma.core.graph.markers import OUT
     from stemma.core.graph.operation_steps import output_of
@@ -67,6 +69,7 @@ _EXPORTS = {
     "RunCancelledError": "stemma.core.errors",
     "StemmaError": "stemma.core.errors",
     "StepCodeError": "stemma.core.errors",
+    "StepConfigError": "stemma.core.errors",
     "StepCycleError": "stemma.core.errors",
     "StepFailedError": "stemma.core.errors",
     "StoreUnavailableError": "stemma.core.errors",
@@ -84,6 +87,7 @@ _EXPORTS = {
     "StepFuture": "stemma.core.engine.references",
     "StepResult": "stemma.core.engine.references",
     "ArtifactStep": "stemma.core.graph.step",
+    "StepContext": "stemma.core.graph.context",
     "apply": "stemma.core.graph.step",
     "StepSpec": "stemma.core.graph.step_spec",
     "lower": "stemma.core.graph.step_spec",
@@ -103,6 +107,7 @@ __all__ = [
     # building graphs lazily
     "OUT",
     "ArtifactStep",
+    "StepContext",
     "StepSpec",
     "apply",
     "lower",
@@ -140,6 +145,7 @@ __all__ = [
     "RunCancelledError",
     "StemmaError",
     "StepCodeError",
+    "StepConfigError",
     "StepCycleError",
     "StepFailedError",
     "StoreUnavailableError",

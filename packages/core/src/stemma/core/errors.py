@@ -31,6 +31,14 @@ class InputsChangedError(StemmaError, RuntimeError):
     """A step's inputs changed between ``apply`` and its run: a mutated object, a new file."""
 
 
+class StepConfigError(StemmaError, RuntimeError):
+    """A step's ``build_config`` failed when the step ran, or gave other arguments than when keyed.
+
+    The step fails (its dependents are skipped) and nothing of it runs; ``__cause__`` holds the
+    error ``build_config`` raised, if it raised one.
+    """
+
+
 class StepCycleError(StemmaError, ValueError):
     """The step graph has a cycle; the message lists the steps around it."""
 

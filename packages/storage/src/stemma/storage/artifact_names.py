@@ -64,6 +64,24 @@ def shown_names(read: TableReader, artifact_ids: list[str]) -> dict[str, str]:
     return names
 
 
+def declared_types(read: TableReader, artifact_ids: list[str]) -> pl.DataFrame:
+    """``artifact_id`` and ``type``: the type a lazy step gave its output (``apply(..., type=)``).
+
+    Read from the artifact's metadata (``{"type": "json"}``); null for an artifact without one.
+    """
+    wanted = pl.col("artifact_id").is_in(sorted(set(artifact_ids)))
+    index = read(ARTIFACT_INDEX, wanted, columns=["artifact_id", "metadata"])
+    return index.select(
+        pl.col("artifact_id").cast(pl.String),
+        type_of(pl.col("metadata")),
+    ).unique("artifact_id", keep="first")
+
+
+def type_of(metadata: pl.Expr) -> pl.Expr:
+    """The ``type`` an artifact's metadata (a JSON text) names, as a column called ``type``."""
+    return metadata.cast(pl.String).str.json_path_match("$.type").alias("type")
+
+
 def _facts(read: TableReader, table: TableSpec, wanted: pl.Expr) -> pl.DataFrame:
     shaped = table is DATA
     columns = [

@@ -38,10 +38,13 @@ LINEAGE_COLUMNS = (
     "execution_run_id",
     "source_name",
     "target_name",
+    "source_type",
+    "target_type",
 )
 """An edge's artifacts, then which step's execution made it: the same bytes made by two steps
 are one artifact, so an edge from an artifact to itself says only through these who made it.
-The artifacts' original names come last, so CSV readers of the earlier columns keep theirs."""
+The artifacts' original names, then the types lazy steps gave them, come last, so CSV readers
+of the earlier columns keep theirs."""
 LINEAGE_TABLE_COLUMNS = (
     "depth",
     "source",
@@ -51,8 +54,9 @@ LINEAGE_TABLE_COLUMNS = (
     "step",
     "execution",
 )
-"""What the table shows: each artifact as a short id and its name, the step that made the
-target and its execution's short id (full ids: ``--format csv`` or ``json``)."""
+"""What the table shows: each artifact as a short id, its name and the type its step gave it
+(``3f2a… feat/count (csv)``), the step that made the target and its execution's short id (full
+ids: ``--format csv`` or ``json``)."""
 SHORT_ID = 12
 """Hex digits of an id in the table: what ``stemma lineage`` takes back (it accepts a prefix)."""
 
@@ -137,21 +141,22 @@ def _table_edge(row: dict[str, object]) -> dict[str, object]:
         where = row["source_name"] or "(path not recorded)"
         source = f"file {where} (content {str(row['source_artifact_id'])[:8]})"
     else:
-        source = _named(row["source_artifact_id"], row["source_name"])
+        source = _named(row["source_artifact_id"], row["source_name"], row["source_type"])
     return {
         "depth": row["depth"],
         "source": source,
         "source_role": row["source_role"],
-        "target": _named(row["target_artifact_id"], row["target_name"]),
+        "target": _named(row["target_artifact_id"], row["target_name"], row["target_type"]),
         "target_role": row["target_role"],
         "step": row["step_name"] or "?",
         "execution": str(row["execution_run_id"])[:SHORT_ID],
     }
 
 
-def _named(artifact_id: object, name: object) -> str:
+def _named(artifact_id: object, name: object, declared: object) -> str:
     short = str(artifact_id)[:SHORT_ID]
-    return f"{short} {name}" if name else short
+    shown = f"{short} {name}" if name else short
+    return f"{shown} ({declared})" if declared else shown
 
 
 ARTIFACTS = Command(

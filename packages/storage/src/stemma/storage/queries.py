@@ -18,7 +18,7 @@ from typing import Any, Literal, cast
 import polars as pl
 
 from stemma.core.store.locations import RootLayout
-from stemma.storage.artifact_names import artifact_facts, shown_names
+from stemma.storage.artifact_names import artifact_facts, declared_types, shown_names, type_of
 from stemma.storage.schemas import (
     ARTIFACT_EDGES,
     ARTIFACT_INDEX,
@@ -82,7 +82,8 @@ def artifacts(
 
     Every built-in type adds ``original_name`` and ``size``; data adds ``row_count`` and
     ``data_columns``; metrics add ``content``; file refs add ``path``, ``content_hash`` and
-    ``file_count`` (null for artifacts of other types).
+    ``file_count`` (null for artifacts of other types). ``type`` is the type a lazy step gave
+    its output (``apply(..., type="json")``, kept in the artifact's ``metadata``), else null.
 
     An artifact is its content, so the same bytes made by two steps are one artifact, and its
     index row names only the step that made them first (``origin_step_name``). ``step_name``
@@ -106,7 +107,8 @@ def artifacts(
     files = read(FILE_REFS, ids, columns=["artifact_id", "path", "content_hash", "file_count"])
     facts = artifact_facts(read, index.get_column("artifact_id").to_list())
     return (
-        index.join(facts, on="artifact_id", how="left")
+        index.with_columns(type_of(pl.col("metadata")))
+        .join(facts, on="artifact_id", how="left")
         .join(metrics, on="artifact_id", how="left")
         .join(files, on="artifact_id", how="left")
         .sort("created_at")
@@ -172,8 +174,9 @@ def lineage(
         ``artifact_id``), the ``step_name`` and ``step_run_id`` of the edge's execution
         (``execution_run_id``), and ``source_name`` and ``target_name``: each artifact's
         original name (null for a type without one), a lazy step's output named by its step
-        (``tutorial/numbers``, not ``v1-81d1ec83a63f698c``); each edge once, at the depth it was
-        first reached.
+        (``tutorial/numbers``, not ``v1-81d1ec83a63f698c``); ``source_type`` and
+        ``target_type``: the type a lazy step gave its output (``apply(..., type="json")``),
+        null for any other artifact; each edge once, at the depth it was first reached.
     """
     read = table_reader(_layout(root))
     edges = read(ARTIFACT_EDGES)
@@ -205,7 +208,7 @@ def lineage(
         keep="first",
         maintain_order=True,
     )
-    named = _with_names(read, _with_steps(read, walked))
+    named = _with_types(read, _with_names(read, _with_steps(read, walked)))
     if "input_path" not in named.columns:
         return named
     path_or_name = pl.coalesce("input_path", "source_name").alias("source_name")
@@ -330,6 +333,18 @@ def _with_names(read: TableReader, edges: pl.DataFrame) -> pl.DataFrame:
     for end in ("source", "target"):
         named = names.rename({"artifact_id": f"{end}_artifact_id", "name": f"{end}_name"})
         edges = edges.join(named, on=f"{end}_artifact_id", how="left", maintain_order="left")
+    return edges
+
+
+def _with_types(read: TableReader, edges: pl.DataFrame) -> pl.DataFrame:
+    """``edges`` with the type a lazy step gave each edge's source and target (else null)."""
+    ends = pl.concat(
+        [edges.get_column("source_artifact_id"), edges.get_column("target_artifact_id")]
+    )
+    types = declared_types(read, ends.unique().to_list())
+    for end in ("source", "target"):
+        typed = types.rename({"artifact_id": f"{end}_artifact_id", "type": f"{end}_type"})
+        edges = edges.join(typed, on=f"{end}_artifact_id", how="left", maintain_order="left")
     return edges
 
 

@@ -129,7 +129,9 @@ class ExternalRun:
 
         Raises:
             LookupError: a dependency is not built yet (record it first).
-            InputsChangedError: an input changed since ``apply``.
+            InputsChangedError: an input changed since ``apply`` (or its ``build_config`` gave
+                other arguments when keyed again).
+            StepConfigError: its ``build_config`` failed at run time, or gave other arguments.
         """
         check_inputs_unchanged(spec)
         deps: dict[str, Artifact] = {}

@@ -79,6 +79,14 @@ def bind_inputs(fn: Callable[..., Any], inputs: Mapping[str, Any]) -> dict[str, 
     return dict(bound_arguments.arguments)
 
 
+def takes_argument(fn: Callable[..., Any], name: str) -> bool:
+    """Whether ``fn`` has a parameter called ``name`` (``**kwargs`` alone does not count)."""
+    try:
+        return name in _plan(fn).known
+    except (TypeError, ValueError):  # no signature to read
+        return False
+
+
 def _unexpected(
     fn: Callable[..., Any], plan: _Plan, inputs: Mapping[str, Any], unexpected: list[str]
 ) -> str:

@@ -3,52 +3,129 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from collections.abc import Generator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from stemma.core.graph.markers import OUT, OUTPUT_PLACEHOLDER
+from stemma.core.errors import LoweringError
+from stemma.core.graph.markers import (
+    OUT,
+    OUTPUT_PLACEHOLDER,
+    PREFIX_PLACEHOLDER,
+    REGION_PLACEHOLDER,
+    Placeholder,
+)
 
 if TYPE_CHECKING:
     from stemma.core.graph.step import ArtifactStep
 
 
-class StepContext:
-    """Resolves ``OUT`` and dependency handles inside a step's inputs.
+REGION_ENV = "STEMMA_REGION"
+"""The environment variable a run-time ``StepContext.region`` is read from (None when unset)."""
 
-    At fingerprint time ``OUT`` is the placeholder ``<output_path>`` and a dependency is its
-    fingerprint, so keys never depend on where things are stored. At run time both are real
-    paths (as strings, like the seed's ``write_json`` expects).
+
+class StepContext:
+    """What a step's inputs mean when keyed and when run: its output path, deps, prefix, region.
+
+    At fingerprint time ``OUT`` is the placeholder ``<output_path>``, the prefix ``<prefix>``,
+    the region ``<region>``, and a dependency stands for its identity, so keys never depend on
+    where things are stored. At run time all are real (paths as strings, as the seed's
+    ``write_json`` expects).
+
+    A step's ``build_config(ctx)`` is given one of each: a placeholder context when the step is
+    keyed (by :func:`~stemma.core.graph.step.apply`), a real one when it runs.
     """
 
     def __init__(
-        self, *, output_path: str, dep_values: Mapping[ArtifactStep, Any], at_run_time: bool
+        self,
+        *,
+        output_path: str,
+        dep_values: Mapping[ArtifactStep, Any] | None,
+        at_run_time: bool,
+        prefix: str = PREFIX_PLACEHOLDER,
+        region: str | None = REGION_PLACEHOLDER,
     ) -> None:
         self.output_path = output_path
+        """Where this step's output goes: the path ``OUT`` stands for."""
         self.at_run_time = at_run_time
+        """False at fingerprint time (placeholders), True when the step runs (real values)."""
+        self.prefix = prefix
+        """The store root the step runs under (``<prefix>`` at fingerprint time)."""
+        self.region = region
+        """The run's region: ``$STEMMA_REGION``, None when unset (``<region>`` when keyed)."""
         self._dep_values = dep_values
+        self._asked: dict[ArtifactStep, Placeholder] = {}
 
     @classmethod
-    def for_fingerprint(cls, dep_fingerprints: Mapping[ArtifactStep, str]) -> StepContext:
-        """A context with placeholders: ``OUT`` and deps stand for their identities."""
-        values = {
-            dep: {"$step": dep.name, "fingerprint": fp} for dep, fp in dep_fingerprints.items()
-        }
-        return cls(output_path=OUTPUT_PLACEHOLDER, dep_values=values, at_run_time=False)
+    def for_fingerprint(
+        cls, dep_fingerprints: Mapping[ArtifactStep, str] | None = None
+    ) -> StepContext:
+        """A context with placeholders: ``OUT`` and deps stand for their identities.
+
+        Args:
+            dep_fingerprints: the deps' keys, each then shown as ``{"$step", "fingerprint"}``
+                (as ``StepSpec.config`` shows it). None: the context ``build_config`` is keyed
+                with; any handle is a dep, standing for itself until lowering gives its key
+                (see :meth:`dep`).
+        """
+        values = (
+            None
+            if dep_fingerprints is None
+            else {
+                dep: {"$step": dep.name, "fingerprint": fp} for dep, fp in dep_fingerprints.items()
+            }
+        )
+        output = Placeholder(OUTPUT_PLACEHOLDER, OUT)
+        return cls(output_path=output, dep_values=values, at_run_time=False)
 
     @classmethod
-    def for_run(cls, output_path: Path, dep_paths: Mapping[ArtifactStep, Path]) -> StepContext:
-        """A context with real paths, used when the step's function is called."""
+    def for_run(
+        cls,
+        output_path: Path,
+        dep_paths: Mapping[ArtifactStep, Path],
+        *,
+        prefix: Path,
+        region: str | None = None,
+    ) -> StepContext:
+        """A context with real paths, used when the step's function is called.
+
+        Args:
+            output_path: what ``OUT`` stands for.
+            dep_paths: each dep's output.
+            prefix: the store root.
+            region: the run's region; ``$STEMMA_REGION`` (None when unset) if not given.
+        """
         values = {dep: str(path) for dep, path in dep_paths.items()}
-        return cls(output_path=str(output_path), dep_values=values, at_run_time=True)
+        return cls(
+            output_path=str(output_path),
+            dep_values=values,
+            at_run_time=True,
+            prefix=str(prefix),
+            region=region if region is not None else os.environ.get(REGION_ENV) or None,
+        )
+
+    @property
+    def asked(self) -> tuple[ArtifactStep, ...]:
+        """The handles :meth:`dep` was asked for in placeholder mode, in order."""
+        return tuple(self._asked)
 
     def dep(self, handle: ArtifactStep) -> Any:
-        """What ``handle`` stands for in this context.
+        """What ``handle`` stands for in this context: at run time, the path of its output.
+
+        When ``build_config`` is keyed, any handle may be asked for, and it becomes a
+        dependency of the step: it stands for itself as the str ``<dep:name@version>``, keyed as
+        the handle would be in keyword inputs (a path made from it, ``<dep:data@v1>/a.json``,
+        is keyed as that text, the dep's own key entering the step's through its deps).
 
         Raises:
             ValueError: ``handle`` is not a declared dependency of the step.
+            LoweringError: two deps asked for when keyed have one name and version (a path
+                made from either would read the same).
         """
+        if self._dep_values is None:
+            return self._stand_in(handle)
         try:
             return self._dep_values[handle]
         except KeyError:
@@ -56,6 +133,24 @@ class StepContext:
                 f"step {handle.name!r} is not a declared dependency here; pass its handle in the "
                 "step's inputs so it is tracked"
             ) from None
+
+    def _stand_in(self, handle: ArtifactStep) -> Placeholder:
+        from stemma.core.graph.step import ArtifactStep
+
+        if not isinstance(handle, ArtifactStep):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise TypeError(f"ctx.dep() takes a step's handle, not {type(handle).__name__}")
+        known = self._asked.get(handle)
+        if known is not None:
+            return known
+        text = f"<dep:{handle.name}@{handle.version}>"
+        if any(asked == text for asked in self._asked.values()):
+            raise LoweringError(
+                f"build_config asked for two different dependencies named {handle.name!r} at "
+                f"version {handle.version!r}: a path made from either reads {text}, so the key "
+                "could not tell them apart; give them distinct names or versions"
+            )
+        made = self._asked[handle] = Placeholder(text, handle)
+        return made
 
     def resolve(self, value: Any) -> Any:
         """Return ``value`` with ``OUT`` and every handle inside it replaced."""

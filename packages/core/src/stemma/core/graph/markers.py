@@ -20,6 +20,35 @@ FILE_TAG: Final = "$file"
 """An input file inside a step's encoded inputs (its content id)."""
 
 OUTPUT_PLACEHOLDER: Final = "<output_path>"
+"""How ``OUT`` reads at fingerprint time (in ``StepSpec.config`` and a placeholder context)."""
+PREFIX_PLACEHOLDER: Final = "<prefix>"
+"""The root (``StepContext.prefix``) at fingerprint time."""
+REGION_PLACEHOLDER: Final = "<region>"
+"""The region (``StepContext.region``) at fingerprint time."""
+PLACEHOLDER_STARTS: Final = (OUTPUT_PLACEHOLDER, PREFIX_PLACEHOLDER, REGION_PLACEHOLDER, "<dep:")
+"""How a value made from a placeholder starts: a ``Path`` that does is no input file."""
+
+
+class Placeholder(str):
+    """What a fingerprint-time ``StepContext`` hands ``build_config``: a str standing for a value.
+
+    Returned as it is (``ctx.output_path``, ``ctx.dep(handle)``), it is keyed exactly as ``OUT``
+    or the handle would be in keyword inputs. Anything made from it (``f"{ctx.output_path}/a"``)
+    is a plain str, keyed as its text: the same for every root and machine.
+    """
+
+    stands_for: object
+    """``OUT``, or the dependency's handle."""
+
+    def __new__(cls, text: str, stands_for: object) -> Placeholder:
+        """A str reading ``text`` that stands for ``stands_for``."""
+        made = super().__new__(cls, text)
+        made.stands_for = stands_for
+        return made
+
+    def __reduce__(self) -> tuple[type[str], tuple[str]]:
+        # Pickles (and copies) as its text: a stand-in never travels to a worker as one.
+        return (str, (str(self),))
 
 
 class _OutputPath:

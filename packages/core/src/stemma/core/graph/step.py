@@ -8,20 +8,30 @@ only has to splice dependency fingerprints into precomputed strings.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from stemma.core.canonical import dumps_plain, escape_key, to_canonical
 from stemma.core.errors import LoweringError
-from stemma.core.graph.binding import bind_inputs
+from stemma.core.graph.binding import bind_inputs, takes_argument
 from stemma.core.graph.input_files import input_file_key
-from stemma.core.graph.markers import DEP_TAG, FILE_TAG, FUNCTION_KIND, OUT, OUT_TAG
+from stemma.core.graph.markers import (
+    DEP_TAG,
+    FILE_TAG,
+    FUNCTION_KIND,
+    OUT,
+    OUT_TAG,
+    PLACEHOLDER_STARTS,
+    Placeholder,
+)
 from stemma.core.graph.versions import check_name, check_version, is_mutable
 from stemma.core.identity import ID_LENGTH
 
 if TYPE_CHECKING:
+    from stemma.core.graph.context import StepContext
     from stemma.core.graph.step_spec import StepSpec
     from stemma.core.operations.definition import OperationDefinition
     from stemma.core.operations.specs import Resources
@@ -58,6 +68,19 @@ class ArtifactStep:
     resources: Resources | None = None
     """What the step's worker asks of its machine (a SLURM node's CPUs, memory, GPUs, time);
     never part of the key. None: the operation's defaults."""
+    type: str | None = None
+    """The artifact's type (``"json"``, ``"model"``), recorded with its output; never keyed."""
+    build_config: Callable[[StepContext], Mapping[str, Any]] | None = field(
+        default=None, repr=False
+    )
+    """Makes ``fn``'s arguments from the step's context: called with placeholders when the step
+    is keyed (by :func:`apply`) and with real values when it runs. Its result is in
+    ``inputs`` as the placeholders gave it, keyed exactly as keyword inputs are."""
+    keywords: Mapping[str, Any] = field(default_factory=dict[str, Any], repr=False)
+    """With ``build_config``: the keyword inputs ``apply`` was given beside it (what run time
+    binds again, with ``build_config``'s real values). Empty otherwise."""
+    configured: tuple[str, ...] = field(default=(), repr=False)
+    """The arguments ``build_config`` gave when the step was keyed, in its order."""
 
     def lower(self, memo: dict[ArtifactStep, StepSpec] | None = None) -> StepSpec:
         """Lower this handle and its deps to a :class:`~stemma.core.graph.step_spec.StepSpec`."""
@@ -77,11 +100,13 @@ def _is_operation(cls: type) -> bool:
 
 def apply(
     name: str,
-    fn: Callable[..., Any] | type[OperationDefinition],
+    fn: Callable[..., Any] | builtins.type[OperationDefinition],
     *,
     version: str | None = None,
     expected_fingerprint: str | None = None,
     resources: Resources | Mapping[str, Any] | None = None,
+    type: str | None = None,
+    build_config: Callable[[StepContext], Mapping[str, Any]] | None = None,
     **inputs: Any,
 ) -> ArtifactStep:
     """Describe a step: ``fn(**inputs)`` at ``version``, run lazily.
@@ -101,21 +126,41 @@ def apply(
         expected_fingerprint: pin the step's key; lowering fails on a mismatch.
         resources: what the step's worker needs (``Resources(cpus=, memory_gb=, gpus=,
             time_limit=, partition=)`` or a dict of those); never part of the key, so changing
-            it never reruns a step. (A function argument called ``resources`` cannot be given.)
+            it never reruns a step. (A function argument called ``resources`` is given through
+            ``build_config``.)
+        type: the artifact's type (``"json"``, ``"parquet"``, ``"model"``): recorded with the
+            step's output (its artifact's metadata and the step's final event) and shown by
+            lineage; never part of the key. A function argument called ``type`` is given through
+            ``build_config``; ``type=`` beside a function that takes one is refused.
+        build_config: ``build_config(ctx)`` returns a mapping of ``fn``'s keyword arguments,
+            made from the step's :class:`~stemma.core.graph.context.StepContext`
+            (``ctx.output_path``, ``ctx.dep(handle)``, ``ctx.prefix``, ``ctx.region``). Called
+            here, with placeholders, to key the step: its result is keyed exactly as keyword
+            inputs are, so ``build_config=lambda ctx: {"x": 1, "out_path": ctx.output_path}``
+            and ``x=1, out_path=OUT`` are one step with one key. Called again, with real values,
+            when the step runs. It must be deterministic; an argument may come from it or from
+            ``inputs``, never both.
         **inputs: ``fn``'s arguments. ``OUT`` becomes the step's output path; an
             :class:`ArtifactStep` anywhere inside (lists, tuples, dicts) becomes a dependency and
             is replaced by that dependency's output path at run time.
 
     Raises:
-        TypeError: ``inputs`` do not match ``fn``'s signature (the message names the step, and
-            an argument ``fn`` does not take with the closest one it does:
-            ``step 'n': f() got an unexpected argument 'xx' (did you mean 'x'?)``).
+        TypeError: ``inputs`` (with what ``build_config`` gave) do not match ``fn``'s signature
+            (the message names the step, and an argument ``fn`` does not take with the closest
+            one it does: ``step 'n': f() got an unexpected argument 'xx' (did you mean 'x'?)``);
+            an argument given both ways; ``build_config`` returned no mapping of names; ``type``
+            is no non-empty str, or ``fn`` takes an argument called ``type`` (see above).
         LoweringError: ``name`` or ``version`` is not a valid path segment.
         OperationConfigError: ``resources`` has an unknown key or an invalid value.
         UnfingerprintableError: an input cannot be encoded canonically (names the argument).
     """
     check_name(name)
-    if isinstance(fn, type) and _is_operation(fn):
+    if isinstance(fn, builtins.type) and _is_operation(fn):
+        if type is not None or build_config is not None:
+            raise TypeError(
+                f"step {name!r}: type= and build_config= are for function steps; an operation's "
+                "outputs have the types its class declares, and its params are given as params="
+            )
         from stemma.core.graph.operation_steps import operation_inputs, operation_step
 
         version, inputs = operation_inputs(name, fn, version, inputs)
@@ -123,13 +168,20 @@ def apply(
     if version is None:
         raise LoweringError(f"step {name!r}: a function step needs a version, e.g. version='v1'")
     check_version(name, version)
+    configured: Mapping[str, Any] = {}
+    asked: tuple[ArtifactStep, ...] = ()
+    if type is not None or build_config is not None:  # (the common step pays nothing here)
+        _check_type(name, type)
+        if build_config is not None:
+            configured, asked = configure(name, build_config, inputs)
+        _refuse_shadowed(name, fn, configured, type=type, build_config=build_config)
     try:
-        arguments = bind_inputs(fn, inputs)
+        arguments = bind_inputs(fn, {**inputs, **configured} if configured else inputs)
     except TypeError as err:
         raise TypeError(f"step {name!r}: {err}") from None
     if expected_fingerprint is not None and len(expected_fingerprint) != ID_LENGTH:
         raise LoweringError(f"step {name!r}: expected_fingerprint must be a 32-hex-character str")
-    config_json, deps = encode_inputs(name, arguments)
+    config_json, deps = encode_inputs(name, arguments, asked)
     return ArtifactStep(
         name=name,
         version=version,
@@ -138,6 +190,10 @@ def apply(
         deps=tuple(deps),
         expected_fingerprint=expected_fingerprint,
         resources=None if resources is None else _resources(name, resources),
+        type=type,
+        build_config=build_config,
+        keywords=inputs if build_config is not None else {},
+        configured=tuple(configured),
         template=config_json,
         # Payload: {"config": …, "deps": [fp, …], "kind": …, "name": …, "version": …}, keys sorted,
         # exactly what the canonical encoder would produce for that dict.
@@ -145,6 +201,120 @@ def apply(
         key_tail=f'],"kind":"{FUNCTION_KIND}","name":{dumps_plain(name)},"version":{dumps_plain(version)}}}',
         mutable=is_mutable(version),
     )
+
+
+def _check_type(name: str, given: object) -> None:
+    if given is not None and (not isinstance(given, str) or not given):
+        raise TypeError(
+            f"step {name!r}: type must be a non-empty str such as 'json', got {given!r}"
+        )
+
+
+def configure(
+    name: str,
+    build_config: Callable[[StepContext], Mapping[str, Any]],
+    inputs: Mapping[str, Any],
+) -> tuple[dict[str, Any], tuple[ArtifactStep, ...]]:
+    """``build_config``'s arguments with placeholders, and the deps it asked ``ctx.dep`` for.
+
+    Raises:
+        TypeError: it returned no mapping of str names, or a name ``inputs`` gives too.
+    """
+    from stemma.core.graph.context import StepContext
+
+    context = StepContext.for_fingerprint()
+    configured = _call(name, build_config, context, "when the step is keyed (placeholders)")
+    if twice := [key for key in configured if key in inputs]:
+        raise TypeError(
+            f"step {name!r}: argument {twice[0]!r} is given twice, as a keyword input and by "
+            "build_config; give each argument in one place"
+        )
+    return configured, context.asked
+
+
+def _call(
+    name: str,
+    build_config: Callable[[StepContext], Mapping[str, Any]],
+    context: StepContext,
+    when: str,
+) -> dict[str, Any]:
+    """``build_config(context)``, checked to be a mapping of argument names."""
+    try:
+        made = cast(object, build_config(context))  # a user's function: checked below
+    except Exception as err:
+        err.add_note(f"raised by build_config of step {name!r} {when}")
+        raise
+    if not isinstance(made, Mapping) or not all(
+        isinstance(key, str) for key in cast(Mapping[object, Any], made)
+    ):
+        raise TypeError(
+            f"step {name!r}: build_config must return a mapping of the function's argument "
+            f"names (str) to values, got {made!r}"
+        )
+    return dict(cast(Mapping[str, Any], made))
+
+
+def _refuse_shadowed(
+    name: str,
+    fn: Callable[..., Any],
+    configured: Mapping[str, Any],
+    **given: object,
+) -> None:
+    """``type=`` (or ``build_config=``) beside a function with an argument of that name."""
+    for word, value in given.items():
+        if value is not None and word not in configured and takes_argument(fn, word):
+            qualname = getattr(fn, "__qualname__", builtins.type(fn).__qualname__)
+            raise TypeError(
+                f"step {name!r}: {qualname}() takes an argument named {word!r}, but apply()'s "
+                f"{word}= is the step's own, never the function's; give the function's "
+                f"{word!r} through build_config (build_config=lambda ctx: {{{word!r}: …}}), "
+                "which keys it exactly as a keyword input"
+            )
+
+
+def call_arguments(step: ArtifactStep, context: StepContext) -> dict[str, Any]:
+    """What ``step.fn`` is called with in ``context``, ``OUT`` and deps resolved.
+
+    ``build_config``'s values are made again, from the real context.
+
+    Raises:
+        StepConfigError: ``build_config`` failed, or gave other arguments than when keyed.
+    """
+    if step.build_config is None:
+        return context.resolve(dict(step.inputs))
+    from stemma.core.errors import StepConfigError
+
+    try:
+        made = _call(step.name, step.build_config, context, "at run time")
+    except Exception as err:
+        raise StepConfigError(
+            f"step {step.name!r}: build_config failed at run time: "
+            f"{builtins.type(err).__name__}: {err}"
+        ) from err
+    if set(made) != set(step.configured):
+        raise StepConfigError(
+            f"step {step.name!r}: build_config gave arguments {sorted(made)} at run time, but "
+            f"{sorted(step.configured)} when the step was keyed; it must give the same "
+            "arguments every time (only values pulled from the context may differ)"
+        )
+    arguments = bind_inputs(step.fn, {**step.keywords, **made})
+    return context.resolve(arguments)
+
+
+def current_template(step: ArtifactStep) -> str:
+    """The canonical template of ``step``'s inputs as they are now (see ``check_inputs_unchanged``).
+
+    With ``build_config``, it is keyed again: a result other than the one the step was keyed
+    with means it is not deterministic.
+    """
+    if step.build_config is None:
+        return encode_inputs(step.name, step.inputs)[0]
+    configured, asked = configure(step.name, step.build_config, step.keywords)
+    arguments = bind_inputs(step.fn, {**step.keywords, **configured})
+    template, deps = encode_inputs(step.name, arguments, asked)
+    if tuple(deps) != step.deps:
+        return ""  # other deps: never equal to a template
+    return template
 
 
 def _resources(name: str, given: Resources | Mapping[str, Any]) -> Resources:
@@ -169,14 +339,24 @@ def _resources(name: str, given: Resources | Mapping[str, Any]) -> Resources:
         raise OperationConfigError(f"step {name!r}: {'; '.join(problems)}") from None
 
 
-def encode_inputs(name: str, arguments: Mapping[str, Any]) -> tuple[str, list[ArtifactStep]]:
-    """The canonical template of a step's inputs, and the handles found in them, in order."""
+def encode_inputs(
+    name: str, arguments: Mapping[str, Any], asked: tuple[ArtifactStep, ...] = ()
+) -> tuple[str, list[ArtifactStep]]:
+    """The canonical template of a step's inputs, and the handles found in them, in order.
+
+    ``asked``: the handles ``build_config`` asked ``ctx.dep`` for; those not found in the
+    arguments themselves (used only in a path made from one) come last among the deps.
+    """
     positions: dict[int, int] = {}
     deps: list[ArtifactStep] = []
     template = {
         key: _template(value, positions, deps, f"{name}.inputs.{key}")
         for key, value in arguments.items()
     }
+    for handle in asked:
+        if id(handle) not in positions:
+            positions[id(handle)] = len(deps)
+            deps.append(handle)
     return dumps_plain(template), deps
 
 
@@ -204,13 +384,22 @@ def _template(value: Any, positions: dict[int, int], deps: list[ArtifactStep], p
     if isinstance(value, list | tuple):
         seq: list[Any] | tuple[Any, ...] = value  # pyright: ignore[reportUnknownVariableType]
         return [_template(item, positions, deps, f"{path}[{i}]") for i, item in enumerate(seq)]
+    if isinstance(value, Placeholder):  # from build_config: keyed as OUT or the handle is
+        if value.stands_for is OUT:
+            return {OUT_TAG: 0}
+        return _template(value.stands_for, positions, deps, path)
     if isinstance(value, PurePath):
+        if str(value).startswith(PLACEHOLDER_STARTS):  # made from a placeholder: no file
+            return to_canonical(str(value), path)
         return {FILE_TAG: input_file_key(Path(value), path)}
     return to_canonical(value, path)
 
 
 def handles_in(value: Any) -> list[ArtifactStep]:
-    """The handles inside an input value (lists, tuples, dicts), in first-seen order."""
+    """The handles inside an input value (lists, tuples, dicts), in first-seen order.
+
+    A dependency ``build_config`` got from ``ctx.dep`` counts as its handle.
+    """
     found: list[ArtifactStep] = []
     stack = [value]
     while stack:
@@ -221,4 +410,45 @@ def handles_in(value: Any) -> list[ArtifactStep]:
             stack.extend(reversed(list(item.values())))  # pyright: ignore[reportUnknownArgumentType]
         elif isinstance(item, list | tuple):
             stack.extend(reversed(item))  # pyright: ignore[reportUnknownArgumentType]
+        elif isinstance(item, Placeholder) and isinstance(item.stands_for, ArtifactStep):
+            found.append(item.stands_for)
     return found
+
+
+CONFIG_ROLE = "build_config"
+"""Where a dependency ``build_config`` asked for but put in no argument is an input."""
+
+
+def deps_by_argument(step: ArtifactStep) -> dict[str, list[ArtifactStep]]:
+    """Per argument of ``step``, the dependencies it holds, in first-seen order.
+
+    A dep ``build_config`` used only in a path made from it (``f"{ctx.dep(d)}/a.json"``) is an
+    input of each argument whose value reads its stand-in, or else of :data:`CONFIG_ROLE`.
+    """
+    found = {role: deps for role, value in step.inputs.items() if (deps := handles_in(value))}
+    if step.build_config is None:
+        return found
+    placed = {id(dep) for deps in found.values() for dep in deps}
+    for dep in step.deps:
+        if id(dep) in placed:
+            continue
+        text = f"<dep:{dep.name}@{dep.version}>"
+        roles = [role for role, value in step.inputs.items() if _reads(value, text)]
+        for role in roles or [CONFIG_ROLE]:
+            found.setdefault(role, []).append(dep)
+    return found
+
+
+def _reads(value: Any, text: str) -> bool:
+    """Whether a str inside ``value`` contains ``text``."""
+    if isinstance(value, str):
+        return text in value
+    if isinstance(value, PurePath):
+        return text in str(value)
+    if isinstance(value, dict):
+        items: dict[Any, Any] = value  # pyright: ignore[reportUnknownVariableType]
+        return any(_reads(item, text) for item in items.values())
+    if isinstance(value, list | tuple):
+        seq: list[Any] | tuple[Any, ...] = value  # pyright: ignore[reportUnknownVariableType]
+        return any(_reads(item, text) for item in seq)
+    return False

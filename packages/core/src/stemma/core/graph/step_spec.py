@@ -49,6 +49,11 @@ class StepSpec:
         return self.step.version
 
     @property
+    def type(self) -> str | None:
+        """The artifact's type given to ``apply`` (``type=``), or None; never part of the key."""
+        return self.step.type
+
+    @property
     def output_relpath(self) -> str:
         """Where the output lives, relative to a store root; stable across roots."""
         return f"outputs/{self.name}/{self.version}-{self.fingerprint[:16]}"

@@ -28,7 +28,8 @@ def read_artifact(
         kind, text, rows = preview_file(root / str(found.fields["path"]))
     else:
         kind, text, rows = "none", "", ()
-    facts = f"{found.original_name} · {found.artifact_type} · {found.size:,} bytes"
+    typed = _typed(found.artifact_type, found.metadata.get("type"))
+    facts = f"{found.original_name} · {typed} · {found.size:,} bytes"
     return ArtifactView(
         artifact_id=artifact_id,
         artifact_type=found.artifact_type,
@@ -53,7 +54,7 @@ def _edges(frame: pl.DataFrame, *, shown: str, far: str) -> tuple[LineageEdge, .
         LineageEdge(
             depth=int(row["depth"]),
             artifact_id=str(row[f"{far}_artifact_id"]),
-            artifact_type=str(row[f"{far}_artifact_type"] or ""),
+            artifact_type=_typed(row[f"{far}_artifact_type"], row.get(f"{far}_type")),
             role=str(row[f"{far}_role"] or ""),
             step_name=str(row.get("step_name") or ""),
             step_run_id=str(row.get("step_run_id") or ""),
@@ -69,3 +70,12 @@ def _edges(frame: pl.DataFrame, *, shown: str, far: str) -> tuple[LineageEdge, .
             key=lambda e: (not e.itself, e.step_name, e.artifact_id, e.role, e.execution_run_id),
         )
     )
+
+
+def _typed(artifact_type: object, declared: object) -> str:
+    """``json (file_ref)``: the type a lazy step gave its output (``type=``), then the artifact's.
+
+    The step's first, so a narrow lineage column still shows it.
+    """
+    kind = str(artifact_type or "")
+    return f"{declared} ({kind})" if isinstance(declared, str) and declared else kind

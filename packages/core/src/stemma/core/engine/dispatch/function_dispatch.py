@@ -40,9 +40,9 @@ from stemma.core.engine.worker.function_operation import (
 )
 from stemma.core.engine.worker.units import ExecutionUnit, UnitGroup
 from stemma.core.engine.worker.worker_entry import UnitOutcome
-from stemma.core.errors import InputsChangedError
+from stemma.core.errors import InputsChangedError, StepConfigError
 from stemma.core.graph.context import StepContext
-from stemma.core.graph.step import encode_inputs
+from stemma.core.graph.step import call_arguments, current_template
 from stemma.core.graph.step_planner import artifact_from_record
 from stemma.core.graph.step_spec import StepSpec
 from stemma.core.identity import content_id
@@ -105,13 +105,13 @@ def _execute(
     with ctx.commit_lock:  # written with the step's final event: one write, not two
         ctx.deferred_events.append(event(StepStatus.RUNNING))
         ctx.open_attempts[step_run_id] = (step.number, event)
+    inputs = input_artifact_ids(spec, deps)
     try:
         check_inputs_unchanged(spec)
-    except InputsChangedError as err:
+        unit = function_unit(ctx, step, spec, deps, inputs, step_run_id)
+    except (InputsChangedError, StepConfigError) as err:  # the step's build_config, at run time
         result = finish_step(ctx, step, event, started, dispatch_error=str(err))
         return dataclasses.replace(result, exception=err)
-    inputs = input_artifact_ids(spec, deps)
-    unit = function_unit(ctx, step, spec, deps, inputs, step_run_id)
     ctx.monitor.units_planned(step.number, total=1, cached=0)
 
     def finish(outcome: UnitOutcome) -> StepResult:
@@ -193,17 +193,23 @@ def function_unit(
     inputs: Mapping[str, tuple[str, ...]],
     step_run_id: str,
 ) -> ExecutionUnit:
-    """The one unit of a function step: its call resolved, ``OUT`` at a fresh scratch path."""
+    """The one unit of a function step: its call resolved, ``OUT`` at a fresh scratch path.
+
+    Raises:
+        StepConfigError: the step's ``build_config`` failed, or gave other arguments than when
+            the step was keyed.
+    """
     root = ctx.store.layout.root
     scratch = scratch_for(root, spec.output_relpath)
     context = StepContext.for_run(
-        Path(scratch), {dep.step: deps[dep.fingerprint].path() for dep in spec.deps}
+        Path(scratch), {dep.step: deps[dep.fingerprint].path() for dep in spec.deps}, prefix=root
     )
     call = FunctionCall(
         fn=spec.step.fn,
-        kwargs=context.resolve(dict(spec.step.inputs)),
+        kwargs=call_arguments(spec.step, context),
         output_relpath=spec.output_relpath,
         scratch=scratch,
+        output_type=spec.type,
     )
     op = cast(FunctionOperation, step.operation)
     return ExecutionUnit(
@@ -272,13 +278,30 @@ def _dependency_failed(
 def check_inputs_unchanged(spec: StepSpec) -> None:
     """Refuse to run on inputs that changed since ``apply``: the key would describe other data.
 
-    A mutable input object edited after ``apply``, or an input file rewritten since, would
-    otherwise be recorded under a fingerprint that promises the old content.
+    A mutable input object edited after ``apply``, an input file rewritten since, or a
+    ``build_config`` that gives other values each time it is keyed, would otherwise be recorded
+    under a fingerprint that promises other inputs.
     """
-    now, _ = encode_inputs(spec.name, spec.step.inputs)
-    if now != spec.step.template:
+    if spec.step.build_config is None:
+        now = current_template(spec.step)
+    else:
+        try:
+            now = current_template(spec.step)
+        except Exception as err:  # a user's build_config, keyed again
+            raise InputsChangedError(
+                f"step {spec.name!r}: its build_config failed when keyed again before the step "
+                f"runs: {type(err).__name__}: {err}"
+            ) from err
+    if now == spec.step.template:
+        return
+    if spec.step.build_config is not None:
         raise InputsChangedError(
-            f"step {spec.name!r}: its inputs changed after apply() (an input object was mutated "
-            "or an input file rewritten), so its fingerprint no longer describes them; build "
-            "the step again with apply() after the change"
+            f"step {spec.name!r}: its build_config, keyed again before the step runs, gave other "
+            "arguments than at apply() (or an input changed since): build_config must be "
+            "deterministic, making the step's arguments from its context and literals only"
         )
+    raise InputsChangedError(
+        f"step {spec.name!r}: its inputs changed after apply() (an input object was mutated "
+        "or an input file rewritten), so its fingerprint no longer describes them; build "
+        "the step again with apply() after the change"
+    )

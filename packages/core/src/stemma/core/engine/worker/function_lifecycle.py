@@ -25,6 +25,7 @@ from stemma.core.engine.worker.creator_lifecycle import (
 )
 from stemma.core.engine.worker.function_operation import (
     OUTPUT_ROLE,
+    TYPE_KEY,
     VALUE_ROLE,
     FunctionOperation,
 )
@@ -104,7 +105,7 @@ def settle_function(unit: ExecutionUnit, value: Any) -> LifecycleOutcome:
             "content_hash": digest.content_hash,
             "file_count": digest.file_count,
         },
-        metadata={},
+        metadata={} if call.output_type is None else {TYPE_KEY: call.output_type},
         origin_step=None,
     )
     data = value_json.encode()

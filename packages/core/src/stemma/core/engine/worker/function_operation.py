@@ -22,7 +22,7 @@ from typing import Any, ClassVar, cast
 from pydantic import ConfigDict
 
 from stemma.core.artifact import Artifact
-from stemma.core.graph.step import handles_in
+from stemma.core.graph.step import deps_by_argument
 from stemma.core.graph.step_spec import StepSpec
 from stemma.core.identity import hash_plain
 from stemma.core.operations.definition import OperationDefinition
@@ -33,6 +33,10 @@ OUTPUT_ROLE = "output"
 """The role of a function step's ``OUT`` file ref."""
 VALUE_ROLE = "value"
 """The role of a function step's return value (a metric)."""
+OUTPUT_TYPE = "output_type"
+"""The key of the artifact's type (``apply(..., type=)``) in the step's final event."""
+TYPE_KEY = "type"
+"""The key of the artifact's type in its output's metadata."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -47,6 +51,8 @@ class FunctionCall:
     """Where the output is published, relative to the store root."""
     scratch: str
     """The absolute path ``OUT`` stands for while ``fn`` runs (renamed to the output after)."""
+    output_type: str | None = None
+    """The artifact's type given to ``apply`` (``type=``), put in the output's metadata."""
 
 
 class FunctionOperation(OperationDefinition):
@@ -166,16 +172,16 @@ def execution_key(spec: StepSpec, inputs: Mapping[str, tuple[str, ...]]) -> str:
 def input_artifact_ids(spec: StepSpec, deps: Mapping[str, Artifact]) -> dict[str, tuple[str, ...]]:
     """Per argument, the artifact ids of the deps found in it (what the execution key holds)."""
     by_handle = {id(dep.step): deps[dep.fingerprint].artifact_id for dep in spec.deps}
-    found: dict[str, tuple[str, ...]] = {}
-    for role, value in spec.step.inputs.items():
-        ids = tuple(by_handle[id(handle)] for handle in handles_in(value))
-        if ids:
-            found[role] = ids
-    return found
+    return {
+        role: tuple(by_handle[id(handle)] for handle in handles)
+        for role, handles in deps_by_argument(spec.step).items()
+    }
 
 
 def built_outputs(spec: StepSpec, outputs: Mapping[str, Iterable[str]]) -> dict[str, str]:
     """What a function step's final event names of what it built (empty when not both made).
+
+    With the artifact's type given to ``apply`` (``type=``), ``output_type`` too.
 
     Args:
         spec: the step.
@@ -184,8 +190,11 @@ def built_outputs(spec: StepSpec, outputs: Mapping[str, Iterable[str]]) -> dict[
     made = {role: sorted(ids) for role, ids in outputs.items()}
     if not (made.get(OUTPUT_ROLE) and made.get(VALUE_ROLE)):
         return {}
-    return {
+    built = {
         "output_path": spec.output_relpath,
         "output_artifact_id": made[OUTPUT_ROLE][0],
         "value_artifact_id": made[VALUE_ROLE][0],
     }
+    if spec.type is not None:
+        built[OUTPUT_TYPE] = spec.type
+    return built
