@@ -7,7 +7,7 @@ import os
 import threading
 from collections.abc import Generator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from stemma.core.errors import LoweringError
 from stemma.core.graph.markers import (
@@ -16,6 +16,7 @@ from stemma.core.graph.markers import (
     PREFIX_PLACEHOLDER,
     REGION_PLACEHOLDER,
     Placeholder,
+    StepHandle,
 )
 
 if TYPE_CHECKING:
@@ -135,9 +136,7 @@ class StepContext:
             ) from None
 
     def _stand_in(self, handle: ArtifactStep) -> Placeholder:
-        from stemma.core.graph.step import ArtifactStep
-
-        if not isinstance(handle, ArtifactStep):  # pyright: ignore[reportUnnecessaryIsInstance]
+        if not isinstance(handle, StepHandle):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise TypeError(f"ctx.dep() takes a step's handle, not {type(handle).__name__}")
         known = self._asked.get(handle)
         if known is not None:
@@ -154,12 +153,10 @@ class StepContext:
 
     def resolve(self, value: Any) -> Any:
         """Return ``value`` with ``OUT`` and every handle inside it replaced."""
-        from stemma.core.graph.step import ArtifactStep
-
         if value is OUT:
             return self.output_path
-        if isinstance(value, ArtifactStep):
-            return self.dep(value)
+        if isinstance(value, StepHandle):
+            return self.dep(cast("ArtifactStep", value))
         if isinstance(value, dict):
             items: dict[Any, Any] = value  # pyright: ignore[reportUnknownVariableType]
             return {key: self.resolve(item) for key, item in items.items()}

@@ -71,3 +71,13 @@ class _OutputPath:
 
 OUT: Final = _OutputPath()
 """Stands for the step's own output path; replaced by the real path when the step runs."""
+
+
+class StepHandle:
+    """The base of every lazy step handle (:class:`~stemma.core.graph.step.ArtifactStep`).
+
+    Lets the graph's lower modules (the step's context) tell a handle from a value without
+    importing ``step``, which imports them. No state, no behaviour: never part of a key.
+    """
+
+    __slots__ = ()

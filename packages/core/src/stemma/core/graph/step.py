@@ -26,6 +26,7 @@ from stemma.core.graph.markers import (
     OUT_TAG,
     PLACEHOLDER_STARTS,
     Placeholder,
+    StepHandle,
 )
 from stemma.core.graph.versions import check_name, check_version, is_mutable
 from stemma.core.identity import ID_LENGTH
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, slots=True)
-class ArtifactStep:
+class ArtifactStep(StepHandle):
     """A lazy handle on an artifact: what to run, with what, at which version.
 
     Compared and hashed by identity: two handles with equal contents are two nodes of the graph
