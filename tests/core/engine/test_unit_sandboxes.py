@@ -6,6 +6,7 @@ record keeps, what the dashboard finds under ``working/`` while it runs, and wha
 
 import copy
 import dataclasses
+import json
 import os
 import pathlib
 import pickle
@@ -252,4 +253,53 @@ def test_workers_starting_and_ending_packs_side_by_side_never_trip_on_each_other
     for thread in threads:
         thread.join()
     assert failures == []
+    assert _all_below(tmp_path / "working") == []
+
+
+class ReadsContent(OperationDefinition):
+    """Reads its input's content in memory; reports what its materialized inputs folder held."""
+
+    name = "reads_content"
+    inputs: ClassVar = {"item": InputSpec(artifact_type="any")}
+    outputs: ClassVar = {
+        "seen": OutputSpec(artifact_type="metric", infer_lineage_from={"inputs": ["item"]})
+    }
+    group_by = GroupBy.ZIP
+    read_paths: ClassVar = False
+
+    def preprocess(self, inp: PreprocessInput) -> dict[str, Any]:
+        (item,) = inp.input_artifacts["item"]
+        paths = inp.materialized_paths["item"] if self.read_paths else []
+        return {"i": json.loads(item.content or b"{}")["i"], "paths": [str(p) for p in paths]}
+
+    def execute(self, inp: ExecuteInput) -> Any:
+        folder = inp.execute_dir.parent / "materialized_inputs"  # (places the sandbox)
+        return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+    def postprocess(self, inp: PostprocessInput) -> ArtifactResult:
+        seen = {"files": inp.execute_result}
+        return ArtifactResult(artifacts={"seen": [MetricDraft.draft(seen, "item_seen.json")]})
+
+
+class ReadsPaths(ReadsContent):
+    name = "reads_paths"
+    read_paths: ClassVar = True
+
+
+def test_inputs_are_written_as_files_only_when_the_unit_asks_for_their_paths(
+    tmp_path: Path,
+) -> None:
+    # A unit reading its input's content never pays for a file per input and a sandbox to
+    # hold it (issue 34: that was half of such a unit's time); one reading the paths gets them.
+    items = _items(2)
+    store = FakeStore(tmp_path, items)
+    reports = run_pack(_units(ReadsContent(), tmp_path, items), store)
+    reports += run_pack(_units(ReadsPaths(), tmp_path, items), store)
+    assert all(r.success for r in reports), [r.error for r in store.staged]
+    seen = [json.loads(a.content or b"") for r in store.staged for a in r.artifacts]
+    assert seen[:2] == [{"files": []}, {"files": []}]
+    assert seen[2:] == [
+        {"files": ["item", "item/item0.json"]},
+        {"files": ["item", "item/item1.json"]},
+    ]
     assert _all_below(tmp_path / "working") == []

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import pickle
 import traceback
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
 from stemma.core.canonical import to_canonical
-from stemma.core.engine.worker.materialize import Loader, materialize_inputs, writes_files
+from stemma.core.engine.worker.materialize import Loader, MaterializePlan, plan_inputs
 from stemma.core.engine.worker.on_demand_inputs import (
     OnDemandExecuteInput,
     OnDemandPostprocessInput,
@@ -115,16 +115,22 @@ def run_creator(
     except OSError as err:
         return failure_outcome(err, None, prefix="could not create the sandbox: ")
     try:
-        # Inputs written as files need the sandbox in place; ids and file refs do not.
-        target = (sandbox.place() if writes_files(op, inputs) else sandbox.final).root
-        paths = materialize_inputs(op, inputs, target / "materialized_inputs", root=root, load=load)
+        # Planned (and checked) now; written, with the sandbox in place, only when the
+        # operation reads inp.materialized_paths: a unit that reads its inputs' content never
+        # pays for a file per input and a sandbox to hold them (or, kept, shows them).
+        plan = plan_inputs(
+            op, inputs, sandbox.final.root / "materialized_inputs", root=root, load=load
+        )
+        materialize = _materializer(plan, sandbox)
+        if keep:
+            materialize()
         artifacts = {role: list(items) for role, items in inputs.items()}
         with capture_output(sandbox.log_path):
             prepared: Any = op.preprocess(
                 OnDemandPreprocessInput(
                     sandbox=sandbox,
+                    materialize=materialize,
                     input_artifacts=artifacts,
-                    materialized_paths=paths,
                     associated=associated or {},
                 )
             )
@@ -149,6 +155,20 @@ def run_creator(
         return failure_outcome(err, tail_lines(sandbox.log_path))
     finally:
         sandbox.release(keep=keep)
+
+
+def _materializer(
+    plan: MaterializePlan, sandbox: UnitSandbox
+) -> Callable[[], dict[str, list[Path]]]:
+    """Writes the planned input files once (placing the sandbox first when any is written)."""
+
+    def materialize() -> dict[str, list[Path]]:
+        if plan.writes and not plan.written:
+            sandbox.place()
+            plan.write()
+        return plan.paths
+
+    return materialize
 
 
 def settle_result(

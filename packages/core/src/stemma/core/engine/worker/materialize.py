@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -36,15 +37,65 @@ def materialize_inputs(
 ) -> dict[str, list[Path]]:
     """Write the inputs of one execution under ``target`` and return their paths by role.
 
+    :func:`plan_inputs`, then :meth:`MaterializePlan.write`.
+    """
+    plan = plan_inputs(op, inputs, target, root=root, load=load)
+    plan.write()
+    return plan.paths
+
+
+@dataclass(eq=False)
+class MaterializePlan:
+    """Where each input of one execution goes as a file, checked; written by :meth:`write`.
+
+    Planning is cheap and raises what a bad input deserves (a file ref's file gone, a config
+    referring to an artifact the store lacks, content never loaded) before the operation runs;
+    writing is the costly part (the sandbox in place, a file per input), and is done only when
+    the operation asks for the paths (``inp.materialized_paths``) or its sandbox is kept.
+    """
+
+    inputs: Mapping[str, Sequence[FinalizedArtifact]]
+    paths: dict[str, list[Path]]
+    """``{role: [paths]}`` in input order; an empty list for a role with ``materialize=False``."""
+    planned: dict[str, tuple[FinalizedArtifact, Path]]
+    written: bool = False
+
+    @property
+    def writes(self) -> bool:
+        """Whether :meth:`write` writes anything (file refs are read where they are)."""
+        return any(a.artifact_type != "file_ref" for a, _ in self.planned.values())
+
+    def write(self) -> None:
+        """Write every planned file (once; configs last: they refer to the others' paths)."""
+        if self.written:
+            return
+        written: set[Path] = set()
+        for is_config in (False, True):
+            for artifact, path in self.planned.values():
+                if (artifact.artifact_type == "config") is is_config:
+                    _write(artifact, path, self.planned, written)
+        for role, artifacts in self.inputs.items():  # the same id under two roles: each copy
+            for artifact, path in zip(artifacts, self.paths[role], strict=False):
+                _write(artifact, path, self.planned, written)
+        self.written = True
+
+
+def plan_inputs(
+    op: OperationDefinition,
+    inputs: Mapping[str, Sequence[FinalizedArtifact]],
+    target: Path,
+    *,
+    root: Path,
+    load: Loader,
+) -> MaterializePlan:
+    """Plan where the inputs of one execution are written under ``target``, writing nothing.
+
     Args:
         op: the operation; its ``InputSpec`` per role says whether and how to materialize.
         inputs: ``{role: [artifacts with content]}``.
         target: the sandbox's ``materialized_inputs/`` folder.
         root: the store root, against which relative file-ref paths are resolved.
         load: fetches artifacts that configs refer to but that are not inputs.
-
-    Returns:
-        ``{role: [paths]}`` in input order; an empty list for a role with ``materialize=False``.
 
     Raises:
         ValueError: an artifact has no content, a file ref's file is missing, or a config refers
@@ -63,25 +114,9 @@ def materialize_inputs(
             planned.setdefault(artifact.artifact_id, (artifact, path))
             paths[role].append(path)
     _plan_references(planned, target / REFERENCED_DIR, root, load)
-    written: set[Path] = set()
-    for is_config in (False, True):  # configs last: they refer to the others' paths
-        for artifact, path in planned.values():
-            if (artifact.artifact_type == "config") is is_config:
-                _write(artifact, path, planned, written)
-    for role, artifacts in inputs.items():  # the same id under two roles: write each copy
-        for artifact, path in zip(artifacts, paths[role], strict=False):
-            _write(artifact, path, planned, written)
-    return paths
-
-
-def writes_files(
-    op: OperationDefinition, inputs: Mapping[str, Sequence[FinalizedArtifact]]
-) -> bool:
-    """Whether :func:`materialize_inputs` would write anything (file refs are not copied)."""
-    return any(
-        _as_files(_spec(op, role)) and any(a.artifact_type != "file_ref" for a in artifacts)
-        for role, artifacts in inputs.items()
-    )
+    for artifact, _ in planned.values():
+        _check_content(artifact)
+    return MaterializePlan(inputs=inputs, paths=paths, planned=planned)
 
 
 def _spec(op: OperationDefinition, role: str) -> InputSpec:
@@ -150,16 +185,22 @@ def _write(
     if artifact.artifact_type == "config":
         resolved = _resolve(_config_content(artifact), planned)
         data = json.dumps(resolved, indent=2, sort_keys=True, ensure_ascii=False).encode()
-    elif artifact.content is None:
-        raise ValueError(
-            f"{artifact.artifact_type} artifact {artifact.original_name!r} "
-            f"({artifact.artifact_id}) was loaded without content, so it cannot be materialized"
-        )
     else:
+        _check_content(artifact)
+        assert artifact.content is not None  # (checked)
         data = artifact.content
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
     written.add(path)
+
+
+def _check_content(artifact: FinalizedArtifact) -> None:
+    """Refuse an input to be written whose content was never loaded."""
+    if artifact.artifact_type != "file_ref" and artifact.content is None:
+        raise ValueError(
+            f"{artifact.artifact_type} artifact {artifact.original_name!r} "
+            f"({artifact.artifact_id}) was loaded without content, so it cannot be materialized"
+        )
 
 
 def _config_content(artifact: FinalizedArtifact) -> Any:

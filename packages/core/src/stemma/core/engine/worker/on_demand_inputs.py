@@ -14,7 +14,7 @@ fields; ``dataclasses.replace`` gives one whose paths are the ones it was given.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -70,19 +70,48 @@ class _OnDemand:
 
 
 class OnDemandPreprocessInput(_OnDemand, PreprocessInput):
-    """A :class:`PreprocessInput` whose ``sandbox_dir`` places the sandbox."""
+    """A :class:`PreprocessInput` that places its sandbox and writes its inputs on demand.
+
+    Reading ``sandbox_dir`` places the sandbox; reading ``materialized_paths`` writes the inputs'
+    files (the sandbox placed first) and returns them.
+    """
 
     _plain_class = PreprocessInput
-    _path_fields = ("sandbox_dir",)
+    _path_fields = ("sandbox_dir", "materialized_paths")
 
-    def __init__(self, *, sandbox: UnitSandbox | None = None, **fields: Any) -> None:
-        """Hold ``sandbox`` and the other fields (frozen: set once, as the dataclass does)."""
+    def __init__(
+        self,
+        *,
+        sandbox: UnitSandbox | None = None,
+        materialize: Callable[[], Mapping[str, list[Path]]] | None = None,
+        **fields: Any,
+    ) -> None:
+        """Hold ``sandbox`` and the other fields (frozen: set once, as the dataclass does).
+
+        Args:
+            sandbox: the unit's sandbox, placed when a path into it is first read.
+            materialize: writes the inputs' files and returns their paths (once); used when
+                ``materialized_paths`` is not among the fields.
+            **fields: the rest of :class:`PreprocessInput`'s fields.
+        """
+        object.__setattr__(self, "_materialize", materialize)
         self._hold(sandbox, fields)
 
     @property
     def sandbox_dir(self) -> Path:  # pyright: ignore[reportIncompatibleVariableOverride]
         """The ``preprocess/`` directory of this execution's sandbox."""
         return self._path("sandbox_dir", "preprocess")
+
+    @property
+    def materialized_paths(self) -> Mapping[str, list[Path]]:  # pyright: ignore[reportIncompatibleVariableOverride]
+        """``{role: [paths]}`` of the inputs written as files: written now, if not yet."""
+        given: dict[str, Any] = self.__dict__["_given"]
+        if "materialized_paths" in given:
+            return given["materialized_paths"]
+        materialize: Callable[[], Mapping[str, list[Path]]] | None = self.__dict__["_materialize"]
+        if materialize is None:
+            raise AttributeError("materialized_paths: neither given nor to be written")
+        return materialize()
 
 
 class OnDemandExecuteInput(_OnDemand, ExecuteInput):
