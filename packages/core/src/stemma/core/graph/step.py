@@ -12,11 +12,12 @@ import builtins
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from stemma.core.canonical import dumps_plain, escape_key, to_canonical
 from stemma.core.errors import LoweringError
 from stemma.core.graph.binding import bind_inputs, takes_argument
+from stemma.core.graph.build_config import configure
 from stemma.core.graph.input_files import input_file_key
 from stemma.core.graph.markers import (
     DEP_TAG,
@@ -211,50 +212,6 @@ def _check_type(name: str, given: object) -> None:
         )
 
 
-def configure(
-    name: str,
-    build_config: Callable[[StepContext], Mapping[str, Any]],
-    inputs: Mapping[str, Any],
-) -> tuple[dict[str, Any], tuple[ArtifactStep, ...]]:
-    """``build_config``'s arguments with placeholders, and the deps it asked ``ctx.dep`` for.
-
-    Raises:
-        TypeError: it returned no mapping of str names, or a name ``inputs`` gives too.
-    """
-    from stemma.core.graph.context import StepContext
-
-    context = StepContext.for_fingerprint()
-    configured = _call(name, build_config, context, "when the step is keyed (placeholders)")
-    if twice := [key for key in configured if key in inputs]:
-        raise TypeError(
-            f"step {name!r}: argument {twice[0]!r} is given twice, as a keyword input and by "
-            "build_config; give each argument in one place"
-        )
-    return configured, context.asked
-
-
-def _call(
-    name: str,
-    build_config: Callable[[StepContext], Mapping[str, Any]],
-    context: StepContext,
-    when: str,
-) -> dict[str, Any]:
-    """``build_config(context)``, checked to be a mapping of argument names."""
-    try:
-        made = cast(object, build_config(context))  # a user's function: checked below
-    except Exception as err:
-        err.add_note(f"raised by build_config of step {name!r} {when}")
-        raise
-    if not isinstance(made, Mapping) or not all(
-        isinstance(key, str) for key in cast(Mapping[object, Any], made)
-    ):
-        raise TypeError(
-            f"step {name!r}: build_config must return a mapping of the function's argument "
-            f"names (str) to values, got {made!r}"
-        )
-    return dict(cast(Mapping[str, Any], made))
-
-
 def _refuse_shadowed(
     name: str,
     fn: Callable[..., Any],
@@ -271,35 +228,6 @@ def _refuse_shadowed(
                 f"{word!r} through build_config (build_config=lambda ctx: {{{word!r}: …}}), "
                 "which keys it exactly as a keyword input"
             )
-
-
-def call_arguments(step: ArtifactStep, context: StepContext) -> dict[str, Any]:
-    """What ``step.fn`` is called with in ``context``, ``OUT`` and deps resolved.
-
-    ``build_config``'s values are made again, from the real context.
-
-    Raises:
-        StepConfigError: ``build_config`` failed, or gave other arguments than when keyed.
-    """
-    if step.build_config is None:
-        return context.resolve(dict(step.inputs))
-    from stemma.core.errors import StepConfigError
-
-    try:
-        made = _call(step.name, step.build_config, context, "at run time")
-    except Exception as err:
-        raise StepConfigError(
-            f"step {step.name!r}: build_config failed at run time: "
-            f"{builtins.type(err).__name__}: {err}"
-        ) from err
-    if set(made) != set(step.configured):
-        raise StepConfigError(
-            f"step {step.name!r}: build_config gave arguments {sorted(made)} at run time, but "
-            f"{sorted(step.configured)} when the step was keyed; it must give the same "
-            "arguments every time (only values pulled from the context may differ)"
-        )
-    arguments = bind_inputs(step.fn, {**step.keywords, **made})
-    return context.resolve(arguments)
 
 
 def current_template(step: ArtifactStep) -> str:

@@ -41,8 +41,9 @@ from stemma.core.engine.worker.function_operation import (
 from stemma.core.engine.worker.units import ExecutionUnit, UnitGroup
 from stemma.core.engine.worker.worker_entry import UnitOutcome
 from stemma.core.errors import InputsChangedError, StepConfigError
+from stemma.core.graph.build_config import call_arguments
 from stemma.core.graph.context import StepContext
-from stemma.core.graph.step import call_arguments, current_template
+from stemma.core.graph.step import current_template
 from stemma.core.graph.step_planner import artifact_from_record
 from stemma.core.graph.step_spec import StepSpec
 from stemma.core.identity import content_id
