@@ -36,7 +36,7 @@ from stemma.core.engine import (
 )
 from stemma.core.execution_records import StepEvent
 from stemma.core.front.input_validation import build_operation, normalize_inputs
-from stemma.core.front.pipeline_opening import open_new_run, open_resumed_run
+from stemma.core.front.pipeline_opening import OpenedRun, open_new_run, open_resumed_run
 from stemma.core.front.run_history import runs_frame, summarize
 from stemma.core.front.run_steps import RunSteps
 from stemma.core.front.sendable import refuse_unsendable_operation
@@ -129,15 +129,7 @@ class Pipeline(RunSteps):
                 max_workers=max_workers,
                 opening=opening,
             )
-            with shut_if_failed(opened.context.backend):
-                return cls(
-                    name=opened.name,
-                    context=opened.context,
-                    skip_cache=opened.skip_cache,
-                    failure_policy=opened.failure_policy,
-                    parallel_steps=parallel_steps,
-                    opening=opening,
-                )
+            return cls._opened(opened, opening, parallel_steps=parallel_steps)
 
     @classmethod
     def resume(
@@ -176,15 +168,20 @@ class Pipeline(RunSteps):
                 options=options,
                 opening=opening,
             )
-            with shut_if_failed(opened.context.backend):
-                return cls(
-                    name=opened.name,
-                    context=opened.context,
-                    skip_cache=opened.skip_cache,
-                    failure_policy=opened.failure_policy,
-                    first_step=opened.first_step,
-                    opening=opening,
-                )
+            return cls._opened(opened, opening, first_step=opened.first_step)
+
+    @classmethod
+    def _opened(cls, opened: OpenedRun, opening: OpeningPresses, **extra: Any) -> Pipeline:
+        """The Pipeline over a run just opened; its backend shut if making it fails."""
+        with shut_if_failed(opened.context.backend):
+            return cls(
+                name=opened.name,
+                context=opened.context,
+                skip_cache=opened.skip_cache,
+                failure_policy=opened.failure_policy,
+                opening=opening,
+                **extra,
+            )
 
     @staticmethod
     def list_runs(root: str | os.PathLike[str] | None = None) -> pl.DataFrame:
