@@ -25,6 +25,12 @@ class Artifact:
     """What the step's function returned (decoded from its metric artifact on a cache hit)."""
     cached: bool
     """True when this run found the step already built and did not execute it."""
+    type: str | None = None
+    """The type recorded with the output (``apply(..., type="json")``), None without one.
+
+    What the artifact was recorded with when it was made: a step found built keeps the type it
+    was built with (a type is never part of a key), as ``lineage()`` and the dashboard show it.
+    """
 
     def path(self) -> Path:
         """The step's output: the path ``OUT`` stood for when the step ran."""

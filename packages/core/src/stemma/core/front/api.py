@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 
 from stemma.core.artifact import Artifact
+from stemma.core.front.recorded_types import with_recorded_types
 from stemma.core.graph.step import ArtifactStep
 from stemma.core.graph.step_planner import PlanEntry, StepPlanner
 from stemma.core.graph.step_spec import StepSpec, lower
@@ -49,7 +50,8 @@ def run(
         name: the run's name: its id starts with it, ``stemma runs`` lists it.
 
     Returns:
-        One artifact per handle, in argument order.
+        One artifact per handle, in argument order, each with the type recorded with its
+        output (``.type``).
 
     Raises:
         StepFailedError: a step failed (independent steps still ran), or the run was cancelled.
@@ -74,7 +76,7 @@ def run(
             backend=backend, max_workers=max_workers, parallel_steps=parallel_steps, name=name
         )
         artifacts = build(specs, store, options, opening)
-    return [artifacts[spec.fingerprint] for spec in specs]
+    return with_recorded_types(store, [artifacts[spec.fingerprint] for spec in specs])
 
 
 def resolve(

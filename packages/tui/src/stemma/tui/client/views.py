@@ -60,6 +60,9 @@ class StepView:
     """Per output role, the artifact ids the step offers downstream."""
     output_names: dict[str, str] = field(default_factory=dict[str, str])
     """Per output artifact id, its original name (``data_3.csv``); none for a nameless type."""
+    output_types: dict[str, str] = field(default_factory=dict[str, str])
+    """Per output artifact id, the type recorded with it (``apply(..., type="json")``); none for
+    an artifact given no type."""
     note: str = ""
     """Why something is missing (a step-level cache hit shows the executions it reused)."""
     why: tuple[str, ...] = ()
