@@ -6,6 +6,7 @@ create a Pipeline; spawned workers inherit ``sys.path`` and unpickle these class
 
 from __future__ import annotations
 
+import json
 from typing import Any, ClassVar
 
 from pydantic import BaseModel
@@ -110,3 +111,47 @@ class MetricsPerItem(OperationDefinition):
             for i in range(self.params.count)
         ]
         return ArtifactResult(artifacts={"metrics": drafts})
+
+
+class ReadsInput(OperationDefinition):
+    """A creator that reads its one input's content and makes one metric from it, with lineage.
+
+    The usual unit (issue 34): its input is hydrated (read from the store with its content),
+    ``json.loads`` of it is the value, and the value's successor is one small metric named after
+    the input, so stem matching records the input as its parent.
+    """
+
+    class Params(BaseModel):
+        tag: int = 0
+        """Only to give otherwise identical steps different fingerprints."""
+
+    name = "bench.reads_input"
+    inputs: ClassVar = {"items": InputSpec(artifact_type="metric")}
+    outputs: ClassVar = {
+        "results": OutputSpec(artifact_type="metric", infer_lineage_from={"inputs": ["items"]})
+    }
+    params: Params = Params()
+
+    def preprocess(self, inp: PreprocessInput) -> dict[str, Any]:
+        (item,) = inp.input_artifacts["items"]
+        return {"value": json.loads(item.content or b"null"), "name": item.original_name}
+
+    def execute(self, inp: ExecuteInput) -> Any:
+        return inp.prepared
+
+    def postprocess(self, inp: PostprocessInput) -> ArtifactResult:
+        got = inp.execute_result
+        value = {"i": got["value"]["i"] + 1, "tag": self.params.tag}
+        draft = MetricDraft.draft(value, got["name"], step_number=inp.step_number)
+        return ArtifactResult(artifacts={"results": [draft]})
+
+
+class DryMakesOne(ReadsInput):
+    """:class:`ReadsInput` without reading its input (``hydrate=False``): the dry unit beside it."""
+
+    name = "bench.dry_makes_one"
+    inputs: ClassVar = {"items": InputSpec(artifact_type="metric", hydrate=False)}
+
+    def preprocess(self, inp: PreprocessInput) -> dict[str, Any]:
+        (item,) = inp.input_artifacts["items"]
+        return {"value": {"i": 0}, "name": item.original_name}

@@ -1,18 +1,26 @@
-"""Issue 19: the per-unit cost of a no-op step, end to end, with default settings.
+"""Issues 19 and 34: the per-unit cost of a step, end to end, with default settings.
 
 The whole job a user writes, timed in a fresh process each time: ``Pipeline.create``, one
-``bench_ops.MakeMetrics`` step making N tiny metric artifacts, one ``bench_ops.NoOpUnit`` step
-over them with ``execution={"artifacts_per_unit": 1}`` and nothing else (packs sized by stemma,
-the default 2 local workers, the Delta store), then ``finalize``. Reported: wall ms per unit
-(wall ÷ N), the median over ``--repeats`` processes, and the NoOpUnit step's own share.
+``bench_ops.MakeMetrics`` step making N tiny metric artifacts, one step of N units over them with
+``execution={"artifacts_per_unit": 1}`` and nothing else (packs sized by stemma, the default 2
+local workers, the Delta store), then ``finalize``. Reported: wall ms per unit (wall ÷ N), the
+median over ``--repeats`` processes, and the step's own share.
+
+``--unit`` picks the step's unit: ``noop`` (``bench_ops.NoOpUnit``: reads nothing, makes
+nothing; issue 19), ``reads`` (``bench_ops.ReadsInput``: reads its input's content, makes one
+metric with lineage; issue 34) or ``dry`` (``bench_ops.DryMakesOne``: the same without reading
+its input, ``hydrate=False``). ``--unit reads,dry`` runs both, interleaved.
 
 With ``--baseline COMMIT`` (default ``c670607``; ``none`` to skip), the same job also runs on
 that commit's packages (a ``git archive`` into a temp dir, imported first through PYTHONPATH),
 alternating with this checkout run by run, so the machine's load falls on both alike; the
-ratio baseline ÷ this is of medians measured in the same run.
+ratio baseline ÷ this is of medians measured in the same run. ``--this`` runs a commit's
+packages instead of the checkout's (in a checkout shared with others' unfinished edits, an A/B
+of two commits measures only what they differ by); either may also be a folder holding
+``packages/*/src``.
 
     uv run python benchmarks/bench_unit_cost.py [--sizes 1000,10000] [--repeats 3]
-        [--baseline c670607]
+        [--baseline c670607] [--this COMMIT] [--unit noop|reads|dry|reads,dry]
 """
 
 from __future__ import annotations
@@ -35,11 +43,14 @@ HERE = pathlib.Path(__file__).parent
 
 WORKERS = 2
 """The Pipeline's default ``max_workers`` on this 2-core machine, said out loud."""
+UNITS = {"noop": "NoOpUnit", "reads": "ReadsInput", "dry": "DryMakesOne"}
+"""``--unit``: the step's operation in ``bench_ops``."""
 
 
-def one_job(units: int) -> dict[str, Any]:
-    """Run the whole job once in this process; its wall seconds (total and the no-op step)."""
-    from bench_ops import MakeMetrics, NoOpUnit
+def one_job(units: int, unit: str = "noop") -> dict[str, Any]:
+    """Run the whole job once in this process; its wall seconds (total and the units' step)."""
+    import bench_ops
+    from bench_ops import MakeMetrics
 
     import stemma.core
     from stemma.core.front.pipeline import Pipeline
@@ -51,7 +62,9 @@ def one_job(units: int) -> dict[str, Any]:
         assert made.success, made.metadata
         step_started = time.perf_counter()
         result = pipeline.run(
-            NoOpUnit, inputs={"items": made.output("metrics")}, execution={"artifacts_per_unit": 1}
+            getattr(bench_ops, UNITS[unit]),
+            inputs={"items": made.output("metrics")},
+            execution={"artifacts_per_unit": 1},
         )
         step = time.perf_counter() - step_started
         assert result.success, result
@@ -70,9 +83,9 @@ def job_env(checkout: pathlib.Path | None) -> dict[str, str]:
     return env
 
 
-def run_job(units: int, checkout: pathlib.Path | None) -> dict[str, Any]:
+def run_job(units: int, checkout: pathlib.Path | None, unit: str = "noop") -> dict[str, Any]:
     """One fresh process running :func:`one_job`; its figures."""
-    command = [sys.executable, str(pathlib.Path(__file__)), "--one", str(units)]
+    command = [sys.executable, str(pathlib.Path(__file__)), "--one", str(units), "--unit", unit]
     done = subprocess.run(command, capture_output=True, text=True, env=job_env(checkout))
     if done.returncode != 0:
         print(done.stderr, file=sys.stderr)
@@ -82,6 +95,15 @@ def run_job(units: int, checkout: pathlib.Path | None) -> dict[str, Any]:
     if not pathlib.Path(figures["stemma_core"]).resolve().is_relative_to(expected):
         raise RuntimeError(f"the job imported {figures['stemma_core']}, not from {expected}")
     return figures
+
+
+def tree(given: str, into: pathlib.Path) -> pathlib.Path:
+    """``given``'s packages: a folder holding ``packages/*/src`` as it is, or a commit's."""
+    folder = pathlib.Path(given)
+    if (folder / "packages").is_dir():
+        return folder.resolve()
+    into.mkdir(parents=True)
+    return baseline_checkout(given, into)
 
 
 def baseline_checkout(commit: str, into: pathlib.Path) -> pathlib.Path:
@@ -95,15 +117,29 @@ def baseline_checkout(commit: str, into: pathlib.Path) -> pathlib.Path:
     return into
 
 
-def measure(units: int, repeats: int, baseline: pathlib.Path | None) -> dict[str, Any]:
+def measure(
+    units: int,
+    repeats: int,
+    baseline: pathlib.Path | None,
+    unit: str = "noop",
+    this: pathlib.Path | None = None,
+) -> dict[str, Any]:
     """Medians over ``repeats`` fresh processes, alternating baseline and this checkout."""
     ours: list[dict[str, Any]] = []
     theirs: list[dict[str, Any]] = []
     for _ in range(repeats):
         if baseline is not None:
-            theirs.append(run_job(units, baseline))
-        ours.append(run_job(units, None))
-    row: dict[str, Any] = {"units": units, "repeats": repeats, "workers": WORKERS, "load": load()}
+            theirs.append(run_job(units, baseline, unit))
+        ours.append(run_job(units, this, unit))
+    row: dict[str, Any] = {
+        "units": units,
+        "unit": unit,
+        "repeats": repeats,
+        "workers": WORKERS,
+        "load": load(),
+    }
+    for name, runs in (("this", ours), ("baseline", theirs)):
+        row[f"{name}_ms_per_unit_runs"] = [r["wall_s"] / units * 1000 for r in runs]
     for name, runs in (("this", ours), ("baseline", theirs)):
         if not runs:
             continue
@@ -118,19 +154,57 @@ def measure(units: int, repeats: int, baseline: pathlib.Path | None) -> dict[str
     return row
 
 
+def measure_kinds(
+    units: int,
+    repeats: int,
+    baseline: pathlib.Path | None,
+    kinds: list[str],
+    this: pathlib.Path | None = None,
+) -> list[dict[str, Any]]:
+    """:func:`measure` for each unit kind, round by round so load falls on every kind alike."""
+    rounds = [[measure(units, 1, baseline, kind, this) for kind in kinds] for _ in range(repeats)]
+    return [_merged([r[k] for r in rounds], units) for k in range(len(kinds))]
+
+
+def _merged(rows: list[dict[str, Any]], units: int) -> dict[str, Any]:
+    """One row of medians from single-repeat rows of the same kind."""
+    merged: dict[str, Any] = {**rows[0], "repeats": len(rows), "load": rows[-1]["load"]}
+    for name in ("this", "baseline"):
+        runs = [ms for row in rows for ms in row[f"{name}_ms_per_unit_runs"]]
+        if not runs:
+            continue
+        merged[f"{name}_ms_per_unit_runs"] = runs
+        for figure in ("wall_s", "step_s"):
+            merged[f"{name}_{figure}"] = spread([row[f"{name}_{figure}"]["median"] for row in rows])
+        merged[f"{name}_ms_per_unit"] = merged[f"{name}_wall_s"]["median"] / units * 1000
+        merged[f"{name}_step_ms_per_unit"] = merged[f"{name}_step_s"]["median"] / units * 1000
+    if "baseline_ms_per_unit" in merged:
+        merged["baseline_over_this"] = merged["baseline_ms_per_unit"] / merged["this_ms_per_unit"]
+    return merged
+
+
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     """Print ms per unit for each size; write ``results/unit_cost.json``."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="1000,10000")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--baseline", default="c670607")
+    parser.add_argument("--baseline", default="c670607", help="a commit, a folder, or none")
+    parser.add_argument(
+        "--this", default=None, help="a commit or folder instead of this checkout's packages"
+    )
+    parser.add_argument("--unit", default="noop", help="noop, reads, dry, or a comma list")
+    parser.add_argument("--name", default="unit_cost", help="results/<name>.json")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)  # a job's own process
     args = parser.parse_args(argv)
     if args.one is not None:
-        print(json.dumps(one_job(args.one)))
+        print(json.dumps(one_job(args.one, args.unit)))
         return []
+    unit_kinds = args.unit.split(",")
+    if unknown := [u for u in unit_kinds if u not in UNITS]:
+        parser.error(f"--unit {','.join(unknown)}: not one of {', '.join(UNITS)}")
     table = Table(
         [
+            ("unit", ">6"),
             ("units", ">7,d"),
             ("ms/unit", ">8.3f"),
             ("step ms/unit", ">12.3f"),
@@ -143,21 +217,24 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     with tempfile.TemporaryDirectory() as tmp:
         baseline = None
         if args.baseline != "none":
-            baseline = baseline_checkout(args.baseline, pathlib.Path(tmp))
+            baseline = tree(args.baseline, pathlib.Path(tmp) / "baseline")
+        this = None if args.this is None else tree(args.this, pathlib.Path(tmp) / "this")
         for size in (int(s) for s in args.sizes.split(",")):
-            row = measure(size, args.repeats, baseline)
-            figures.append(row)
-            table.row(
-                {
-                    "units": size,
-                    "ms/unit": row["this_ms_per_unit"],
-                    "step ms/unit": row["this_step_ms_per_unit"],
-                    "base ms/unit": row.get("baseline_ms_per_unit"),
-                    "base step": row.get("baseline_step_ms_per_unit"),
-                    "base/this": row.get("baseline_over_this"),
-                }
-            )
-    write_results("unit_cost", config=vars(args), rows=figures)
+            rows = measure_kinds(size, args.repeats, baseline, unit_kinds, this)
+            figures += rows
+            for row in rows:
+                table.row(
+                    {
+                        "unit": row["unit"],
+                        "units": size,
+                        "ms/unit": row["this_ms_per_unit"],
+                        "step ms/unit": row["this_step_ms_per_unit"],
+                        "base ms/unit": row.get("baseline_ms_per_unit"),
+                        "base step": row.get("baseline_step_ms_per_unit"),
+                        "base/this": row.get("baseline_over_this"),
+                    }
+                )
+    write_results(args.name, config=vars(args), rows=figures)
     return figures
 
 
