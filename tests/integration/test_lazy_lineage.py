@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -97,3 +98,67 @@ def test_stemma_lineage_shows_the_file_path_and_content_and_the_steps_by_name(
     assert main(["lineage", value, "--root", str(root), "--format", "json"]) == ExitCode.OK
     edges: list[dict[str, Any]] = json.loads(capsys.readouterr().out)
     assert [e["source_artifact_type"] for e in edges] == ["file_ref", "input_file"]
+
+
+def test_lineage_down_from_a_raw_file_lists_what_was_made_from_it(
+    built: tuple[Path, Path, ArtifactStep],
+) -> None:
+    root, raw, handle = built
+    down = lineage(root, raw, "down").sort("depth", "target_role")
+    rows = down.select(
+        "depth", "source_artifact_type", "source_name", "target_name", "target_role", "step_name"
+    ).rows()
+    where = str(raw.absolute())
+    assert rows == [
+        (1, "input_file", where, "feat/count", "output", "feat/count"),
+        (1, "input_file", where, "value.json", "value", "feat/count"),
+        (2, "file_ref", "feat/count", "feat/double", "output", "feat/double"),
+        (2, "file_ref", "feat/count", "value.json", "value", "feat/double"),
+    ]
+    assert set(down.filter(pl.col("depth") == 1).get_column("source_artifact_id")) == {
+        _content_hash(handle)
+    }
+    assert lineage(root, raw, "down", max_depth=1).height == 2
+
+
+def test_lineage_takes_a_raw_file_as_a_str_path_relative_to_the_current_directory(
+    built: tuple[Path, Path, ArtifactStep], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, raw, _ = built
+    monkeypatch.chdir(raw.parent)
+    by_path = lineage(root, raw, "down")
+    assert lineage(root, "raw.csv", "down").equals(by_path)
+    assert lineage(root, str(raw), "down").equals(by_path)
+
+
+def test_lineage_up_from_a_raw_file_is_refused_saying_to_walk_down(
+    built: tuple[Path, Path, ArtifactStep],
+) -> None:
+    root, raw, _ = built
+    with pytest.raises(ValueError, match=r"raw input file.*walk down from it"):
+        lineage(root, raw, "up")
+
+
+def test_a_file_no_step_read_made_nothing_and_no_warning_is_given(
+    built: tuple[Path, Path, ArtifactStep],
+) -> None:
+    root, raw, _ = built
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # every run of this root recorded its paths
+        assert lineage(root, raw.with_name("other.csv"), "down").is_empty()
+
+
+def test_stemma_lineage_of_a_raw_file_shows_what_was_made_from_it(
+    built: tuple[Path, Path, ArtifactStep], capsys: pytest.CaptureFixture[str]
+) -> None:
+    root, raw, handle = built
+    assert main(["lineage", str(raw), "--root", str(root)]) == ExitCode.OK
+    out, err = capsys.readouterr()
+    table = out.splitlines()
+    assert len(table) == 5  # the header, then the file's two rows and feat/double's two
+    assert all(
+        f"file {raw.absolute()} (content {_content_hash(handle)[:8]})" in line
+        for line in table[1:3]
+    )
+    assert all("feat/double" in line for line in table[3:])
+    assert err == ""

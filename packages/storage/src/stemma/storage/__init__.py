@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         StagedBundleError,
         StorageError,
     )
+    from stemma.storage.input_file_lineage import PathsNotRecordedWarning
     from stemma.storage.maintenance import (
         Compaction,
         LiveRunError,
@@ -91,6 +92,7 @@ __all__ = [
     "executions",
     "artifacts",
     "lineage",
+    "PathsNotRecordedWarning",
     # Tables
     "TableSpec",
     "ARTIFACT_INDEX",
@@ -130,6 +132,7 @@ _HOMES: dict[str, str] = {
     "VacuumReport": "stemma.storage.maintenance",
     "compact_root": "stemma.storage.maintenance",
     "vacuum_root": "stemma.storage.maintenance",
+    "PathsNotRecordedWarning": "stemma.storage.input_file_lineage",
     "StoreRoot": "stemma.storage.queries",
     "artifacts": "stemma.storage.queries",
     "executions": "stemma.storage.queries",

@@ -8,6 +8,8 @@ stemma-storage is installed. They read the root's history wherever it is: the De
 from __future__ import annotations
 
 import argparse
+import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +25,8 @@ from stemma.core.cli import (
     print_rows,
 )
 from stemma.storage.artifact_names import detail_text
-from stemma.storage.queries import INPUT_FILE, artifacts, lineage
+from stemma.storage.input_file_lineage import INPUT_FILE, PathsNotRecordedWarning, is_input_file
+from stemma.storage.queries import artifacts, lineage
 
 ARTIFACT_COLUMNS = ("artifact_id", "artifact_type", "origin_step_name", "created_at", "detail")
 LINEAGE_COLUMNS = (
@@ -112,9 +115,15 @@ def _artifact_row(row: dict[str, Any]) -> dict[str, object]:
 
 
 def _configure_lineage(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("artifact", help="an artifact id, or the start of one")
     parser.add_argument(
-        "--down", action="store_true", help="what was made from it (default: what it came from)"
+        "artifact",
+        help="an artifact id, or the start of one; or a raw input file a lazy step read "
+        "(/data/x.csv, ./x.csv: what was made from it)",
+    )
+    parser.add_argument(
+        "--down",
+        action="store_true",
+        help="what was made from it (default: what it came from; always, from a file)",
     )
     parser.add_argument("--depth", type=int, default=None, help="stop after N hops")
     add_format_option(parser)
@@ -122,9 +131,16 @@ def _configure_lineage(parser: argparse.ArgumentParser) -> None:
 
 def _lineage(args: argparse.Namespace) -> int:
     root = existing_root(args.root)
-    artifact_id = resolve_artifact_id(root, args.artifact)
-    edges = lineage(root, artifact_id, "down" if args.down else "up", max_depth=args.depth)
-    edges = edges.sort(["depth", "source_artifact_id"])
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always", PathsNotRecordedWarning)
+        if is_input_file(args.artifact):  # a file was made from nothing recorded: walk down
+            edges = lineage(root, Path(args.artifact), "down", max_depth=args.depth)
+        else:
+            artifact_id = resolve_artifact_id(root, args.artifact)
+            edges = lineage(root, artifact_id, "down" if args.down else "up", max_depth=args.depth)
+    for warning in said:  # why an answer from a file is empty, when the root can tell
+        print(f"stemma: note: {warning.message}", file=sys.stderr)
+    edges = edges.sort(["depth", "source_artifact_id", "target_artifact_id"])
     rows: list[dict[str, object]] = list(
         edges.select(pl.col(LINEAGE_COLUMNS)).iter_rows(named=True)
     )
@@ -167,7 +183,8 @@ ARTIFACTS = Command(
 )
 LINEAGE = Command(
     name="lineage",
-    help="an artifact's lineage: what it came from (or --down: what was made from it)",
+    help="an artifact's lineage: what it came from (or --down: what was made from it); "
+    "given a raw input file, what was made from it",
     configure=_configure_lineage,
     run=_lineage,
 )

@@ -9,16 +9,22 @@ table raises :class:`~stemma.storage.errors.DamagedTableError`, naming it and ``
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import Any, Literal, cast
+import warnings
+from collections.abc import Sequence
+from typing import Literal
 
 import polars as pl
 
-from stemma.core.store.locations import RootLayout
+from stemma.core.store.locations import RootLayout, resolve_root
 from stemma.storage.artifact_names import artifact_facts, declared_types, shown_names, type_of
+from stemma.storage.input_file_lineage import (
+    PathsNotRecordedWarning,
+    file_edges_down,
+    file_edges_up,
+    is_input_file,
+    steps_without_paths,
+)
 from stemma.storage.schemas import (
     ARTIFACT_EDGES,
     ARTIFACT_INDEX,
@@ -36,9 +42,6 @@ from stemma.storage.table_damage import reading
 
 StoreRoot = str | os.PathLike[str] | RootLayout
 """A store root: a path, or the :class:`~stemma.core.store.locations.RootLayout` of one."""
-INPUT_FILE = "input_file"
-"""The ``source_artifact_type`` of a lineage row whose source is a file a lazy step's key read
-(a ``Path`` argument): not an artifact, so its ``source_artifact_id`` is its content hash."""
 
 
 def steps(
@@ -145,12 +148,12 @@ def _step_artifact_ids(read: TableReader, step_name: str) -> set[str]:
 
 def lineage(
     root: StoreRoot,
-    artifact_id: str,
+    artifact_id: str | os.PathLike[str],
     direction: Literal["up", "down"] = "up",
     *,
     max_depth: int | None = None,
 ) -> pl.DataFrame:
-    """The artifact edges reachable from one artifact, walked transitively, with their depth.
+    """The artifact edges reachable from one artifact (or raw file), walked transitively.
 
     Each edge says which execution of which step made its target from its source. The same bytes
     made by two steps are one artifact, so an edge from an artifact to itself (a step that output
@@ -162,9 +165,17 @@ def lineage(
     artifact), ``source_role`` the argument it was given as (``source``, ``files[0]``) and
     ``source_name`` its path (null for a run recorded before paths were).
 
+    Walking down from a raw file (``lineage(root, Path("/data/x.csv"), "down")``) answers what
+    was made from it: at depth 1 those rows, from the file to what each step whose key read it
+    made, found by the path the step's events record (absolute, as the step was given it); then
+    the edges down from those. A run recorded before paths were cannot say it read the file: when
+    nothing is found and the root has such runs, a :class:`PathsNotRecordedWarning` says how
+    many steps could not answer (the result is still empty).
+
     Args:
         root: the store root.
-        artifact_id: where to start.
+        artifact_id: where to start: an artifact id, or a raw input file (a ``Path``, or a str
+            that is not hex digits: ``/data/x.csv``; relative to the current directory).
         direction: ``"up"`` walks to what the artifact was made from, ``"down"`` to what was
             made from it.
         max_depth: stop after this many hops; unbounded when omitted.
@@ -177,32 +188,21 @@ def lineage(
         (``tutorial/numbers``, not ``v1-81d1ec83a63f698c``); ``source_type`` and
         ``target_type``: the type a lazy step gave its output (``apply(..., type="json")``),
         null for any other artifact; each edge once, at the depth it was first reached.
+
+    Raises:
+        ValueError: a raw file walked up (a file is where lineage starts: walk down from it).
     """
     read = table_reader(_layout(root))
     edges = read(ARTIFACT_EDGES)
-    near, far = (
-        ("target_artifact_id", "source_artifact_id")
-        if direction == "up"
-        else ("source_artifact_id", "target_artifact_id")
-    )
-    found: list[pl.DataFrame] = [
-        edges.with_columns(pl.lit(0, dtype=pl.Int64).alias("depth")).clear()
-    ]
-    seen: set[str] = {artifact_id}
-    depths = {artifact_id: 0}
-    frontier = [artifact_id]
-    depth = 0
-    while frontier and (max_depth is None or depth < max_depth):
-        depth += 1
-        hop = edges.filter(pl.col(near).is_in(frontier))
-        found.append(hop.with_columns(pl.lit(depth, dtype=pl.Int64).alias("depth")))
-        reached = set(hop.get_column(far).to_list())
-        frontier = sorted(reached - seen)
-        depths.update(dict.fromkeys(frontier, depth))
-        seen |= reached
+    empty = edges.with_columns(pl.lit(0, dtype=pl.Int64).alias("depth")).clear()
+    if is_input_file(artifact_id):
+        found, depths = _from_file(read, os.path.abspath(artifact_id), direction, empty)
+    else:
+        found, depths = [empty], {str(artifact_id): 0}
+    found.extend(_walk(edges, depths, direction, max_depth))
     if direction == "up":
         ends = {a: d + 1 for a, d in depths.items() if max_depth is None or d < max_depth}
-        found.append(_input_file_edges(read, ends, found[0]))
+        found.append(file_edges_up(read, ends, empty))
     walked = pl.concat(found, how="diagonal").unique(
         subset=["execution_run_id", "source_artifact_id", "target_artifact_id"],
         keep="first",
@@ -215,98 +215,55 @@ def lineage(
     return named.with_columns(path_or_name).drop("input_path")
 
 
-def _input_file_edges(
-    read: TableReader, depths: Mapping[str, int], like: pl.DataFrame
-) -> pl.DataFrame:
-    """Rows from the files a lazy step's key read to what it made, at ``depths[made]``.
+def _from_file(
+    read: TableReader, path: str, direction: str, empty: pl.DataFrame
+) -> tuple[list[pl.DataFrame], dict[str, int]]:
+    """The rows from a raw file to what was made from it, and where the walk down goes on."""
+    if direction != "down":
+        raise ValueError(
+            f"{path} is a raw input file: nothing stemma recorded made it, so lineage starts "
+            "there; walk down from it: lineage(root, path, 'down') (stemma lineage PATH)"
+        )
+    first = file_edges_down(read, path, empty)
+    if first.is_empty():
+        unknown = steps_without_paths(read)
+        if unknown:
+            warnings.warn(
+                PathsNotRecordedWarning(
+                    f"nothing recorded is made from {path}, but {unknown} step attempt(s) of "
+                    "this root read input files and were recorded before stemma recorded their "
+                    "paths: they know their files by content alone, so they cannot say whether "
+                    "they read this one. Run those steps again to record it (nothing is rebuilt), "
+                    "or look up from their outputs: lineage(root, artifact_id)"
+                ),
+                stacklevel=3,
+            )
+    targets = first.get_column("target_artifact_id").unique().to_list()
+    return [first], dict.fromkeys((str(t) for t in targets), 1)
 
-    ``like`` is an empty frame of the edges' columns. The files are in the step's events: their
-    paths in ``metadata.input_files``, or (a run recorded before paths were) their content hashes
-    in ``params`` alone.
-    """
-    made = read(
-        EXECUTION_EDGES,
-        (pl.col("direction") == "output") & pl.col("artifact_id").is_in(sorted(depths)),
-        columns=["execution_run_id", "role", "artifact_id"],
+
+def _walk(
+    edges: pl.DataFrame, depths: dict[str, int], direction: str, max_depth: int | None
+) -> list[pl.DataFrame]:
+    """The edges reachable from ``depths``' artifacts, hop by hop; ``depths`` is filled in."""
+    near, far = (
+        ("target_artifact_id", "source_artifact_id")
+        if direction == "up"
+        else ("source_artifact_id", "target_artifact_id")
     )
-    runs = read(
-        EXECUTIONS,
-        pl.col("execution_run_id").is_in(made.get_column("execution_run_id").unique().to_list()),
-        columns=["execution_run_id", "step_run_id"],
-    ).unique("execution_run_id")
-    events = read(
-        STEPS,
-        pl.col("step_run_id").is_in(runs.get_column("step_run_id").unique().to_list()),
-        columns=["step_run_id", "params", "metadata"],
-    ).unique("step_run_id", keep="last", maintain_order=True)
-    files = {
-        str(row["step_run_id"]): _files_read(row["params"], row["metadata"])
-        for row in events.iter_rows(named=True)
-    }
-    step_of = dict(runs.iter_rows())
-    types = dict(
-        read(
-            ARTIFACT_INDEX,
-            pl.col("artifact_id").is_in(sorted(depths)),
-            columns=["artifact_id", "artifact_type"],
-        ).iter_rows()
-    )
-    rows: list[dict[str, Any]] = [
-        {
-            "execution_run_id": execution,
-            "source_artifact_id": file["content_hash"],
-            "target_artifact_id": target,
-            "source_artifact_type": INPUT_FILE,
-            "target_artifact_type": types.get(target),
-            "source_role": file["input"],
-            "target_role": role,
-            "group_id": None,
-            "step_boundary": True,
-            "depth": depths[target],
-            "input_path": file.get("path"),
-        }
-        for execution, role, target in made.iter_rows()
-        for file in files.get(str(step_of.get(execution)), ())
-    ]
-    schema = {**like.schema, "input_path": pl.String}
-    return pl.DataFrame(rows, schema=schema)
-
-
-def _files_read(params: str | None, metadata: str | None) -> list[dict[str, Any]]:
-    """The input files a step event records: ``metadata.input_files``, else its params' keys."""
-    meta: object = json.loads(metadata) if metadata else {}
-    if isinstance(meta, dict):
-        recorded = cast(dict[str, Any], meta).get("input_files")
-        if isinstance(recorded, list):
-            entries = cast(list[object], recorded)
-            return [
-                cast(dict[str, Any], f)
-                for f in entries
-                if isinstance(f, dict) and "content_hash" in f and "input" in f
-            ]
-    config: object = json.loads(params) if params else {}
-    inputs = cast(dict[str, Any], config).get("inputs") if isinstance(config, dict) else None
-    found: list[dict[str, Any]] = []
-    if isinstance(inputs, dict):
-        for name, value in cast(dict[str, Any], inputs).items():
-            _file_keys(value, name, found)
+    found: list[pl.DataFrame] = []
+    seen = set(depths)
+    depth = max(depths.values(), default=0)
+    frontier = sorted(depths)
+    while frontier and (max_depth is None or depth < max_depth):
+        depth += 1
+        hop = edges.filter(pl.col(near).is_in(frontier))
+        found.append(hop.with_columns(pl.lit(depth, dtype=pl.Int64).alias("depth")))
+        reached = set(hop.get_column(far).to_list())
+        frontier = sorted(reached - seen)
+        depths.update(dict.fromkeys(frontier, depth))
+        seen |= reached
     return found
-
-
-def _file_keys(value: object, where: str, found: list[dict[str, Any]]) -> None:
-    """The ``{"$file": {"content_hash", "size"}}`` keys inside a lazy step's recorded inputs."""
-    if isinstance(value, dict):
-        mapping = cast(dict[str, Any], value)
-        key = mapping.get("$file")
-        if len(mapping) == 1 and isinstance(key, dict) and "content_hash" in key:
-            found.append({"input": where, **cast(dict[str, Any], key)})
-            return
-        for name, item in mapping.items():
-            shown = name[1:] if name.startswith("$$") else name  # a user's key, escaped
-            _file_keys(item, f"{where}[{shown!r}]", found)
-    elif isinstance(value, list):
-        for index, item in enumerate(cast(list[object], value)):
-            _file_keys(item, f"{where}[{index}]", found)
 
 
 def _with_steps(read: TableReader, edges: pl.DataFrame) -> pl.DataFrame:
@@ -362,7 +319,7 @@ def table_reader(layout: RootLayout) -> TableReader:
 
 
 def _layout(root: StoreRoot) -> RootLayout:
-    return root if isinstance(root, RootLayout) else RootLayout(Path(root).absolute())
+    return root if isinstance(root, RootLayout) else RootLayout(resolve_root(root))
 
 
 def _all_of(**equal: str | bool | None) -> pl.Expr | None:

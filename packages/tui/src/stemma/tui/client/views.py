@@ -73,7 +73,8 @@ class StepView:
 
 
 INPUT_FILE = "input_file"
-"""The type lineage gives a file a lazy step's key read (``stemma.storage.queries.INPUT_FILE``)."""
+"""The type lineage gives a file a lazy step's key read
+(``stemma.storage.input_file_lineage.INPUT_FILE``)."""
 SHORT_ID = 8
 """Hex digits of an execution id the dashboard shows (a uuid4: 8 tell a step's units apart)."""
 
