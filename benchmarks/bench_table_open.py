@@ -56,6 +56,7 @@ from stemma.storage.commit import app_id, commit_frames
 from stemma.storage.delta_log import commits_since_checkpoint
 from stemma.storage.maintenance import compact_root, vacuum_root
 from stemma.storage.schemas import EXECUTIONS
+from stemma.storage.table_places import table_place
 from stemma.storage.tables import scan_table
 
 SIZES = (100, 1_000, 10_000)
@@ -113,14 +114,15 @@ def _timed(action: Callable[[], object], repeats: int) -> dict[str, Any]:
 def _measure(root: pathlib.Path, repeats: int, commits: int) -> dict[str, Any]:
     layout = RootLayout(root)
     path = EXECUTIONS.path(layout.delta)
+    place = table_place(layout, EXECUTIONS.name)
     found: dict[str, Any] = {
         "log_files": len(list((path / "_delta_log").iterdir())),
         "data_files": len(DeltaTable(path).file_uris()),
         "replayed_commits": commits_since_checkpoint(path),
-        "rows": scan_table(DeltaTable(path)).collect().height,
+        "rows": scan_table(DeltaTable(path), place).collect().height,
     }
     opened = _timed(lambda: DeltaTable(path), repeats)
-    read = _timed(lambda: scan_table(DeltaTable(path)).collect(), repeats)
+    read = _timed(lambda: scan_table(DeltaTable(path), place).collect(), repeats)
     numbers = iter(range(10**9, 10**9 + commits))  # new application transactions
     committed = _timed(lambda: _commit(layout, next(numbers)), commits)  # last: it adds commits
     return {

@@ -98,6 +98,12 @@ def _remove_odd_parent(config: pytest.Config, *, passed: bool) -> None:
         reporter.write_line(f"{ROOT_NAME_ENV}: the tests' directories are kept in {parent}")
 
 
+@pytest.fixture(autouse=True)
+def _state_dirs_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An object root's local half goes below the test's directory, never ``~/.local/state``."""
+    monkeypatch.setenv("STEMMA_STATE_DIR", str(tmp_path / "state"))
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     if not _is_xdist_worker(session.config):
         session.config.stash[_BEFORE] = _left_in_checkout()

@@ -23,6 +23,7 @@ from stemma.storage.commit import app_id, commit_frames
 from stemma.storage.delta_log import commits_since_checkpoint, newest_checkpoint
 from stemma.storage.maintenance import vacuum_root
 from stemma.storage.schemas import EXECUTIONS
+from stemma.storage.table_places import table_place
 from stemma.storage.tables import CHECKPOINT_INTERVAL, open_table, read_table
 
 _COMMITS = CHECKPOINT_INTERVAL + 30
@@ -109,7 +110,7 @@ def test_open_table_reopens_a_handle_from_the_newest_checkpoint_once_it_lags(
 ) -> None:
     layout = RootLayout(tmp_path)
     _commit(layout, 0)
-    path = EXECUTIONS.path(layout.delta)
+    path = table_place(layout, EXECUTIONS.name)
     first = open_table(path)
     for number in range(1, CHECKPOINT_INTERVAL):  # each append catches the handle up
         _commit(layout, number)

@@ -10,10 +10,11 @@ from stemma.core.crash_points import crash_point
 from stemma.core.execution_records import ExecutionRecord, StepEvent, StepOutputs
 from stemma.core.operations.drafts import FinalizedArtifact
 from stemma.core.records import StepRecord, StepStatus
-from stemma.core.store.locations import RootLayout
+from stemma.core.store.locations import RootLayout, resolve_root
 from stemma.core.store.staging.worker_logs import note_worker_log
 from stemma.storage import pipeline_queries, staging_checks
 from stemma.storage.execution_rows import event_frame
+from stemma.storage.object_roots import check_reachable
 from stemma.storage.recovery import recover_staged
 from stemma.storage.schemas import STEPS
 from stemma.storage.sqlite_import import import_core_records
@@ -60,13 +61,14 @@ class DeltaStore:
         staging_timeout: float | None = None,
         shared_filesystem: bool = False,
     ) -> None:
-        self._layout = RootLayout(Path(root).absolute())
+        self._layout = RootLayout(resolve_root(root))
         self._staging_timeout = staging_checks.staging_timeout(staging_timeout)
         self._shared = shared_filesystem
+        self._reached = False
         commit_chunk_rows()
 
     def __repr__(self) -> str:
-        return f"DeltaStore({str(self._layout.root)!r})"
+        return f"DeltaStore({self._layout.shown!r})"
 
     @property
     def layout(self) -> RootLayout:
@@ -98,6 +100,9 @@ class DeltaStore:
         Args:
             step_name: only the bundles of steps with this name; all when omitted.
         """
+        if not self._reached:  # a root in a bucket: said in one line before any work is sent
+            check_reachable(self._layout)
+            self._reached = True
         with committing(self._layout):  # a damaged table: said once, the work kept staged
             import_core_records(self._layout)
             return recover_staged(self._layout, step_name=step_name, shared=self._shared)

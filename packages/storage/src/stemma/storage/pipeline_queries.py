@@ -31,7 +31,8 @@ from stemma.storage.schemas import (
 )
 from stemma.storage.table_damage import read_table_checked as read_table
 from stemma.storage.table_damage import reading
-from stemma.storage.tables import open_table, table_exists
+from stemma.storage.table_places import table_place
+from stemma.storage.tables import open_table
 
 
 def latest_step(
@@ -165,11 +166,11 @@ def _read_ids(
     on a damaged one (translated by :func:`~stemma.storage.table_damage.reading`), it does not
     panic, and a ``stat`` per file would cost this hot read more than the read.
     """
-    path = spec.path(layout.delta)
-    if not table_exists(path):
+    place = table_place(layout, spec.name)
+    if not place.exists():
         return read_table(layout, spec, columns=columns)
     with reading(layout, spec):
-        scan = pl.scan_pyarrow_dataset(open_table(path).to_pyarrow_dataset())  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+        scan = pl.scan_pyarrow_dataset(open_table(place).to_pyarrow_dataset())  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
         return scan.filter(pl.col("artifact_id").is_in(ids)).select(columns).collect()
 
 

@@ -13,7 +13,7 @@ from stemma.core.records import StepRecord, StepStatus
 from stemma.core.store.locations import RootLayout
 from stemma.storage.schemas import METRICS, STEPS
 from stemma.storage.table_damage import read_table_checked as read_table
-from stemma.storage.tables import table_exists
+from stemma.storage.table_places import table_place
 
 _COMPLETED = pl.col("status") == StepStatus.COMPLETED.value
 
@@ -28,7 +28,7 @@ def completed_records(layout: RootLayout, fingerprints: Collection[str]) -> dict
     Returns:
         A record per fingerprint found, with its output path, output artifact and value filled.
     """
-    if not fingerprints or not table_exists(STEPS.path(layout.delta)):
+    if not fingerprints or not table_place(layout, STEPS.name).exists():
         return {}
     rows = read_table(layout, STEPS, _COMPLETED & pl.col("step_spec_id").is_in(list(fingerprints)))
     latest = rows.sort("timestamp").unique(subset="step_spec_id", keep="last")
@@ -38,7 +38,7 @@ def completed_records(layout: RootLayout, fingerprints: Collection[str]) -> dict
 
 def latest_completed_by_name(layout: RootLayout, name: str) -> StepRecord | None:
     """The most recent ``completed`` record of a step called ``name``, any fingerprint."""
-    if not table_exists(STEPS.path(layout.delta)):
+    if not table_place(layout, STEPS.name).exists():
         return None
     rows = read_table(layout, STEPS, _COMPLETED & (pl.col("step_name") == name))
     if rows.is_empty():

@@ -12,7 +12,6 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import polars as pl
 from deltalake import CommitProperties, DeltaTable, Transaction, WriterProperties, write_deltalake
@@ -24,16 +23,12 @@ from stemma.storage.data_files import check_data_files
 from stemma.storage.errors import CommitConflictError
 from stemma.storage.locks import table_lock_path
 from stemma.storage.schemas import TableSpec
+from stemma.storage.table_places import TablePlace, table_place
 
 COMMIT_ATTEMPTS = 8
 """How many times a conflicting commit is tried before :class:`CommitConflictError`."""
 _BACKOFF_SECONDS = 0.05
 _WRITER = WriterProperties(compression="ZSTD")
-
-
-def table_exists(path: Path) -> bool:
-    """Whether a Delta table has been created at ``path`` (no table I/O, one ``stat``)."""
-    return (path / "_delta_log").is_dir()
 
 
 def read_table(
@@ -47,16 +42,18 @@ def read_table(
     The predicate and the column selection are pushed into the Delta scan, so files whose
     statistics rule it out are skipped and the other columns are not read. Each file the log
     lists is looked at first (:func:`~stemma.storage.data_files.check_data_files`): polars
-    panics on one that is damaged.
+    panics on one that is damaged. (Not in an object store, where a file is written whole or
+    not at all and a look would cost a request per file: ``stemma check`` looks there.)
 
     Raises:
         DamagedTableError: a data file of the table is missing or damaged (it is named).
     """
-    path = spec.path(layout.delta)
-    if table_exists(path):
-        table = open_table(path)
-        check_data_files(layout, spec.name, table)
-        scan = scan_table(table)
+    place = table_place(layout, spec.name)
+    if place.exists():
+        table = open_table(place)
+        if place.local is not None:
+            check_data_files(layout, spec.name, table)
+        scan = scan_table(table, place)
     else:
         scan = spec.empty().lazy()
     if predicate is not None:
@@ -83,15 +80,15 @@ def append_rows(
         DamagedTableError: a data file of a table with a key column is damaged (its keys are
             read to drop the rows already there).
     """
-    path = spec.path(layout.delta)
+    place = table_place(layout, spec.name)
     with FileLock(table_lock_path(layout, spec)):
         for attempt in range(COMMIT_ATTEMPTS):
-            table = _open_or_create(path, spec)
+            table = _open_or_create(place, spec)
             if app_id is not None and table.transaction_version(app_id) is not None:
                 return False
-            if spec.key is not None:  # its keys are read next: polars panics on a damaged file
-                check_data_files(layout, spec.name, table)
-            rows = _new_rows(table, spec, frame)
+            if spec.key is not None and place.local is not None:
+                check_data_files(layout, spec.name, table)  # polars panics on a damaged file
+            rows = _new_rows(table, place, spec, frame)
             if rows.is_empty():
                 return False
             properties = CommitProperties(
@@ -134,8 +131,8 @@ class _Handle:
     """The version the handle was loaded at: it replays its log from the checkpoint before it."""
 
 
-def open_table(path: Path) -> DeltaTable:
-    """The table at ``path``, brought up to date; handles are kept per thread.
+def open_table(place: TablePlace) -> DeltaTable:
+    """The table at ``place``, brought up to date; handles are kept per thread.
 
     Opening a Delta table replays its log since the last checkpoint (tens of milliseconds on a
     busy table); catching up a handle already open reads only the new commits. A caught-up
@@ -146,46 +143,54 @@ def open_table(path: Path) -> DeltaTable:
     """
     cache: dict[str, _Handle] = getattr(_handles, "tables", None) or {}
     _handles.tables = cache
-    handle = cache.get(str(path))
+    handle = cache.get(place.uri)
     if handle is not None:
         handle.table.update_incremental()
         if handle.table.version() - handle.opened_at < CHECKPOINT_INTERVAL:
             return handle.table
-    table = DeltaTable(path)
-    cache[str(path)] = _Handle(table=table, opened_at=table.version())
+    table = DeltaTable(place.uri, storage_options=place.options)
+    cache[place.uri] = _Handle(table=table, opened_at=table.version())
     return table
 
 
-def scan_table(table: DeltaTable) -> pl.LazyFrame:
+def scan_table(table: DeltaTable, place: TablePlace) -> pl.LazyFrame:
     """A lazy scan of ``table`` that also works under a root whose path needs escaping.
 
     delta-rs hands out file URIs with a space escaped (``%20``), which polars' Delta scan then
-    looks for verbatim; such a root is read through a pyarrow dataset instead.
+    looks for verbatim; such a root is read through a pyarrow dataset instead. In an object
+    store polars is given the store's options too: its reader is its own.
     """
-    if "%" in table.table_uri:
+    if place.local is not None and "%" in table.table_uri:
         return pl.scan_pyarrow_dataset(table.to_pyarrow_dataset())  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
-    return pl.scan_delta(table)
+    return pl.scan_delta(table, storage_options=place.options)
 
 
-def _open_or_create(path: Path, spec: TableSpec) -> DeltaTable:
-    if table_exists(path):
-        return open_table(path)
-    path.mkdir(parents=True, exist_ok=True)
+def _open_or_create(place: TablePlace, spec: TableSpec) -> DeltaTable:
+    if place.exists():
+        return open_table(place)
+    if place.local is not None:
+        place.local.mkdir(parents=True, exist_ok=True)
     return DeltaTable.create(
-        path,
+        place.uri,
         spec.arrow_schema,
         mode="ignore",
         configuration={"delta.checkpointInterval": str(CHECKPOINT_INTERVAL)},
+        storage_options=place.options,
     )
 
 
-def _new_rows(table: DeltaTable, spec: TableSpec, frame: pl.DataFrame) -> pl.DataFrame:
+def _new_rows(
+    table: DeltaTable, place: TablePlace, spec: TableSpec, frame: pl.DataFrame
+) -> pl.DataFrame:
     if spec.key is None:
         return frame
     unique = frame.unique(subset=spec.key, keep="first", maintain_order=True)
     keys = unique.get_column(spec.key)
     present = (
-        scan_table(table).select(spec.key).filter(pl.col(spec.key).is_in(keys.implode())).collect()
+        scan_table(table, place)
+        .select(spec.key)
+        .filter(pl.col(spec.key).is_in(keys.implode()))
+        .collect()
     )
     if present.is_empty():
         return unique

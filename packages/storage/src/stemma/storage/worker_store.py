@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stemma.core.execution_records import ExecutionRecord
-from stemma.core.store.locations import RootLayout
+from stemma.core.store.locations import RootLayout, resolve_root
 from stemma.storage.staging import stage_executions
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ class DeltaWorkerStore:
     kind = "delta"
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
-        self._layout = RootLayout(Path(root).absolute())
+        self._layout = RootLayout(resolve_root(root))
 
     def __repr__(self) -> str:
         return f"DeltaWorkerStore({str(self._layout.root)!r})"

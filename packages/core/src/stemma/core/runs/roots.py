@@ -10,11 +10,14 @@ import os
 from pathlib import Path
 
 from stemma.core.exit_codes import CliError, ExitCode
+from stemma.core.store.local_half import MARKER
 from stemma.core.store.locations import DEFAULT_ROOT, ROOT_ENV, resolve_root
 
-ROOT_MARKS = ("runs", "delta", "core.sqlite", "staging", "outputs")
+ROOT_MARKS = ("runs", "delta", "core.sqlite", "staging", "outputs", MARKER)
 """What a stemma root holds once anything ran on it (any one of them; ``core.sqlite`` is the
-SQLite store's file, ``sqlite_store.schema.DATABASE_FILE``, named here to keep this light)."""
+SQLite store's file, ``sqlite_store.schema.DATABASE_FILE``, named here to keep this light). A
+root in an object store is one as soon as it is named: its local half holds the marker, and
+what ran there is in the bucket."""
 
 
 def existing_root(value: str | os.PathLike[str] | None) -> Path:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Literal
 
 from stemma.core.errors import StoreUnavailableError
+from stemma.core.store.local_half import object_root_of
 from stemma.core.store.locations import resolve_root
 from stemma.core.store.opening import STORE_ENV, open_run_store
 from stemma.core.store.protocols import RunStore
@@ -37,9 +38,13 @@ def history_kind(root: str | os.PathLike[str]) -> HistoryKind | None:
     """Where ``root``'s history is: ``"sqlite"``, ``"delta"``, or None when it has none yet.
 
     ``core.sqlite`` present and not imported (no ``delta/core-sqlite-import.json``) is
-    ``"sqlite"``; otherwise a ``delta/`` directory is ``"delta"``. Two ``stat`` calls.
+    ``"sqlite"``; otherwise a ``delta/`` directory is ``"delta"``. Two ``stat`` calls. The
+    local half of a root in an object store is ``"delta"``: whether its bucket holds anything
+    yet would cost a request to know, and another machine may have filled it.
     """
     path = Path(root)
+    if object_root_of(path) is not None:
+        return "delta"
     delta = path / "delta"
     if (path / SQLITE_FILE).is_file() and not (delta / SQLITE_IMPORT_MARKER).is_file():
         return "sqlite"

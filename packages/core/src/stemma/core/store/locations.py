@@ -2,34 +2,56 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from stemma.core import plugins
 from stemma.core.errors import NotARootError
+from stemma.core.store.local_half import local_half, object_root_of
 from stemma.core.store.root_urls import ObjectRoot, is_url, parse_root_url, refuse_object_root
 
 DEFAULT_ROOT = ".stemma"
 ROOT_ENV = "STEMMA_ROOT"
+STORE_ENV = "STEMMA_STORE"
+"""The store kind to open (``stemma.core.store.opening`` reads it too)."""
 
 
 def resolve_root(root: str | os.PathLike[str] | None = None) -> Path:
     """The root to use: the argument, else ``$STEMMA_ROOT``, else ``.stemma`` in the cwd.
 
     A root written as a URL is read as one (:mod:`~stemma.core.store.root_urls`): ``file://``
-    names a local path; an object store's (``s3://``, ``gs://``, ``az://``) is refused.
+    names a local path; an object store's (``s3://``, ``gs://``, ``az://``) is kept by
+    stemma-storage, and the path returned is its local half on this machine
+    (:mod:`~stemma.core.store.local_half`), made and marked on first use.
 
     Raises:
-        RootURLError: the root is a URL this version cannot keep a root at (the message names
-            the root and what to give instead).
+        RootURLError: the root is a URL that cannot be used here: an unknown scheme, no bucket,
+            an object store without stemma-storage installed, a state directory another root
+            owns (the message names the root and what to give instead).
     """
     given = os.fspath(root) if root is not None else os.environ.get(ROOT_ENV) or DEFAULT_ROOT
     if is_url(given):
         found = parse_root_url(given)
         if isinstance(found, ObjectRoot):
-            raise refuse_object_root(found)
+            return _local_half_of(found)
         return found.absolute()
     return Path(given).absolute()
+
+
+def _local_half_of(root: ObjectRoot) -> Path:
+    """The local half of ``root``, once it is known the Delta store can keep the rest."""
+    if "delta" not in plugins.registered(plugins.STORES):
+        raise refuse_object_root(
+            root, "stemma-core alone keeps roots on a filesystem; pip install stemma-storage"
+        )
+    chosen = os.environ.get(STORE_ENV)
+    if chosen and chosen != "delta":
+        raise refuse_object_root(
+            root, f"${STORE_ENV}={chosen} keeps roots on a filesystem; unset it (or set delta)"
+        )
+    return local_half(root)
 
 
 def usable_root(root: str | os.PathLike[str] | None = None) -> Path:
@@ -71,6 +93,21 @@ class RootLayout:
     """The directories under one root. Creating the layout does no I/O; ``ensure`` does."""
 
     root: Path
+    """Where the root is on this machine: the root itself, or an object root's local half."""
+
+    @functools.cached_property
+    def store(self) -> ObjectRoot | None:
+        """The object-store root this is the local half of; None for a root on a filesystem.
+
+        Read once per layout from the marker in :attr:`root` (one small read, or one failed
+        ``open``); a store on it keeps its tables there and nothing durable under ``root``.
+        """
+        return object_root_of(self.root)
+
+    @property
+    def shown(self) -> str:
+        """The root as a person gave it: its URL for an object root, else its path."""
+        return self.store.url if self.store is not None else str(self.root)
 
     @property
     def delta(self) -> Path:

@@ -7,11 +7,11 @@ from pathlib import Path
 
 from stemma.core import plugins
 from stemma.core.errors import StoreUnavailableError
+from stemma.core.store.locations import STORE_ENV as STORE_ENV  # (named here too: its home before)
 from stemma.core.store.locations import usable_root
 from stemma.core.store.protocols import RunStore, Store
 from stemma.core.store.read_only_root import ReadOnlyRootStore, refuse_to_run
 
-STORE_ENV = "STEMMA_STORE"
 STORE_GROUP = plugins.STORES
 
 

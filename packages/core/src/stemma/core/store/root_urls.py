@@ -78,12 +78,7 @@ def parse_root_url(root: str) -> Path | ObjectRoot:
     return ObjectRoot(scheme=scheme, bucket=bucket, prefix=parts.path.strip("/"))
 
 
-def refuse_object_root(root: ObjectRoot) -> RootURLError:
-    """The error for an object-store root where this version can keep only local roots."""
+def refuse_object_root(root: ObjectRoot, why: str) -> RootURLError:
+    """The error for an object-store root this process cannot keep, saying ``why`` and the fix."""
     store = OBJECT_SCHEMES[root.scheme]
-    return RootURLError(
-        f"root {root.url!r} is in {store}, and this version of stemma keeps a root only on a "
-        "filesystem this machine mounts: nothing was written. Use a local or shared path "
-        "(an NFS or Lustre mount), or a bucket mounted as a filesystem; to move a finished "
-        "root there, copy the directory (its keys hold no path)"
-    )
+    return RootURLError(f"root {root.url!r} is in {store}: {why}; nothing was written")

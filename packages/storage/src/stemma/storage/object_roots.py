@@ -1,0 +1,137 @@
+"""A root's tables in an object store: where they are, the options to reach them, one check.
+
+A root given as ``s3://bucket/prefix`` (``gs://``, ``az://``) keeps its Delta tables at
+``{root}/delta/{table}``, read and written by delta-rs and polars over the Rust
+``object_store`` crate, and listed by ``obstore`` (the same crate's Python binding), so one
+set of options reaches the bucket from all three. What is live on this machine stays in the
+root's local half (:mod:`stemma.core.store.local_half`).
+
+Credentials come from each cloud's own chain, read by ``object_store`` itself: environment
+variables (``AWS_ACCESS_KEY_ID``, ``AWS_ENDPOINT_URL``, ``GOOGLE_SERVICE_ACCOUNT``,
+``AZURE_STORAGE_ACCOUNT_NAME``, ...), and the instance's or pod's identity. Anything else
+(an endpoint, a region, plain HTTP for a server on 127.0.0.1) is given as a JSON object in
+``$STEMMA_STORAGE_OPTIONS``, whose keys are ``object_store``'s (and delta-rs's) own.
+
+Concurrent commits are safe without a lock service: on S3, delta-rs writes each commit file
+with a conditional put (``If-None-Match``), which AWS S3 and every current S3-compatible server
+honour; GCS and Azure have had conditional writes all along. stemma never turns on the unsafe
+rename.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from typing import Any
+
+from stemma.core.errors import RootURLError
+from stemma.core.store.locations import RootLayout
+from stemma.core.store.root_urls import OBJECT_SCHEMES, ObjectRoot
+
+OPTIONS_ENV = "STEMMA_STORAGE_OPTIONS"
+_DEFAULTS: dict[str, dict[str, str]] = {
+    # A commit file is created only if it does not exist yet: the put is conditional.
+    "s3": {"conditional_put": "etag"},
+    "gs": {},
+    "az": {},
+}
+_CREDENTIAL_HINTS = {
+    "s3": "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or a profile or instance role)",
+    "gs": "GOOGLE_SERVICE_ACCOUNT (a service-account file) or the VM's identity",
+    "az": "AZURE_STORAGE_ACCOUNT_NAME and AZURE_STORAGE_ACCOUNT_KEY (or a managed identity)",
+}
+
+
+def storage_options(root: ObjectRoot) -> dict[str, str]:
+    """The options every reader and writer of ``root`` is given (besides the environment).
+
+    Raises:
+        RootURLError: ``$STEMMA_STORAGE_OPTIONS`` is not a JSON object of strings.
+    """
+    options = dict(_DEFAULTS[root.scheme])
+    options.update(_options_from_env(root))
+    return options
+
+
+def table_uri(root: ObjectRoot, name: str) -> str:
+    """The URL of the Delta table ``name`` (``artifacts/metric``, ...) under ``root``."""
+    return f"{root.url}/delta/{name}"
+
+
+def object_store(root: ObjectRoot) -> Any:
+    """An ``obstore`` store whose paths are relative to ``root`` (made once per process)."""
+    return _store(root.url, json.dumps(storage_options(root), sort_keys=True))
+
+
+@functools.cache
+def _store(url: str, options: str) -> Any:
+    from obstore.store import from_url  # only roots in an object store need it
+
+    return from_url(url, **json.loads(options))
+
+
+def check_reachable(layout: RootLayout) -> None:
+    """One listing request under the root: the bucket exists and these credentials can read it.
+
+    Made before a run sends any work, so a typo'd bucket or a missing credential is said once,
+    in one line, instead of by the first commit after the work is done.
+
+    Raises:
+        RootURLError: the listing failed; the message names the root, what the store said
+            (its first line) and what to check.
+    """
+    root = layout.store
+    if root is None:
+        return
+    import obstore
+
+    try:
+        next(iter(obstore.list(object_store(root), "delta", chunk_size=1)), None)
+    except Exception as err:  # obstore's errors are per store kind; each is worth one line
+        raise unreachable(root, err) from err
+
+
+def unreachable(root: ObjectRoot, err: BaseException) -> RootURLError:
+    """The one-line error for ``root`` when a request to its store failed with ``err``."""
+    said = _first_line(err)
+    lowered = said.lower()
+    if "404" in said or "nosuchbucket" in lowered or "not found" in lowered:
+        fix = f"check the bucket's name ({root.bucket!r}): it does not exist or is not visible"
+    elif "403" in said or "401" in said or "denied" in lowered or "credential" in lowered:
+        fix = f"check the credentials: {_CREDENTIAL_HINTS[root.scheme]}"
+    else:
+        fix = (
+            "check the endpoint and network (options go in "
+            f"${OPTIONS_ENV}, credentials in {_CREDENTIAL_HINTS[root.scheme]})"
+        )
+    store = OBJECT_SCHEMES[root.scheme]
+    return RootURLError(f"root {root.url!r} cannot be reached in {store}: {fix} ({said})")
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip().splitlines()
+    line = text[0] if text else type(err).__name__
+    return line if len(line) <= 240 else line[:237] + "..."
+
+
+def _options_from_env(root: ObjectRoot) -> dict[str, str]:
+    raw = os.environ.get(OPTIONS_ENV)
+    if not raw:
+        return {}
+    try:
+        found = json.loads(raw)
+    except json.JSONDecodeError as err:
+        raise RootURLError(
+            f"root {root.url!r}: ${OPTIONS_ENV} is not JSON ({err.msg} at character "
+            f'{err.pos}); give an object of strings, e.g. {{"endpoint": "http://host:9000"}}'
+        ) from err
+    if not isinstance(found, dict) or not all(
+        isinstance(k, str) and isinstance(v, str)
+        for k, v in found.items()  # pyright: ignore[reportUnknownVariableType]
+    ):
+        raise RootURLError(
+            f"root {root.url!r}: ${OPTIONS_ENV} must be a JSON object of strings, e.g. "
+            '{"endpoint": "http://host:9000", "allow_http": "true"}'
+        )
+    return dict(found)  # pyright: ignore[reportUnknownArgumentType]

@@ -1,0 +1,157 @@
+"""A root in S3: the tables in the bucket, the live state on this machine, keys as on a laptop.
+
+Against the real S3 server on 127.0.0.1 (``scripts/object-stores.sh``), through the public
+doors: ``run`` with ``root="s3://…"``, ``Pipeline.create(root=…)``, ``stemma … --root s3://…``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stemma.core import ArtifactStep, Pipeline, RootURLError, apply, lower, run
+from stemma.core.engine.references import StepResult
+from stemma.core.examples import DataGenerator, MetricCalculator
+from stemma.storage import artifacts, executions, steps
+from tests.core.lazy_functions import CALLS_ENV, calls
+from tests.storage.object_roots.conftest import bucket_keys
+from tests.storage.object_roots.lazy_steps import add, square
+
+
+@pytest.fixture(autouse=True)
+def _calls_counted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "calls").mkdir()
+    monkeypatch.setenv(CALLS_ENV, str(tmp_path / "calls"))
+
+
+def _graph() -> ArtifactStep:
+    squares = [apply(name=f"squares/{i}", fn=square, version="v1", x=i) for i in range(3)]
+    return apply(name="total", fn=add, version="v1", a=squares[1], b=squares[2])
+
+
+def test_lazy_steps_run_in_the_bucket_and_a_rerun_finds_them(s3_root: str, tmp_path: Path) -> None:
+    squares = [apply(name=f"squares/{i}", fn=square, version="v1", x=i) for i in range(3)]
+
+    first = run(*squares, root=s3_root)
+    again = run(*squares, root=s3_root)
+
+    assert [a.value for a in first] == [0, 1, 4]
+    assert [a.value for a in again] == [0, 1, 4]
+    assert [a.cached for a in again] == [True, True, True]
+    assert calls()["square"] == 3  # the second run computed nothing
+    keys = bucket_keys(s3_root)
+    for table in ("orchestration/steps", "orchestration/executions", "artifacts/metrics"):
+        assert f"delta/{table}/_delta_log/00000000000000000000.json" in keys, table
+    state = next((tmp_path / "state").iterdir())
+    assert not (state / "delta").exists()  # nothing of the tables is kept on this machine
+    assert json.loads((state / "object-root.json").read_text()) == {"root": s3_root}
+
+
+def test_a_pipeline_commits_into_the_bucket_and_its_rerun_is_cached(s3_root: str) -> None:
+    def build() -> tuple[list[StepResult], dict[str, Any]]:
+        pipeline = Pipeline.create("in-a-bucket", root=s3_root, max_workers=2)
+        made = pipeline.run(DataGenerator, params={"count": 2, "rows": 4})
+        scored = pipeline.run(MetricCalculator, inputs={"dataset": made.output("datasets")})
+        return [made, scored], pipeline.finalize()
+
+    _, first = build()
+    before = executions(s3_root).height
+    again, _ = build()
+
+    assert first["overall_success"] is True
+    assert [s["succeeded"] for s in first["steps"]] == [1, 2]
+    assert [r.metadata["cache"] for r in again] == ["step", "step"]  # found in the bucket
+    assert executions(s3_root).height == before == 3
+    found = artifacts(s3_root)["artifact_type"].value_counts().sort("artifact_type").rows()
+    assert dict(found)["metric"] == 2
+
+
+def test_one_graph_has_the_same_keys_on_a_local_root_and_in_a_bucket(
+    s3_root: str, tmp_path: Path
+) -> None:
+    graph = _graph()
+    local = tmp_path / "laptop"
+
+    run(graph, root=local)
+    run(graph, root=s3_root)
+
+    def keys(root: str | Path) -> set[tuple[str, str]]:
+        rows = steps(root).select("step_name", "step_spec_id").unique().rows()
+        return {(name, fingerprint) for name, fingerprint in rows}
+
+    assert keys(local) == keys(s3_root)
+    assert len(keys(local)) == 3  # total and the two squares it adds
+    assert ("total", lower(graph).fingerprint) in keys(s3_root)
+
+
+def test_a_bucket_that_does_not_exist_is_refused_in_one_line_before_any_work(
+    s3_env: str,
+) -> None:
+    with pytest.raises(RootURLError) as raised:
+        run(apply(name="squares/0", fn=square, version="v1", x=0), root="s3://no-such-bucket/r")
+
+    message = str(raised.value)
+    assert message.startswith("root 's3://no-such-bucket/r' cannot be reached in S3: check the")
+    assert "bucket's name ('no-such-bucket')" in message
+    assert "\n" not in message
+    assert calls()["square"] == 0
+
+
+def test_an_endpoint_that_does_not_answer_names_the_endpoint_setting(
+    s3_env: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")  # nothing listens on 9
+    with pytest.raises(RootURLError, match="check the endpoint and network") as raised:
+        run(apply(name="squares/0", fn=square, version="v1", x=0), root="s3://any-bucket/r")
+    assert "STEMMA_STORAGE_OPTIONS" in str(raised.value)
+    assert calls()["square"] == 0
+
+
+def test_storage_options_that_are_not_json_are_refused_naming_the_variable(
+    s3_root: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STEMMA_STORAGE_OPTIONS", "endpoint=http://x")
+    with pytest.raises(RootURLError, match=r"\$STEMMA_STORAGE_OPTIONS is not JSON"):
+        run(apply(name="squares/0", fn=square, version="v1", x=0), root=s3_root)
+
+
+def test_the_commands_read_a_bucket_root(s3_root: str) -> None:
+    run(apply(name="squares/2", fn=square, version="v1", x=2), root=s3_root)
+
+    def stemma(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "stemma.core.cli.main", *args, "--root", s3_root],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    assert "completed" in stemma("runs")
+    assert "squares/2" in stemma("artifacts")
+    assert "squares/2" in stemma("explain", "squares/2")
+
+
+def test_another_machine_finds_a_pipelines_work_in_the_bucket(
+    s3_root: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def build() -> list[StepResult]:
+        pipeline = Pipeline.create("two-machines", root=s3_root, max_workers=2)
+        made = pipeline.run(DataGenerator, params={"count": 2, "rows": 4})
+        scored = pipeline.run(MetricCalculator, inputs={"dataset": made.output("datasets")})
+        pipeline.finalize()
+        return [made, scored]
+
+    build()
+    before = executions(s3_root).height
+    monkeypatch.setenv("STEMMA_STATE_DIR", str(tmp_path / "another machine's state"))
+    again = build()  # a local half made afresh: only the bucket is shared
+
+    assert [r.metadata["cache"] for r in again] == ["step", "step"]
+    assert executions(s3_root).height == before
