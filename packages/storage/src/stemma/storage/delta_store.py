@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Collection, Sequence
 from pathlib import Path
+from typing import Any
 
 from stemma.core.crash_points import crash_point
 from stemma.core.execution_records import ExecutionRecord, StepEvent, StepOutputs
@@ -13,6 +14,8 @@ from stemma.core.records import StepRecord, StepStatus
 from stemma.core.store.locations import RootLayout, resolve_root
 from stemma.core.store.staging.worker_logs import note_worker_log
 from stemma.storage import pipeline_queries, staging_checks
+from stemma.storage.auto_compaction import AutoCompaction, auto_compaction
+from stemma.storage.compaction_policy import CompactionPolicy
 from stemma.storage.execution_rows import event_frame
 from stemma.storage.object_roots import check_reachable
 from stemma.storage.recovery import recover_staged
@@ -44,11 +47,18 @@ class DeltaStore:
         shared_filesystem: workers on other hosts stage into this root (a run on SLURM sets
             it from its backend): staged files are checked by opening and reading them, not by
             listing their directory (:mod:`stemma.core.store.staging.visibility`).
+        compact: whether tables are compacted in the background after commits, once they hold
+            enough small files: ``False`` never, ``True`` as by default, a
+            :class:`~stemma.storage.compaction_policy.CompactionPolicy` to say when; omitted,
+            ``$STEMMA_COMPACT`` (``on`` or ``off``, default on) and
+            ``$STEMMA_COMPACT_SMALL_FILES`` (default 100) say. Never on a root in an object
+            store yet (:mod:`stemma.storage.auto_compaction`).
 
     Raises:
-        ValueError: the staging timeout is negative or not a number, or
-            ``$STEMMA_COMMIT_CHUNK_ROWS`` is not a positive whole number (checked here, so a bad
-            value stops the run before anything is staged, not half-way through a commit).
+        ValueError: the staging timeout is negative or not a number,
+            ``$STEMMA_COMMIT_CHUNK_ROWS`` is not a positive whole number, or a compaction
+            variable holds something it cannot be (checked here, so a bad value stops the run
+            before anything is staged, not half-way through a commit).
     """
 
     kind = "delta"
@@ -60,15 +70,22 @@ class DeltaStore:
         *,
         staging_timeout: float | None = None,
         shared_filesystem: bool = False,
+        compact: bool | CompactionPolicy | None = None,
     ) -> None:
         self._layout = RootLayout(resolve_root(root))
         self._staging_timeout = staging_checks.staging_timeout(staging_timeout)
         self._shared = shared_filesystem
         self._reached = False
         commit_chunk_rows()
+        self._compact = compact  # as given: a pickled copy reads the environment again
+        self._compaction = auto_compaction(self._layout, compact)
 
     def __repr__(self) -> str:
         return f"DeltaStore({self._layout.shown!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A copy runs its own compactions (a thread and its locks do not pickle).
+        return (_reopen, (self._layout.shown, self._staging_timeout, self._shared, self._compact))
 
     @property
     def layout(self) -> RootLayout:
@@ -79,6 +96,15 @@ class DeltaStore:
     def shared_filesystem(self) -> bool:
         """Whether staged files are checked by opening and reading them (a shared root)."""
         return self._shared
+
+    @property
+    def compaction(self) -> AutoCompaction | None:
+        """The compactions this store runs after its commits; ``None`` when it runs none.
+
+        ``store.compaction.wait()`` waits for the one under way (a script need not: its end
+        lets it finish); ``store.compaction.compactions`` lists those made.
+        """
+        return self._compaction
 
     def expect_shared_filesystem(self) -> None:
         """From now on, check staged files by opening and reading them, never by listing.
@@ -166,6 +192,8 @@ class DeltaStore:
         :meth:`recover` commits it), an unreadable one is quarantined; either way a note goes to
         ``logs/failures/`` and the rest commits.
         See :mod:`stemma.storage.waves` for how a crash at any point is recovered, once.
+        Once committed, the tables that hold enough small files are compacted in the
+        background (:attr:`compaction`); this call does not wait for it.
 
         Raises:
             StagedBundleError: a path is not a bundle under this root's staging.
@@ -174,13 +202,16 @@ class DeltaStore:
                 :meth:`recover` after its repair commits them.
         """
         with committing(self._layout):  # a damaged table: said once, the work kept staged
-            return commit_wave_report(
+            report = commit_wave_report(
                 self._layout,
                 bundles,
                 step_outputs,
                 timeout=self._staging_timeout,
                 shared=self._shared,
             )
+        if self._compaction is not None:
+            self._compaction.after_commit()  # in the background: the wave is already returned
+        return report
 
     def latest_step(self, step_spec_id: str, statuses: Collection[StepStatus]) -> StepEvent | None:
         """The newest event of this step fingerprint whose status is one of ``statuses``."""
@@ -217,3 +248,11 @@ class DeltaStore:
     ) -> dict[str, frozenset[str]]:
         """Each artifact's descendants (itself excluded), walking lineage down, of one type."""
         return pipeline_queries.descendants(self._layout, artifact_ids, artifact_type)
+
+
+def _reopen(
+    root: str, staging_timeout: float | None, shared: bool, compact: bool | CompactionPolicy | None
+) -> DeltaStore:
+    return DeltaStore(
+        root, staging_timeout=staging_timeout, shared_filesystem=shared, compact=compact
+    )

@@ -1,0 +1,208 @@
+"""Compacting a root's tables after its commits, in a thread of their own, as a policy says.
+
+The seed's commit phase ends with "compact tables". :class:`DeltaStore.commit_wave
+<stemma.storage.delta_store.DeltaStore.commit_wave>` tells an :class:`AutoCompaction` it
+committed (:meth:`AutoCompaction.after_commit`) and returns at once: the counting and the
+compacting happen in a background thread, so a step's result never waits for them. Every
+:attr:`~stemma.storage.compaction_policy.CompactionPolicy.count_every` commits (and at the first)
+a *pass* counts each table's small files and compacts the tables that are due
+(:func:`~stemma.storage.compaction_policy.due`), most small files first, one at a time, until the
+pass has run its time budget.
+
+Each table is compacted under its writer lock, the one every stemma append and ``stemma compact``
+hold, so it never interleaves with another runner's commit to that table; the files it replaces
+stay on disk, marked removed, for readers of older versions, until ``stemma vacuum`` deletes
+them. Delta commits the compaction atomically: a process killed while it runs leaves either the
+table as it was (and a data file nothing references, which vacuum removes) or the compacted one.
+
+The thread is started when a pass is due and ends when no other is: an idle store holds no
+thread. It is not a daemon, so a script's end lets the pass under way finish (it rewrites at
+most a few megabytes of each table), but starts no other table once the main thread is done.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from pathlib import Path
+
+from deltalake import DeltaTable, WriterProperties
+
+from stemma.core.crash_points import crash_point
+from stemma.core.store.locations import RootLayout
+from stemma.storage.compaction_policy import (
+    CompactionPolicy,
+    TableFiles,
+    compaction_policy,
+    due,
+    small_count,
+)
+from stemma.storage.data_files import check_data_files, logged_files
+from stemma.storage.maintenance import Compaction, table_lock
+
+log = logging.getLogger(__name__)
+
+POINT = "delta.auto_compacted"
+"""The crash point after each automatic compaction's commit. One name for every table: the
+thread's order across tables depends on timing, so a test addresses the Kth compaction of a run."""
+_WRITER = WriterProperties(compression="ZSTD")
+
+
+def auto_compaction(
+    layout: RootLayout, compact: bool | CompactionPolicy | None
+) -> AutoCompaction | None:
+    """What a store given ``compact`` runs after its commits (see :func:`compaction_policy`).
+
+    ``None`` when it runs nothing: ``compact`` or ``$STEMMA_COMPACT`` says off, or the root is
+    in an object store, where compaction does not work yet (as ``stemma compact`` refuses it).
+
+    Raises:
+        ValueError: a compaction variable holds something it cannot be (it is named).
+    """
+    policy = compaction_policy(compact)
+    if policy is None or layout.store is not None:
+        return None
+    return AutoCompaction(layout, policy)
+
+
+class AutoCompaction:
+    """The compactions a store runs after its commits (one per :class:`DeltaStore`).
+
+    Args:
+        layout: the root whose tables it compacts.
+        policy: when a table is due, and how much one compaction rewrites.
+    """
+
+    def __init__(self, layout: RootLayout, policy: CompactionPolicy) -> None:
+        self._layout = layout
+        self._policy = policy
+        self._guard = threading.Lock()
+        self._idle = threading.Event()
+        self._idle.set()
+        self._pending = False
+        self._running = False
+        self._commits = policy.count_every - 1  # the first commit counts
+        self._left: dict[str, int] = {}
+        self._done: list[Compaction] = []
+        self._warned: set[str] = set()
+
+    @property
+    def policy(self) -> CompactionPolicy:
+        """When a table is due, and how much one compaction rewrites."""
+        return self._policy
+
+    @property
+    def compactions(self) -> tuple[Compaction, ...]:
+        """Every compaction this store made so far, oldest first."""
+        with self._guard:
+            return tuple(self._done)
+
+    def after_commit(self) -> None:
+        """Note a commit; start a pass in the background when one is due. Never blocks."""
+        with self._guard:
+            self._commits += 1
+            if self._commits < self._policy.count_every:
+                return
+            self._commits = 0
+            self._pending = True
+            self._idle.clear()
+            if self._running:
+                return  # the running thread takes it after its pass
+            self._running = True
+        try:
+            threading.Thread(target=self._drain, name="stemma-compaction").start()
+        except RuntimeError:  # the interpreter is shutting down: no new thread, no pass
+            self._stopped()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until no pass is due or running; return False if ``timeout`` ran out first."""
+        return self._idle.wait(timeout)
+
+    def _stopped(self) -> None:
+        with self._guard:
+            self._pending = False
+            self._running = False
+            self._idle.set()
+
+    def _drain(self) -> None:
+        try:
+            while True:
+                with self._guard:
+                    if not self._pending:
+                        self._running = False
+                        self._idle.set()
+                        return
+                    self._pending = False
+                self._pass()
+        except BaseException:
+            self._stopped()
+            raise
+
+    def _pass(self) -> None:
+        started = time.monotonic()
+        tables = sorted(self._layout.delta.glob("*/*/_delta_log"))  # tables are group/name
+        found: dict[str, Path] = {}
+        counts: list[TableFiles] = []
+        for entry in tables:
+            name = entry.parent.relative_to(self._layout.delta).as_posix()
+            counted = self._count(name, entry.parent)
+            if counted is not None:
+                found[name] = entry.parent
+                counts.append(counted)
+        for number, table in enumerate(due(counts, self._policy, self._left)):
+            if number and time.monotonic() - started > self._policy.budget_seconds:
+                return  # the rest is due at the next commit's pass
+            if not threading.main_thread().is_alive():
+                return  # the script is ending: finish no more than the compaction under way
+            self._compact(table.name, found[table.name])
+
+    def _count(self, name: str, path: Path) -> TableFiles | None:
+        try:
+            return self._files(name, path, DeltaTable(path))
+        except Exception:  # a table being created, or damaged: nothing to count now
+            return None
+
+    def _files(self, name: str, path: Path, table: DeltaTable) -> TableFiles:
+        sizes = [size for _, size in logged_files(table, path)]
+        return TableFiles(name=name, small=small_count(sizes, self._policy), files=len(sizes))
+
+    def _compact(self, name: str, path: Path) -> None:
+        lock = table_lock(self._layout, name)
+        if not lock.acquire(timeout=self._policy.budget_seconds):
+            return  # a long commit holds it: the table is still due at the next pass
+        try:
+            table = DeltaTable(path)  # the newest version, under the lock
+            before = self._files(name, path, table)
+            if not due([before], self._policy, self._left):
+                return  # another runner compacted it meanwhile
+            check_data_files(self._layout, name, table)  # before delta-rs reads them
+            table.optimize.compact(
+                target_size=self._policy.target_bytes,
+                max_concurrent_tasks=1,  # the other core is the run's
+                writer_properties=_WRITER,
+            )
+            crash_point(POINT)
+            after = self._files(name, path, table)  # the handle is at the compaction's version
+        except Exception as err:  # upkeep never fails a run; stemma compact reports it
+            self._warn(name, err)
+            return
+        finally:
+            lock.release()
+        done = Compaction(table=name, files_before=before.files, files_after=after.files)
+        with self._guard:
+            self._left[name] = after.small
+            self._done.append(done)
+        log.debug("compacted %s: %d files -> %d", name, done.files_before, done.files_after)
+
+    def _warn(self, name: str, err: Exception) -> None:
+        if name in self._warned:
+            return
+        self._warned.add(name)
+        log.warning(
+            "stemma could not compact the table %s of %s after a commit (%s); the run goes on. "
+            "`stemma check` says what is wrong with it, `stemma compact` tries again",
+            name,
+            self._layout.root,
+            err,
+        )
