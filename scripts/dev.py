@@ -163,13 +163,18 @@ ODD_ROOT = Stage(
 SLURM_CLUSTER = Stage(
     name="local SLURM cluster", argv=("bash", "scripts/slurm-dev-cluster.sh", "start")
 )
+# Roots in object stores are tested against real servers on 127.0.0.1 (S3, GCS, Azure Blob),
+# installed from the registries into .venvs/ and started like the cluster; idempotent.
+OBJECT_STORES = Stage(
+    name="object-store servers", argv=("bash", "scripts/object-stores.sh", "start")
+)
 # tmux drives the dashboard's end-to-end test; installed from apt when missing.
 SYSTEM_TOOLS = Stage(name="system tools (tmux)", argv=("bash", "scripts/system-tools.sh"))
 
 
 LINT = [SYNC, RUFF_CHECK, RUFF_FORMAT]
 TYPECHECK = [SYNC, BASEDPYRIGHT]
-TEST = [SYNC, PYTEST]
+TEST = [SYNC, OBJECT_STORES, PYTEST]
 # One line per stage, run in order, stopping at the first failure. A stage that is not a uv command
 # is a plain argv, like SLURM_CLUSTER.
 CHECK = [
@@ -184,6 +189,7 @@ CHECK = [
         env={"NO_MKDOCS_2_WARNING": "1"},
     ),
     SLURM_CLUSTER,
+    OBJECT_STORES,
     SYSTEM_TOOLS,
     package_alone(SLURM_PACKAGE),  # (in the background, beside the stages below)
     across_packages(),

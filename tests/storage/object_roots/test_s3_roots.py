@@ -155,3 +155,23 @@ def test_another_machine_finds_a_pipelines_work_in_the_bucket(
 
     assert [r.metadata["cache"] for r in again] == ["step", "step"]
     assert executions(s3_root).height == before
+
+
+@pytest.mark.parametrize("command", [["compact"], ["vacuum"], ["check"]])
+def test_maintenance_not_yet_built_for_a_bucket_refuses_instead_of_reporting_a_clean_root(
+    s3_root: str, command: list[str]
+) -> None:
+    run(apply(name="squares/1", fn=square, version="v1", x=1), root=s3_root)
+    before = bucket_keys(s3_root)
+
+    done = subprocess.run(
+        [sys.executable, "-m", "stemma.core.cli.main", *command, "--root", s3_root],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"stemma {command[0]} does not work on a root in an object store yet" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert bucket_keys(s3_root) == before

@@ -28,6 +28,7 @@ from stemma.storage.data_files import check_data_files
 from stemma.storage.delta_log import expired_log_entries, remove_log_entries
 from stemma.storage.errors import StorageError
 from stemma.storage.leftovers import Removal, leftovers, remove
+from stemma.storage.object_roots import refuse_unported
 
 DEFAULT_RETAIN_HOURS = 168
 """Files younger than a week are kept by default (Delta's own default retention)."""
@@ -115,6 +116,7 @@ def compact_root(
         One :class:`Compaction` per table, in name order.
     """
     layout = RootLayout(resolve_root(root))
+    refuse_unported(layout, "stemma compact")
     done: list[Compaction] = []
     for name, path in delta_tables(layout):
         with table_lock(layout, name):
@@ -165,6 +167,7 @@ def vacuum_root(
             f"files; give {min_retain_hours} or more"
         )
     layout = RootLayout(resolve_root(root))
+    refuse_unported(layout, "stemma vacuum")
     live = [s.run_id for s in list_states(layout.root) if s.status is RunStatus.RUNNING]
     if live and not force:
         raise LiveRunError(

@@ -26,6 +26,7 @@ from stemma.core.store.staging.removal import quarantine_dir
 from stemma.storage.check_findings import CheckReport, Finding, Problem, Severity, relative
 from stemma.storage.delta_store import DeltaStore
 from stemma.storage.maintenance import delta_tables
+from stemma.storage.object_roots import refuse_unported
 from stemma.storage.staging import WAVES, is_complete, staged_bundles
 from stemma.storage.table_check import check_table
 
@@ -46,6 +47,7 @@ def check_root(root: str | os.PathLike[str] | None = None, *, repair: bool = Fal
         What was found, and what was repaired.
     """
     layout = RootLayout(resolve_root(root))
+    refuse_unported(layout, "stemma check")
     tables = delta_tables(layout)
     findings = [
         _settle(problem, repair)
