@@ -15,6 +15,10 @@ Roles:
 - ``pipeline SEED WRITERS``: a ``Pipeline`` runs ``race_operation.RaceGenerate`` once
   (local-thread).
 - ``commit RECORDS``: commit pickled function steps one by one, as the engine records them.
+- ``commit-auto RECORDS``: the same through a store that compacts its tables after its commits
+  once a table holds two small files (``CompactionPolicy(small_files=2)``); it touches
+  ``BARRIER/maintaining-{INDEX}`` once its store has compacted, and waits for its last
+  compaction before it reports.
 - ``commit-staged RECORDS``: stage them all before the race, then commit each staged bundle.
 - ``recover COMMITTERS``, ``vacuum COMMITTERS``, ``compact COMMITTERS``: the maintenance of
   one root, in a loop, until the COMMITTERS committers are done.
@@ -32,6 +36,7 @@ from typing import Any, TypeVar
 
 from stemma.core.execution_records import ExecutionRecord, StepEvent, StepOutputs
 from stemma.storage import DeltaStore
+from stemma.storage.compaction_policy import CompactionPolicy
 from stemma.storage.maintenance import compact_root, vacuum_root
 
 DEADLINE_SECONDS = 120.0
@@ -76,16 +81,33 @@ def run_pipeline(root: Path, barrier: Path, index: int, seed: int, writers: int)
     }
 
 
-def commit(store: DeltaStore, barrier: Path, records: Records, staged: list[Path] | None) -> int:
+AUTO_POLICY = CompactionPolicy(small_files=2)
+"""What ``commit-auto`` writers compact by: a table of two small files is due."""
+
+
+def commit(
+    store: DeltaStore,
+    barrier: Path,
+    records: Records,
+    staged: list[Path] | None,
+    index: int | None = None,
+) -> int:
     """Commit each step's bundle as its own wave, then its events; how many bundles it wrote.
 
     The last step waits until a racing writer has begun its first pass: however the processes
-    are scheduled, that pass and this writer's commits interleave.
+    are scheduled, that pass and this writer's commits interleave. With ``index``, this
+    writer's own store compacts, and counts as such a writer once it has.
     """
+
+    def racing() -> bool:
+        if index is not None and store.compaction is not None and store.compaction.compactions:
+            (barrier / f"maintaining-{index}").touch()
+        return count(barrier, "maintaining-*") > 0
+
     written = 0
     for number, (execution, outputs, events) in enumerate(records):
         if number == len(records) - 1:
-            wait_for(lambda: count(barrier, "maintaining-*") > 0, "a racing writer to begin")
+            wait_for(racing, "a racing writer to begin")
         bundle = store.stage_execution(execution) if staged is None else staged[number]
         written += store.commit_wave([bundle], step_outputs=outputs).committed
         store.record_events(events)
@@ -129,10 +151,10 @@ def maintain(role: str, root: Path, barrier: Path, index: int, committers: int) 
 def main(argv: list[str]) -> None:
     """Parse the command line (see the module docstring), wait for the go, and write."""
     role, root, barrier, index = argv[0], Path(argv[1]), Path(argv[2]), int(argv[3])
-    store = DeltaStore(root)
+    store = DeltaStore(root, compact=AUTO_POLICY if role == "commit-auto" else None)
     records: Records = []
     staged: list[Path] | None = None
-    if role in ("commit", "commit-staged"):
+    if role in ("commit", "commit-staged", "commit-auto"):
         records = pickle.loads(Path(argv[4]).read_bytes())
     if role == "commit-staged":
         staged = [store.stage_execution(execution) for execution, _, _ in records]
@@ -144,6 +166,15 @@ def main(argv: list[str]) -> None:
     elif role in ("commit", "commit-staged"):
         report["committed"] = commit(store, barrier, records, staged)
         (barrier / f"committed-{index}").touch()
+    elif role == "commit-auto":
+        report["committed"] = commit(store, barrier, records, None, index)
+        (barrier / f"committed-{index}").touch()
+        assert store.compaction is not None
+        if not store.compaction.wait(DEADLINE_SECONDS):
+            raise TimeoutError(f"the compaction was still running after {DEADLINE_SECONDS:.0f} s")
+        made = store.compaction.compactions
+        report["auto_compacted"] = sum(c.files_before - c.files_after for c in made)
+        report["auto_tables"] = sorted({c.table for c in made})
     else:
         report |= maintain(role, root, barrier, index, committers=int(argv[4]))
     print(json.dumps(report))

@@ -37,6 +37,7 @@ class Race(StrEnum):
     RECOVERY = "recovery racing a commit"
     VACUUM = "vacuum racing a commit"
     COMPACTION = "compaction racing a commit"
+    AUTO_COMPACTION = "automatic compaction racing commits"
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,15 @@ CASES = [
     Case(4, Race.COMPACTION,
          "three processes commit while the fourth compacts: every commit lands once, no row "
          "is lost, the tables are compacted and still read"),
+    Case(2, Race.AUTO_COMPACTION,
+         "both processes commit, each store compacting the tables after its commits (two "
+         "small files make a table due) while the other commits: every commit lands once, no "
+         "row is lost, no file a table references is removed, the tables are compacted and "
+         "still read"),
+    Case(4, Race.AUTO_COMPACTION,
+         "four processes commit, each store compacting after its commits while the others "
+         "commit: every commit lands once, no row is lost, no file a table references is "
+         "removed, the tables are compacted and still read"),
 ]  # fmt: skip
 
 
@@ -242,12 +252,36 @@ def race_maintenance(root: Root, case: Case) -> None:
             assert list((path / "_delta_log").glob("*.checkpoint.parquet")), case.expected
 
 
+def race_auto_compaction(root: Root, case: Case) -> None:
+    """Every writer commits steps through a store that compacts after its commits."""
+    store = DeltaStore(root.path, compact=False)
+    before = _steps("before", 2)
+    for step in before:
+        commit_function_step(store, step)
+    kept = tables(root.path)
+    batches = [_steps(f"auto{i}", _STEPS_PER_COMMITTER + 1) for i in range(case.writers)]
+    writers = [
+        root.start("commit-auto", i, root.committer_records(i, batch))
+        for i, batch in enumerate(batches)
+    ]
+    reports = root.race(writers)
+    found = assert_sound(root.path, case.expected)
+    assert_every_commit_once(found, [*before, *(s for batch in batches for s in batch)], case)
+    for name, frame in kept.items():
+        assert rows(frame) <= rows(found[name]), f"{case.expected}: {name} lost committed rows"
+    assert sum(report["committed"] for report in reports) == sum(map(len, batches))
+    assert sum(report["auto_compacted"] for report in reports) > 0, case.expected
+    compacted = {table for report in reports for table in report["auto_tables"]}
+    assert EXECUTIONS.name in compacted, f"{case.expected}: compacted only {compacted}"
+
+
 RACES: dict[Race, Callable[[Root, Case], None]] = {
     Race.SAME_KEY: race_pipelines,
     Race.DISJOINT_KEYS: race_pipelines,
     Race.RECOVERY: race_recovery,
     Race.VACUUM: race_maintenance,
     Race.COMPACTION: race_maintenance,
+    Race.AUTO_COMPACTION: race_auto_compaction,
 }
 
 
