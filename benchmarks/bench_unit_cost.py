@@ -4,7 +4,8 @@ The whole job a user writes, timed in a fresh process each time: ``Pipeline.crea
 ``bench_ops.MakeMetrics`` step making N tiny metric artifacts, one step of N units over them with
 ``execution={"artifacts_per_unit": 1}`` and nothing else (packs sized by stemma, the default 2
 local workers, the Delta store), then ``finalize``. Reported: wall ms per unit (wall ÷ N), the
-median over ``--repeats`` processes, and the step's own share.
+median over ``--repeats`` processes, the step's own share, and the CPU of the job's whole
+process tree (orchestrator and workers) per unit: on a loaded machine it moves less than wall.
 
 ``--unit`` picks the step's unit: ``noop`` (``bench_ops.NoOpUnit``: reads nothing, makes
 nothing; issue 19), ``reads`` (``bench_ops.ReadsInput``: reads its input's content, makes one
@@ -71,7 +72,13 @@ def one_job(units: int, unit: str = "noop") -> dict[str, Any]:
         assert result.total_count == units, result
         pipeline.finalize()
         wall = time.perf_counter() - started
-    return {"wall_s": wall, "step_s": step, "stemma_core": str(pathlib.Path(stemma.core.__file__))}
+    cpu = os.times()  # (the workers were reaped at finalize: their CPU is the children's)
+    return {
+        "wall_s": wall,
+        "step_s": step,
+        "cpu_s": cpu.user + cpu.system + cpu.children_user + cpu.children_system,
+        "stemma_core": str(pathlib.Path(stemma.core.__file__)),
+    }
 
 
 def job_env(checkout: pathlib.Path | None) -> dict[str, str]:
@@ -147,6 +154,7 @@ def measure(
         step = spread([r["step_s"] for r in runs])
         row[f"{name}_wall_s"] = wall
         row[f"{name}_step_s"] = step
+        row[f"{name}_cpu_s"] = spread([r["cpu_s"] for r in runs])
         row[f"{name}_ms_per_unit"] = wall["median"] / units * 1000
         row[f"{name}_step_ms_per_unit"] = step["median"] / units * 1000
     if theirs:
@@ -174,10 +182,11 @@ def _merged(rows: list[dict[str, Any]], units: int) -> dict[str, Any]:
         if not runs:
             continue
         merged[f"{name}_ms_per_unit_runs"] = runs
-        for figure in ("wall_s", "step_s"):
+        for figure in ("wall_s", "step_s", "cpu_s"):
             merged[f"{name}_{figure}"] = spread([row[f"{name}_{figure}"]["median"] for row in rows])
         merged[f"{name}_ms_per_unit"] = merged[f"{name}_wall_s"]["median"] / units * 1000
         merged[f"{name}_step_ms_per_unit"] = merged[f"{name}_step_s"]["median"] / units * 1000
+        merged[f"{name}_cpu_ms_per_unit"] = merged[f"{name}_cpu_s"]["median"] / units * 1000
     if "baseline_ms_per_unit" in merged:
         merged["baseline_over_this"] = merged["baseline_ms_per_unit"] / merged["this_ms_per_unit"]
     return merged
@@ -208,8 +217,10 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
             ("units", ">7,d"),
             ("ms/unit", ">8.3f"),
             ("step ms/unit", ">12.3f"),
+            ("CPU ms/unit", ">11.3f"),
             ("base ms/unit", ">12.3f"),
             ("base step", ">9.3f"),
+            ("base CPU", ">8.3f"),
             ("base/this", ">9.2f"),
         ]
     )
@@ -229,8 +240,10 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
                         "units": size,
                         "ms/unit": row["this_ms_per_unit"],
                         "step ms/unit": row["this_step_ms_per_unit"],
+                        "CPU ms/unit": row.get("this_cpu_ms_per_unit"),
                         "base ms/unit": row.get("baseline_ms_per_unit"),
                         "base step": row.get("baseline_step_ms_per_unit"),
+                        "base CPU": row.get("baseline_cpu_ms_per_unit"),
                         "base/this": row.get("baseline_over_this"),
                     }
                 )
