@@ -14,11 +14,12 @@ from typing import Any
 
 import pytest
 
-from stemma.core import ArtifactStep, Pipeline, RootURLError, apply, lower, run
+from stemma.core import OUT, ArtifactStep, Pipeline, RootURLError, apply, lower, run
 from stemma.core.engine.references import StepResult
 from stemma.core.examples import DataGenerator, MetricCalculator
 from stemma.storage import artifacts, executions, steps
-from tests.core.lazy_functions import CALLS_ENV, calls
+from stemma.storage.output_mirror import MANIFEST, SINGLE_FILE
+from tests.core.lazy_functions import CALLS_ENV, calls, write_json
 from tests.storage.object_roots.conftest import bucket_keys
 from tests.storage.object_roots.lazy_steps import add, square
 
@@ -175,3 +176,20 @@ def test_maintenance_not_yet_built_for_a_bucket_refuses_instead_of_reporting_a_c
     assert f"stemma {command[0]} does not work on a root in an object store yet" in done.stderr
     assert "Traceback" not in done.stderr
     assert bucket_keys(s3_root) == before
+
+
+def test_another_machine_finds_lazy_steps_and_their_outputs_in_the_bucket(
+    s3_root: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made = apply(name="json/a", fn=write_json, version="v1", data={"a": 1, "b": 2}, out_path=OUT)
+    [first] = run(made, root=s3_root)
+    assert f"{first.relative_path}/{MANIFEST}" in bucket_keys(s3_root)
+    assert f"{first.relative_path}/{SINGLE_FILE}" in bucket_keys(s3_root)  # OUT was one file
+
+    monkeypatch.setenv("STEMMA_STATE_DIR", str(tmp_path / "another machine's state"))
+    [found] = run(made, root=s3_root)  # a local half made afresh: only the bucket is shared
+
+    assert (found.cached, found.value) == (True, {"keys": 2})
+    assert calls()["write_json"] == 1
+    assert json.loads(found.path().read_text()) == {"a": 1, "b": 2}  # fetched to this machine
+    assert found.path() != first.path()

@@ -13,7 +13,7 @@ from stemma.core.operations.drafts import FinalizedArtifact
 from stemma.core.records import StepRecord, StepStatus
 from stemma.core.store.locations import RootLayout, resolve_root
 from stemma.core.store.staging.worker_logs import note_worker_log
-from stemma.storage import pipeline_queries, staging_checks
+from stemma.storage import output_mirror, pipeline_queries, staging_checks
 from stemma.storage.auto_compaction import AutoCompaction, auto_compaction
 from stemma.storage.compaction_policy import CompactionPolicy
 from stemma.storage.execution_rows import event_frame
@@ -161,6 +161,18 @@ class DeltaStore:
             ArtifactTypeError: an artifact's type is not registered in this process.
         """
         return stage_execution(self._layout, record)
+
+    def keep_output(self, relative: str) -> None:
+        """Copy a function step's output directory to the root's bucket (a no-op on a filesystem).
+
+        Called by the worker after the function returned and before the unit is staged
+        (:mod:`stemma.storage.output_mirror`).
+        """
+        output_mirror.keep_output(self._layout, relative)
+
+    def fetch_output(self, relative: str) -> bool:
+        """Bring a function step's output from the root's bucket to this machine, if it is there."""
+        return output_mirror.fetch_output(self._layout, relative)
 
     def note_worker_log(self, bundle: Path, execution_run_ids: Sequence[str], log: str) -> None:
         """Keep a scheduler's worker log beside a staged bundle, for ``executions.worker_log``.

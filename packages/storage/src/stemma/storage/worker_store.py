@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from stemma.core.execution_records import ExecutionRecord
 from stemma.core.store.locations import RootLayout, resolve_root
+from stemma.storage import output_mirror
 from stemma.storage.staging import stage_executions
 
 if TYPE_CHECKING:
@@ -51,6 +52,18 @@ class DeltaWorkerStore:
     def stage_executions(self, records: Sequence[ExecutionRecord]) -> Path:
         """Write one bundle for a worker's pack of units of one step, and return it."""
         return stage_executions(self._layout, records)
+
+    def keep_output(self, relative: str) -> None:
+        """Copy a function step's output directory to the root's bucket (a no-op on a filesystem).
+
+        Called by the worker after the function returned and before the unit is staged
+        (:mod:`stemma.storage.output_mirror`).
+        """
+        output_mirror.keep_output(self._layout, relative)
+
+    def fetch_output(self, relative: str) -> bool:
+        """Bring a function step's output from the root's bucket to this machine, if it is there."""
+        return output_mirror.fetch_output(self._layout, relative)
 
     def load_artifacts(
         self, artifact_ids: Collection[str], *, content: bool = True

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Mapping
+from typing import cast
 
 from stemma.core.artifact import Artifact
 from stemma.core.engine.planned_step import PlannedStep
@@ -25,6 +26,7 @@ from stemma.core.engine.worker.function_operation import (
 from stemma.core.graph.step_planner import artifact_from_record
 from stemma.core.graph.step_spec import StepSpec
 from stemma.core.records import StepRecord, StepStatus
+from stemma.core.store.protocols import RunStore
 
 
 def built_record(ctx: RunContext, spec: StepSpec) -> StepRecord | None:
@@ -33,14 +35,27 @@ def built_record(ctx: RunContext, spec: StepSpec) -> StepRecord | None:
     Without an output in place no build is done, and the store need not be asked (a query
     and a staging scan per step).
     """
-    layout = ctx.store.layout
-    if not layout.output_dir(spec.output_relpath).exists():
+    if not output_in_place(ctx.store, spec.output_relpath):
         return None
     ctx.store.recover(spec.name)
     done = ctx.store.completed([spec.fingerprint]).get(spec.fingerprint)
-    if done is None or not layout.output_dir(done.output_path or "").exists():
+    if done is None or not output_in_place(ctx.store, done.output_path or ""):
         return None
     return done
+
+
+def output_in_place(store: object, relative: str) -> bool:
+    """Whether a function step's output is on this machine, fetched first if the root keeps it.
+
+    On a root in an object store the output is in the bucket and, once a step ran here or was
+    fetched, in the local half; a store that can fetch one (``fetch_output``, stemma-storage)
+    brings it here when it is whole in the bucket. One ``stat`` on any other root.
+    """
+    layout = cast(RunStore, store).layout
+    if layout.output_dir(relative).exists():
+        return True
+    fetch = getattr(store, "fetch_output", None)
+    return bool(fetch(relative)) if fetch is not None and relative else False
 
 
 def committed_without_event(
@@ -56,7 +71,7 @@ def committed_without_event(
     was committed: ``recover()`` did it) left an execution and no event. Write the event from
     that execution and use it: the step is never run twice.
     """
-    if not ctx.store.layout.output_dir(spec.output_relpath).exists():
+    if not output_in_place(ctx.store, spec.output_relpath):
         return None
     key = execution_key(spec, input_artifact_ids(spec, deps))
     execution = ctx.store.executions_by_key([key]).get(key)

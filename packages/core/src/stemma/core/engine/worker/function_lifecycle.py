@@ -56,6 +56,27 @@ def run_function(unit: ExecutionUnit) -> LifecycleOutcome:
     return settle_function(unit, value)
 
 
+def keep_in_store(
+    unit: ExecutionUnit, store: object, outcome: LifecycleOutcome
+) -> LifecycleOutcome:
+    """``outcome``, once the store has kept the output where the root keeps what lasts.
+
+    A store whose root is in an object store copies the output directory there
+    (``keep_output``, stemma-storage); any other has no ``keep_output`` and nothing to do. A
+    copy that fails fails the unit: a record of an output another machine cannot fetch would
+    make it built there and missing.
+    """
+    call = cast(FunctionOperation, unit.operation).call
+    keep = getattr(store, "keep_output", None)
+    if not outcome.success or keep is None or call is None:
+        return outcome
+    try:
+        keep(call.output_relpath)
+    except Exception as err:
+        return failure_outcome(err, None, prefix="could not keep the output in the root's store: ")
+    return outcome
+
+
 def function_failed(unit: ExecutionUnit, error: Exception) -> LifecycleOutcome:
     """The outcome of a function that raised: its scratch output removed, its error kept."""
     call = cast(FunctionOperation, unit.operation).call

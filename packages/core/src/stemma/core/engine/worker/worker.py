@@ -28,7 +28,7 @@ from stemma.core.engine.worker.creator_lifecycle import (
 )
 from stemma.core.engine.worker.curator_lifecycle import run_curator
 from stemma.core.engine.worker.fail_fast_marks import failed_fast, mark_failed_fast
-from stemma.core.engine.worker.function_lifecycle import run_function
+from stemma.core.engine.worker.function_lifecycle import keep_in_store, run_function
 from stemma.core.engine.worker.input_loading import Associated, Inputs, load_inputs, load_pack
 from stemma.core.engine.worker.spare_sandboxes import reused_sandboxes
 from stemma.core.engine.worker.units import ExecutionUnit, unit_failure_log
@@ -173,7 +173,8 @@ def _execute(
     loaded: tuple[Inputs, Associated] | Exception | None = None,
 ) -> LifecycleOutcome:
     if unit.operation.kind is OperationKind.FUNCTION:
-        return run_function(unit)  # its inputs are its deps' outputs, on disk: nothing to load
+        # its inputs are its deps' outputs, on disk: nothing to load
+        return keep_in_store(unit, store, run_function(unit))
     if loaded is None:
         try:
             loaded = load_inputs(unit, store)

@@ -1,0 +1,132 @@
+"""A function step's ``OUT`` directory kept in the bucket of a root in an object store.
+
+A function writes its output into a directory on the machine that runs it (``OUT``, in the
+root's local half), so code that writes with ``open``/``Path`` keeps working. The worker then
+copies that directory to ``{root}/{output path}/`` in the bucket, each file with one put, and
+writes the manifest ``{root}/{output path}/.stemma-output.json`` last, before the unit is
+staged: an output whose manifest is there is whole, and the step's record, committed after it,
+is the only thing that makes it the step's output. An attempt that died mid-copy left files and
+no manifest; the next attempt writes over them.
+
+A machine that finds the step built in the tables but not its output on its own disk fetches
+the output from the bucket (:func:`fetch_output`), so dependents and ``artifact.path()`` read a
+local directory as on any root. A step that wrote nothing under ``OUT`` costs one put and, on
+another machine, one get.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import uuid
+from pathlib import Path
+from typing import Any
+
+from stemma.core.store.locations import RootLayout
+from stemma.storage import object_roots
+
+MANIFEST = ".stemma-output.json"
+"""The object written last under an output's prefix: the files it holds, with their sizes."""
+SINGLE_FILE = ".stemma-file"
+"""The name under an output's prefix of an output written as one file (``OUT`` itself)."""
+_FORMAT = 1
+
+
+def keep_output(layout: RootLayout, relative: str) -> None:
+    """Copy the output directory ``relative`` (under the root) to the root's bucket.
+
+    A no-op on a root on a filesystem.
+
+    Raises:
+        RootURLError: a put failed (the message names the root and what to check); the unit
+            fails and its output is not recorded.
+    """
+    root = layout.store
+    if root is None:
+        return
+    import obstore
+
+    local = layout.output_dir(relative)
+    if local.is_file():  # OUT written as one file: kept under a name of its own in the prefix
+        files = [(SINGLE_FILE, local)]
+    elif local.is_dir():
+        found = sorted(p for p in local.rglob("*") if p.is_file())
+        files = [(p.relative_to(local).as_posix(), p) for p in found]
+    else:
+        files = []
+    store = object_roots.object_store(root)
+    listed: list[dict[str, Any]] = []
+    try:
+        for name, path in files:
+            obstore.put(store, f"{relative}/{name}", path)
+            listed.append({"path": name, "size": path.stat().st_size})
+        manifest = {"format": _FORMAT, "file": local.is_file(), "files": listed}
+        obstore.put(store, f"{relative}/{MANIFEST}", json.dumps(manifest).encode())
+    except OSError:  # a local file could not be read: said as it is
+        raise
+    except Exception as err:
+        raise object_roots.unreachable(root, err) from err
+
+
+def fetch_output(layout: RootLayout, relative: str) -> bool:
+    """Bring the output ``relative`` from the bucket into the local half, if it is whole there.
+
+    Returns:
+        Whether the output is now in place locally (False: no manifest in the bucket, so the
+        step is not built; a root on a filesystem has nothing to fetch).
+
+    Raises:
+        RootURLError: the bucket cannot be read (other than the manifest being absent).
+    """
+    root = layout.store
+    if root is None:
+        return False
+    import obstore
+
+    store = object_roots.object_store(root)
+    try:
+        manifest: dict[str, Any] = json.loads(
+            bytes(obstore.get(store, f"{relative}/{MANIFEST}").bytes())
+        )
+    except FileNotFoundError:  # (obstore's not-found is this)
+        return False
+    except Exception as err:
+        raise object_roots.unreachable(root, err) from err
+    final = layout.output_dir(relative)
+    # Fetched beside its place, then renamed into it (the local half is a local directory):
+    # a fetch cut short never leaves a half output where a dependent would take it for whole.
+    partial = final.with_name(f".{final.name}.fetch-{uuid.uuid4().hex[:8]}")
+    try:
+        final.parent.mkdir(parents=True, exist_ok=True)
+        if manifest.get("file"):
+            data = obstore.get(store, f"{relative}/{SINGLE_FILE}").bytes()
+            partial.write_bytes(bytes(data))
+        else:
+            partial.mkdir()
+        entries: list[dict[str, Any]] = [] if manifest.get("file") else manifest["files"]
+        for entry in entries:
+            name = str(entry["path"])
+            target = partial / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            data = obstore.get(store, f"{relative}/{name}").bytes()
+            target.write_bytes(bytes(data))
+        os.replace(partial, final)
+    except FileExistsError:  # another process fetched it first
+        _remove(partial)
+    except OSError as err:
+        _remove(partial)
+        if final.exists():  # (another process fetched it first)
+            return True
+        raise err
+    except Exception as err:
+        _remove(partial)
+        raise object_roots.unreachable(root, err) from err
+    return final.exists()
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
