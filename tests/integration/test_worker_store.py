@@ -14,8 +14,14 @@ import polars as pl
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))  # spawned workers inherit sys.path
-from worker_modules_probe import AncestryCurator, DryModulesSeen, ModulesSeen
+from worker_modules_probe import (
+    AncestryCurator,
+    DryModulesSeen,
+    HydratedModulesSeen,
+    ModulesSeen,
+)
 
+from stemma.core.engine.dispatch.input_rows import SMALL_INPUT_BYTES
 from stemma.core.front.pipeline import Pipeline
 from stemma.core.store.protocols import WorkerStore
 from stemma.core.store.worker_store import open_worker_store
@@ -67,6 +73,31 @@ def test_a_worker_runs_units_that_do_not_hydrate_their_inputs_without_reading_th
         assert (report["deltalake"], report["pyarrow"]) == (False, False)
         given.extend(report["given"])
     assert sorted(given) == sorted([i, True, size] for i, size in sizes.items())
+
+
+@pytest.mark.parametrize(("pad", "worker_reads"), [(0, False), (SMALL_INPUT_BYTES, True)])
+def test_a_worker_is_sent_small_inputs_content_and_reads_large_ones_itself(
+    tmp_path: pathlib.Path, pad: int, worker_reads: bool
+) -> None:
+    root = tmp_path / "a root"
+    pipeline = Pipeline.create("hydrated", root=root, max_workers=1)
+    seen = pipeline.run(ModulesSeen, params={"count": 3, "pad": pad})
+    hydrated = pipeline.run(
+        HydratedModulesSeen,
+        inputs={"items": seen.output("seen")},
+        execution={"artifacts_per_unit": 1},
+    )
+    assert pipeline.finalize()["overall_success"] is True
+    assert hydrated.succeeded_count == 3
+
+    made = artifacts(root, step_name="test.modules_seen")
+    stored = {row["artifact_id"]: row for row in made.iter_rows(named=True)}
+    reports = artifacts(root, step_name="test.hydrated_modules_seen").get_column("content")
+    for report in map(json.loads, reports.to_list()):
+        # small inputs came with the unit (no Delta read); a large one the worker read itself
+        assert (report["deltalake"], report["pyarrow"]) == (worker_reads, worker_reads)
+        ((artifact_id, content, size),) = report["given"]
+        assert (content, size) == (stored[artifact_id]["content"], stored[artifact_id]["size"])
 
 
 def test_the_delta_kind_opens_the_worker_store_and_other_kinds_their_full_store(

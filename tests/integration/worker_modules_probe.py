@@ -28,6 +28,8 @@ class ModulesSeen(OperationDefinition):
 
     class Params(BaseModel):
         count: int = 2
+        pad: int = 0
+        """Characters of padding in each metric (0: none), to make large inputs."""
 
     name = "test.modules_seen"
     outputs: ClassVar = {
@@ -39,9 +41,10 @@ class ModulesSeen(OperationDefinition):
         return loaded()
 
     def postprocess(self, inp: PostprocessInput) -> ArtifactResult:
+        pad = {"pad": "x" * self.params.pad} if self.params.pad else {}
         drafts = [
             MetricDraft.draft(
-                {"i": i, **inp.execute_result}, f"seen{i}.json", step_number=inp.step_number
+                {"i": i, **inp.execute_result, **pad}, f"seen{i}.json", step_number=inp.step_number
             )
             for i in range(self.params.count)
         ]
@@ -84,3 +87,14 @@ class DryModulesSeen(OperationDefinition):
     def postprocess(self, inp: PostprocessInput) -> ArtifactResult:
         name = f"dry_{inp.execute_result['given'][0][0][:8]}.json"
         return ArtifactResult(artifacts={"seen": [MetricDraft.draft(inp.execute_result, name)]})
+
+
+class HydratedModulesSeen(DryModulesSeen):
+    """:class:`DryModulesSeen` over inputs it hydrates: what it was given is their content."""
+
+    name = "test.hydrated_modules_seen"
+    inputs: ClassVar = {"items": InputSpec(artifact_type="metric")}
+
+    def preprocess(self, inp: PreprocessInput) -> dict[str, Any]:
+        items = inp.input_artifacts["items"]
+        return {"given": [[a.artifact_id, (a.content or b"").decode(), a.size] for a in items]}

@@ -10,9 +10,11 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
+import pytest
 from worker_fakes import FakeStore, final, group, make_unit
 
-from stemma.core.engine.dispatch.input_rows import with_input_rows
+from stemma.core.engine.dispatch import input_rows
+from stemma.core.engine.dispatch.input_rows import SMALL_INPUT_BYTES, with_input_rows
 from stemma.core.engine.worker.input_loading import FIRST_WINDOW, MAX_WINDOW
 from stemma.core.engine.worker.worker import run_pack
 from stemma.core.operations import (
@@ -137,11 +139,81 @@ def test_the_orchestrator_reads_a_windows_dry_inputs_once_and_the_workers_never(
     assert seen == [[[False, len(f"x\n{i}\n")]] for i in range(300)]  # as when a worker reads
 
 
-def test_units_that_hydrate_a_role_are_left_to_their_workers(tmp_path: Path) -> None:
-    store, units = _dry_units(tmp_path, SeenHydrated(), 3)
+def test_the_orchestrator_ships_small_inputs_content_and_the_workers_never_read(
+    tmp_path: Path,
+) -> None:
+    store, units = _dry_units(tmp_path, SeenHydrated(), 300)
 
-    assert with_input_rows(store, units) == units
-    assert store.reads == []
+    units = with_input_rows(store, units)
+    assert store.reads == [(300, False), (300, True)]  # the rows (sizes), then the contents
+    for pack in (units[:1], units[1:]):
+        reports = run_pack(pack, store)
+        assert all(r.success for r in reports), [r.error for r in reports]
+    assert store.reads == [(300, False), (300, True)]  # no worker asked the store again
+    seen = [json.loads(a.content or b"") for r in store.staged for a in r.artifacts]
+    assert seen == [[[True, len(f"x\n{i}\n")]] for i in range(300)]  # as when a worker reads
+
+
+def test_a_unit_with_a_large_input_is_left_to_its_worker_and_the_others_ship(
+    tmp_path: Path,
+) -> None:
+    store, units = _dry_units(tmp_path, SeenHydrated(), 2)
+    large = final(DataDraft.draft(b"y" * (SMALL_INPUT_BYTES + 1), "large.csv"))
+    store.artifacts[large.artifact_id] = large
+    units.insert(1, make_unit(SeenHydrated(), tmp_path, group(items=[large])))
+
+    units = with_input_rows(store, units)
+    assert [u.input_rows is not None for u in units] == [True, False, True]
+    assert store.reads == [(3, False), (2, True)]  # the large content is never read here
+    reports = run_pack(units, store)
+    assert all(r.success for r in reports), [r.error for r in reports]
+    assert store.reads[2:] == [(1, True)]  # the worker reads the large input alone
+    seen = [json.loads(a.content or b"") for r in store.staged for a in r.artifacts]
+    assert seen[1] == [[True, SMALL_INPUT_BYTES + 1]]
+
+
+def test_content_shipped_with_a_window_stops_at_its_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, units = _dry_units(tmp_path, SeenHydrated(), 10)  # 4 bytes each ("x\n0\n")
+    monkeypatch.setattr(input_rows, "WINDOW_CONTENT_BYTES", 4 * 4)
+
+    units = with_input_rows(store, units)
+    assert [u.input_rows is not None for u in units] == [True] * 4 + [False] * 6
+    assert store.reads == [(10, False), (4, True)]
+    reports = run_pack(units, store)
+    assert all(r.success for r in reports), [r.error for r in reports]
+    assert sum(n for n, _ in store.reads[2:]) == 6  # the workers read the rest
+
+
+def test_a_hydrated_input_missing_from_the_store_fails_its_unit_as_a_worker_read_would(
+    tmp_path: Path,
+) -> None:
+    store, units = _dry_units(tmp_path, SeenHydrated(), 2)
+    gone = final(DataDraft.draft(b"never stored\n", "gone.csv"))
+    units.append(make_unit(SeenHydrated(), tmp_path, group(items=[gone])))
+
+    units = with_input_rows(store, units)
+    assert [u.input_rows is not None for u in units] == [True, True, False]
+    reports = run_pack(units, store)
+    assert [r.success for r in reports] == [True, True, False]
+    assert f"1 input artifacts are not in the store: {gone.artifact_id}" in (reports[2].error or "")
+
+
+def test_a_failed_content_read_leaves_the_hydrating_units_to_their_workers(
+    tmp_path: Path,
+) -> None:
+    store, units = _dry_units(tmp_path, SeenHydrated(), 2)
+
+    class NoContent(ReadCountingStore):
+        def load_artifacts(
+            self, artifact_ids: Collection[str], *, content: bool = True
+        ) -> dict[str, FinalizedArtifact]:
+            if content:
+                raise OSError("the metrics table cannot be read")
+            return super().load_artifacts(artifact_ids, content=content)
+
+    assert with_input_rows(NoContent(tmp_path, list(store.artifacts.values())), units) == units
 
 
 def test_a_dry_input_missing_from_the_store_fails_its_unit_as_a_worker_read_would(

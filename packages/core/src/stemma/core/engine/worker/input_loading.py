@@ -8,14 +8,14 @@
   handed over beside the inputs: ``PreprocessInput.associated`` for creators, an
   ``associated_{type}`` column of id lists in a curator's frame.
 
-Units whose roles all go dry usually come with their inputs' rows, read by the orchestrator
-for many units at once (``ExecutionUnit.input_rows``): then the store is not asked at all.
-Otherwise a worker's pack loads its units' inputs in windows (:func:`load_pack`): one store
-call for the inputs of many consecutive units instead of one per unit (each call is a scan of
-the artifact index and of each type's table, whatever the number of ids). A window grows while
-the content it reads stays small, so a pack of large artifacts still holds about one unit's
-inputs at a time; a pack whose units read no content is read in one window (up to
-``MAX_WINDOW`` units).
+Units usually come with their inputs' rows, read by the orchestrator for many units at once
+(``ExecutionUnit.input_rows``), with their content when they hydrate a role and their inputs
+are small: then the store is not asked at all. Otherwise a worker's pack loads its units'
+inputs in windows (:func:`load_pack`): one store call for the inputs of many consecutive units
+instead of one per unit (each call is a scan of the artifact index and of each type's table,
+whatever the number of ids). A window grows while the content it reads stays small, so a pack
+of large artifacts still holds about one unit's inputs at a time; a pack whose units read no
+content is read in one window (up to ``MAX_WINDOW`` units).
 """
 
 from __future__ import annotations
@@ -107,26 +107,23 @@ def _read_window(
 ) -> dict[str, FinalizedArtifact] | None:
     """The inputs of a window's units; None if the read failed (then read per unit).
 
-    With content only if some unit hydrates a role (the others' roles drop it again).
+    The store is asked only for the units that came without their inputs (``input_rows``),
+    with content only if one of them hydrates a role (the others' roles drop it again).
     """
-    if all(unit.input_rows is not None for unit in window):  # the orchestrator read them
-        return {i: row for unit in window for i, row in (unit.input_rows or {}).items()}
+    shipped = {i: row for unit in window for i, row in (unit.input_rows or {}).items()}
+    unread = [u for u in window if u.input_rows is None and u.operation.loads_inputs]
+    if not unread:  # the orchestrator read them all
+        return shipped
     if len(window) == 1:
         return None
-    wanted = {
-        i
-        for unit in window
-        if unit.operation.loads_inputs
-        for ids in unit.inputs().values()
-        for i in ids
-    }
+    wanted = {i for unit in unread for ids in unit.inputs().values() for i in ids}
     if not wanted:
-        return {}
+        return shipped
     try:
-        found = store.load_artifacts(wanted, content=any(hydrates(u) for u in window))
+        found = store.load_artifacts(wanted, content=any(hydrates(u) for u in unread))
     except Exception:
         return None
-    return {i: found[i] for i in wanted if i in found}
+    return {**shipped, **{i: found[i] for i in wanted if i in found}}
 
 
 def _next_window(loaded: Mapping[str, FinalizedArtifact], units: int) -> int:
@@ -134,14 +131,16 @@ def _next_window(loaded: Mapping[str, FinalizedArtifact], units: int) -> int:
     return max(1, min(MAX_WINDOW, int(WINDOW_BYTES // max(per_unit, 1.0))))
 
 
-def hydrates(unit: ExecutionUnit) -> bool:
-    """Whether any role of ``unit`` with inputs loads their content (``InputSpec.hydrate``)."""
+def hydrates(unit: ExecutionUnit, roles: Mapping[str, tuple[str, ...]] | None = None) -> bool:
+    """Whether any role of ``unit`` with inputs loads their content (``InputSpec.hydrate``).
+
+    ``roles`` is ``unit.inputs()`` when the caller has it already.
+    """
     if not unit.operation.loads_inputs:
         return False
     specs = type(unit.operation).inputs
-    return any(
-        specs.get(role, UNDECLARED_INPUT).hydrate for role, ids in unit.inputs().items() if ids
-    )
+    roles = unit.inputs() if roles is None else roles
+    return any(specs.get(role, UNDECLARED_INPUT).hydrate for role, ids in roles.items() if ids)
 
 
 def _dry(artifact: FinalizedArtifact) -> FinalizedArtifact:

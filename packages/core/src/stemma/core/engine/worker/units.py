@@ -64,9 +64,10 @@ class ExecutionUnit:
     worker starts no unit once it exists, and creates it when one of its units fails, so the
     step's other packs stop without waiting for the orchestrator. Never part of a key."""
     input_rows: Mapping[str, FinalizedArtifact] | None = None
-    """The unit's input artifacts without content, by id, when no role of it hydrates: read by
-    the orchestrator for a whole window of units (``engine/dispatch/input_rows.py``), so the worker
-    reads nothing from the store for them. None: the worker reads them. Never part of a key."""
+    """The unit's input artifacts by id, read by the orchestrator for a whole window of units
+    (``engine/dispatch/input_rows.py``) so the worker reads nothing from the store for them:
+    without content when no role of the unit hydrates, with it when one does and every input is
+    small. None: the worker reads them. Never part of a key."""
 
     def inputs(self) -> dict[str, tuple[str, ...]]:
         """Per role, every input artifact id of the unit, in group order, deduplicated."""
