@@ -1,13 +1,21 @@
-"""Roots in a real object store: the S3 server ``scripts/object-stores.sh start`` runs on 127.0.0.1.
+"""Roots in real object stores: the servers ``scripts/object-stores.sh start`` runs on 127.0.0.1.
 
-Each test gets a bucket of its own (made with one anonymous ``PUT``, which the local server
-allows) and the environment a user of that server would set: the endpoint, a key pair, plain
-HTTP. No test here is skipped when the server is missing: it fails, saying how to start it
-(``python3 scripts/dev.py check`` starts it before the tests).
+S3 (moto's server) and Azure Blob Storage (Azurite). Each test gets a bucket (a container) of its
+own and the environment a user of that server would set: the endpoint, a key pair, plain HTTP.
+No test here is skipped when a server is missing: it fails, saying how to start it
+(``python3 scripts/dev.py check`` starts them before the tests).
+
+GCS is not here: neither emulator the registries carry speaks what ``object_store`` sends
+(fake-gcs-server has no XML API for a PUT, fsouza/fake-gcs-server#331; gcp-storage-emulator
+answers a PUT without an ETag). docs/how-to/object-store-roots.md says so.
 """
 
 from __future__ import annotations
 
+import base64
+import datetime as dt
+import hashlib
+import hmac
 import os
 import urllib.error
 import urllib.request
@@ -16,6 +24,13 @@ import uuid
 import pytest
 
 S3_ENDPOINT = os.environ.get("STEMMA_TEST_S3_ENDPOINT", "http://127.0.0.1:9310")
+AZURITE_ENDPOINT = os.environ.get(
+    "STEMMA_TEST_AZURITE_ENDPOINT", "http://127.0.0.1:10000/devstoreaccount1"
+)
+AZURITE_ACCOUNT = "devstoreaccount1"
+AZURITE_KEY = (  # Azurite's well-known development key (public, in Microsoft's docs)
+    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+)
 
 
 def make_bucket(endpoint: str) -> str:
@@ -47,6 +62,61 @@ def s3_env(monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.delenv("STEMMA_STORAGE_OPTIONS", raising=False)
     monkeypatch.delenv("STEMMA_STORE", raising=False)
     return S3_ENDPOINT
+
+
+def make_container(endpoint: str) -> str:
+    """A new container on Azurite, made with one request signed with the account's key."""
+    name = f"stemma-{uuid.uuid4().hex[:16]}"
+    now = dt.datetime.now(dt.UTC).strftime("%a, %d %b %Y %H:%M:%S GMT")
+    version = "2021-08-06"
+    signed = (
+        "PUT\n" + "\n" * 11 + f"x-ms-date:{now}\nx-ms-version:{version}\n"
+        f"/{AZURITE_ACCOUNT}/{AZURITE_ACCOUNT}/{name}\nrestype:container"
+    )
+    key = base64.b64decode(AZURITE_KEY)
+    signature = base64.b64encode(hmac.new(key, signed.encode(), hashlib.sha256).digest()).decode()
+    request = urllib.request.Request(
+        f"{endpoint}/{name}?restype=container",
+        method="PUT",
+        headers={
+            "x-ms-date": now,
+            "x-ms-version": version,
+            "Authorization": f"SharedKey {AZURITE_ACCOUNT}:{signature}",
+            "Content-Length": "0",
+        },
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as reply:
+            assert reply.status == 201, reply.status
+    except (urllib.error.URLError, OSError) as err:
+        pytest.fail(
+            f"Azurite does not answer at {endpoint} ({err}): start it with "
+            "`bash scripts/object-stores.sh start` (dev.py check and test do)"
+        )
+    return name
+
+
+@pytest.fixture
+def az_env(monkeypatch: pytest.MonkeyPatch) -> str:
+    """The environment a user of Azurite sets; returns its endpoint."""
+    for name, value in {
+        "AZURE_STORAGE_USE_EMULATOR": "true",
+        "AZURITE_BLOB_STORAGE_URL": AZURITE_ENDPOINT.rsplit("/", 1)[0],
+        "AZURE_STORAGE_ACCOUNT_NAME": AZURITE_ACCOUNT,
+        "AZURE_STORAGE_ACCOUNT_KEY": AZURITE_KEY,
+    }.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("STEMMA_STORAGE_OPTIONS", raising=False)
+    monkeypatch.delenv("STEMMA_STORE", raising=False)
+    return AZURITE_ENDPOINT
+
+
+@pytest.fixture(params=["s3", "az"])
+def bucket_root(request: pytest.FixtureRequest) -> str:
+    """A root in a new bucket of each store: ``s3://stemma-…/root``, ``az://stemma-…/root``."""
+    if request.param == "s3":
+        return f"s3://{make_bucket(request.getfixturevalue('s3_env'))}/root"
+    return f"az://{make_container(request.getfixturevalue('az_env'))}/root"
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
-"""A root in S3: the tables in the bucket, the live state on this machine, keys as on a laptop.
+"""A root in S3 or Azure: the tables in the bucket, live state on this machine, keys as anywhere.
 
-Against the real S3 server on 127.0.0.1 (``scripts/object-stores.sh``), through the public
-doors: ``run`` with ``root="s3://…"``, ``Pipeline.create(root=…)``, ``stemma … --root s3://…``.
+Against the real S3 server and Azurite on 127.0.0.1 (``scripts/object-stores.sh``), through the
+public doors: ``run`` with ``root="s3://…"``, ``Pipeline.create(root=…)``, ``stemma … --root``.
 """
 
 from __future__ import annotations
@@ -35,59 +35,61 @@ def _graph() -> ArtifactStep:
     return apply(name="total", fn=add, version="v1", a=squares[1], b=squares[2])
 
 
-def test_lazy_steps_run_in_the_bucket_and_a_rerun_finds_them(s3_root: str, tmp_path: Path) -> None:
+def test_lazy_steps_run_in_the_bucket_and_a_rerun_finds_them(
+    bucket_root: str, tmp_path: Path
+) -> None:
     squares = [apply(name=f"squares/{i}", fn=square, version="v1", x=i) for i in range(3)]
 
-    first = run(*squares, root=s3_root)
-    again = run(*squares, root=s3_root)
+    first = run(*squares, root=bucket_root)
+    again = run(*squares, root=bucket_root)
 
     assert [a.value for a in first] == [0, 1, 4]
     assert [a.value for a in again] == [0, 1, 4]
     assert [a.cached for a in again] == [True, True, True]
     assert calls()["square"] == 3  # the second run computed nothing
-    keys = bucket_keys(s3_root)
+    keys = bucket_keys(bucket_root)
     for table in ("orchestration/steps", "orchestration/executions", "artifacts/metrics"):
         assert f"delta/{table}/_delta_log/00000000000000000000.json" in keys, table
     state = next((tmp_path / "state").iterdir())
     assert not (state / "delta").exists()  # nothing of the tables is kept on this machine
-    assert json.loads((state / "object-root.json").read_text()) == {"root": s3_root}
+    assert json.loads((state / "object-root.json").read_text()) == {"root": bucket_root}
 
 
-def test_a_pipeline_commits_into_the_bucket_and_its_rerun_is_cached(s3_root: str) -> None:
+def test_a_pipeline_commits_into_the_bucket_and_its_rerun_is_cached(bucket_root: str) -> None:
     def build() -> tuple[list[StepResult], dict[str, Any]]:
-        pipeline = Pipeline.create("in-a-bucket", root=s3_root, max_workers=2)
+        pipeline = Pipeline.create("in-a-bucket", root=bucket_root, max_workers=2)
         made = pipeline.run(DataGenerator, params={"count": 2, "rows": 4})
         scored = pipeline.run(MetricCalculator, inputs={"dataset": made.output("datasets")})
         return [made, scored], pipeline.finalize()
 
     _, first = build()
-    before = executions(s3_root).height
+    before = executions(bucket_root).height
     again, _ = build()
 
     assert first["overall_success"] is True
     assert [s["succeeded"] for s in first["steps"]] == [1, 2]
     assert [r.metadata["cache"] for r in again] == ["step", "step"]  # found in the bucket
-    assert executions(s3_root).height == before == 3
-    found = artifacts(s3_root)["artifact_type"].value_counts().sort("artifact_type").rows()
+    assert executions(bucket_root).height == before == 3
+    found = artifacts(bucket_root)["artifact_type"].value_counts().sort("artifact_type").rows()
     assert dict(found)["metric"] == 2
 
 
 def test_one_graph_has_the_same_keys_on_a_local_root_and_in_a_bucket(
-    s3_root: str, tmp_path: Path
+    bucket_root: str, tmp_path: Path
 ) -> None:
     graph = _graph()
     local = tmp_path / "laptop"
 
     run(graph, root=local)
-    run(graph, root=s3_root)
+    run(graph, root=bucket_root)
 
     def keys(root: str | Path) -> set[tuple[str, str]]:
         rows = steps(root).select("step_name", "step_spec_id").unique().rows()
         return {(name, fingerprint) for name, fingerprint in rows}
 
-    assert keys(local) == keys(s3_root)
+    assert keys(local) == keys(bucket_root)
     assert len(keys(local)) == 3  # total and the two squares it adds
-    assert ("total", lower(graph).fingerprint) in keys(s3_root)
+    assert ("total", lower(graph).fingerprint) in keys(bucket_root)
 
 
 def test_a_bucket_that_does_not_exist_is_refused_in_one_line_before_any_work(
@@ -121,12 +123,12 @@ def test_storage_options_that_are_not_json_are_refused_naming_the_variable(
         run(apply(name="squares/0", fn=square, version="v1", x=0), root=s3_root)
 
 
-def test_the_commands_read_a_bucket_root(s3_root: str) -> None:
-    run(apply(name="squares/2", fn=square, version="v1", x=2), root=s3_root)
+def test_the_commands_read_a_bucket_root(bucket_root: str) -> None:
+    run(apply(name="squares/2", fn=square, version="v1", x=2), root=bucket_root)
 
     def stemma(*args: str) -> str:
         done = subprocess.run(
-            [sys.executable, "-m", "stemma.core.cli.main", *args, "--root", s3_root],
+            [sys.executable, "-m", "stemma.core.cli.main", *args, "--root", bucket_root],
             capture_output=True,
             text=True,
             check=False,
@@ -140,22 +142,22 @@ def test_the_commands_read_a_bucket_root(s3_root: str) -> None:
 
 
 def test_another_machine_finds_a_pipelines_work_in_the_bucket(
-    s3_root: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    bucket_root: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def build() -> list[StepResult]:
-        pipeline = Pipeline.create("two-machines", root=s3_root, max_workers=2)
+        pipeline = Pipeline.create("two-machines", root=bucket_root, max_workers=2)
         made = pipeline.run(DataGenerator, params={"count": 2, "rows": 4})
         scored = pipeline.run(MetricCalculator, inputs={"dataset": made.output("datasets")})
         pipeline.finalize()
         return [made, scored]
 
     build()
-    before = executions(s3_root).height
+    before = executions(bucket_root).height
     monkeypatch.setenv("STEMMA_STATE_DIR", str(tmp_path / "another machine's state"))
     again = build()  # a local half made afresh: only the bucket is shared
 
     assert [r.metadata["cache"] for r in again] == ["step", "step"]
-    assert executions(s3_root).height == before
+    assert executions(bucket_root).height == before
 
 
 @pytest.mark.parametrize("command", [["compact"], ["vacuum"], ["check"]])
@@ -179,15 +181,15 @@ def test_maintenance_not_yet_built_for_a_bucket_refuses_instead_of_reporting_a_c
 
 
 def test_another_machine_finds_lazy_steps_and_their_outputs_in_the_bucket(
-    s3_root: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    bucket_root: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     made = apply(name="json/a", fn=write_json, version="v1", data={"a": 1, "b": 2}, out_path=OUT)
-    [first] = run(made, root=s3_root)
-    assert f"{first.relative_path}/{MANIFEST}" in bucket_keys(s3_root)
-    assert f"{first.relative_path}/{SINGLE_FILE}" in bucket_keys(s3_root)  # OUT was one file
+    [first] = run(made, root=bucket_root)
+    assert f"{first.relative_path}/{MANIFEST}" in bucket_keys(bucket_root)
+    assert f"{first.relative_path}/{SINGLE_FILE}" in bucket_keys(bucket_root)  # OUT was one file
 
     monkeypatch.setenv("STEMMA_STATE_DIR", str(tmp_path / "another machine's state"))
-    [found] = run(made, root=s3_root)  # a local half made afresh: only the bucket is shared
+    [found] = run(made, root=bucket_root)  # a local half made afresh: only the bucket is shared
 
     assert (found.cached, found.value) == (True, {"keys": 2})
     assert calls()["write_json"] == 1
