@@ -49,6 +49,8 @@ def main() -> None:
     root = resolve_root()  # $STEMMA_ROOT, else .stemma in the current directory
     pl.Config.set_tbl_width_chars(100)
     pl.Config.set_fmt_str_lengths(24)
+    pl.Config.set_tbl_hide_dataframe_shape(True)
+    pl.Config.set_tbl_hide_column_data_types(True)
     # --8<-- [end:setup]
 
     # --8<-- [start:steps]
@@ -63,6 +65,7 @@ def main() -> None:
 
     # --8<-- [start:artifacts]
     metrics = artifacts(root, artifact_type="metric", step_name="example.metrics")
+    metrics = metrics.sort("artifact_id")  # (rows made at one time come in no fixed order)
     print(metrics.select("artifact_id", "origin_step", "content"))
     # --8<-- [end:artifacts]
 
@@ -93,7 +96,8 @@ def main() -> None:
 
     # --8<-- [start:delta]
     table = read_delta(root / "delta" / "provenance" / "artifact_edges")
-    print(table.group_by("source_artifact_type", "target_artifact_type").len().sort("len"))
+    counted = table.group_by("source_artifact_type", "target_artifact_type").len()
+    print(counted.sort("len", "source_artifact_type", "target_artifact_type"))
     # --8<-- [end:delta]
 
 

@@ -29,8 +29,17 @@ import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from tests.docs.console_blocks import (
+    console_blocks,
+    console_settings,
+    missing_fragment,
+    output_of,
+)
+from tests.docs.console_runner import run_transcripts
 
 REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs"
@@ -172,7 +181,7 @@ def _teardown_abort(done: subprocess.CompletedProcess[str]) -> bool:
     return done.returncode == -signal.SIGABRT and ended
 
 
-def _run_script(script: Path, workdir: Path, where: str) -> None:
+def _run_script(script: Path, workdir: Path, where: str) -> str:
     def run() -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, script.name],
@@ -190,6 +199,7 @@ def _run_script(script: Path, workdir: Path, where: str) -> None:
     assert done.returncode == 0, (
         f"{where} exited {done.returncode}\n--- stdout\n{done.stdout}\n--- stderr\n{done.stderr}"
     )
+    return done.stdout
 
 
 def _run_block(block: CodeBlock, workdir: Path) -> None:
@@ -204,6 +214,10 @@ def _run_page(page: Path, workdir: Path, seen: set[Path]) -> int:
         return 0
     seen.add(page)
     ran = sum(_run_page(before, workdir, seen) for before in prerequisites(page))
+    settings = console_settings(page)
+    if settings is not None:  # its transcripts run too, each where the page shows it
+        blocks: list[Any] = python_blocks(page)
+        return ran + run_transcripts(page, workdir, settings, blocks, _environment(workdir))
     for block in python_blocks(page):
         if block.skip_reason is None and not block.snippets:
             _run_block(block, workdir)
@@ -223,7 +237,16 @@ def test_doc_page_python_blocks_run_in_order(page: Path, tmp_path: Path) -> None
 def test_example_script_runs_in_a_fresh_root(script: Path, tmp_path: Path) -> None:
     copied = tmp_path / script.name
     copied.write_bytes(script.read_bytes())
-    _run_script(copied, tmp_path, str(script.relative_to(REPO)))
+    printed = _run_script(copied, tmp_path, str(script.relative_to(REPO)))
+    for page in doc_pages():  # a page showing pieces of its output shows what it prints
+        if output_of(page) != str(script.relative_to(REPO)):
+            continue
+        shown = [b.output for b in console_blocks(page) if not b.commands and not b.skip_reason]
+        missing = missing_fragment(shown, printed)
+        assert missing is None, (
+            f"{page.relative_to(REPO)} shows output {script.name} did not print (or not in this "
+            "order):\n" + "\n".join(missing or ()) + f"\n--- printed\n{printed}"
+        )
 
 
 def test_slurm_examples_are_run_by_a_slurm_test() -> None:
