@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from deltalake import DeltaTable
 
+from stemma.core.file_lock import FileLock
 from stemma.storage import DeltaStore
 from stemma.storage.compaction_policy import (
     COMPACT_ENV,
@@ -25,6 +26,7 @@ from stemma.storage.compaction_policy import (
     due,
     small_count,
 )
+from stemma.storage.lock_waits import acquire_within
 from stemma.storage.maintenance import delta_tables, table_lock
 
 from .conftest import build_function_step, commit_function_step, read_delta
@@ -220,3 +222,20 @@ def test_a_pickled_store_runs_its_own_compactions(tmp_path: Path) -> None:
     assert copy.compaction is not None
     assert copy.compaction is not store.compaction
     assert copy.compaction.policy == CompactionPolicy(small_files=3)
+
+
+def test_a_lock_wait_given_up_leaves_the_lock_free_once_its_holder_lets_go(tmp_path: Path) -> None:
+    path = tmp_path / "locks" / "table.lock"
+    held = FileLock(path)
+    held.acquire()
+    waiting = FileLock(path)
+    assert not acquire_within(waiting, 0.1)  # the holder keeps it past the deadline
+    held.release()
+    # the abandoned wait gets the lock when it is let go, and lets go of it at once
+    again = FileLock(path)
+    assert again.acquire(timeout=WAIT_SECONDS)
+    again.release()
+    taken = FileLock(path)
+    assert acquire_within(taken, WAIT_SECONDS)
+    assert not FileLock(path).acquire(timeout=0)  # held by the wait that succeeded
+    taken.release()

@@ -16,7 +16,9 @@ from stemma.core.lazy_exports import lazy_getattr
 
 if TYPE_CHECKING:
     from stemma.storage.check_findings import CheckReport, Finding, Problem, Severity
+    from stemma.storage.auto_compaction import AutoCompaction
     from stemma.storage.commit import commit_staged
+    from stemma.storage.compaction_policy import CompactionPolicy
     from stemma.storage.delta_store import DeltaStore
     from stemma.storage.errors import (
         CommitConflictError,
@@ -61,8 +63,10 @@ if TYPE_CHECKING:
     from stemma.storage.waves import commit_wave, commit_wave_report
 
 __all__ = [
-    # The store
+    # The store, and the compaction it runs after its commits (DeltaStore(compact=...))
     "DeltaStore",
+    "CompactionPolicy",
+    "AutoCompaction",
     # Staging and committing, for runners that split the two (commit_staged: one bundle alone)
     "stage_execution",
     "commit_staged",
@@ -120,7 +124,9 @@ _HOMES: dict[str, str] = {
     "Finding": "stemma.storage.check_findings",
     "Problem": "stemma.storage.check_findings",
     "Severity": "stemma.storage.check_findings",
+    "AutoCompaction": "stemma.storage.auto_compaction",
     "commit_staged": "stemma.storage.commit",
+    "CompactionPolicy": "stemma.storage.compaction_policy",
     "DeltaStore": "stemma.storage.delta_store",
     "CommitConflictError": "stemma.storage.errors",
     "DamagedTableError": "stemma.storage.errors",

@@ -39,6 +39,7 @@ from stemma.storage.compaction_policy import (
     small_count,
 )
 from stemma.storage.data_files import check_data_files, logged_files
+from stemma.storage.lock_waits import acquire_within
 from stemma.storage.maintenance import Compaction, table_lock
 
 log = logging.getLogger(__name__)
@@ -169,14 +170,15 @@ class AutoCompaction:
 
     def _compact(self, name: str, path: Path) -> None:
         lock = table_lock(self._layout, name)
-        if not lock.acquire(timeout=self._policy.budget_seconds):
-            return  # a long commit holds it: the table is still due at the next pass
+        if not acquire_within(lock, self._policy.budget_seconds):
+            return  # a long commit holds it, or the script ended: still due at the next pass
         try:
             table = DeltaTable(path)  # the newest version, under the lock
             before = self._files(name, path, table)
             if not due([before], self._policy, self._left):
                 return  # another runner compacted it meanwhile
             check_data_files(self._layout, name, table)  # before delta-rs reads them
+            started = time.perf_counter()
             table.optimize.compact(
                 target_size=self._policy.target_bytes,
                 max_concurrent_tasks=1,  # the other core is the run's
@@ -193,7 +195,8 @@ class AutoCompaction:
         with self._guard:
             self._left[name] = after.small
             self._done.append(done)
-        log.debug("compacted %s: %d files -> %d", name, done.files_before, done.files_after)
+        took = (time.perf_counter() - started) * 1000
+        log.debug("compacted %s: %d -> %d files in %.1f ms", name, before.files, after.files, took)
 
     def _warn(self, name: str, err: Exception) -> None:
         if name in self._warned:
