@@ -114,7 +114,7 @@ def test_vacuum_root_dry_run_by_default_removes_nothing(
     assert not report.applied
     assert report.removals
     assert report.bytes > 0
-    assert all(removal.path.exists() for removal in report.removals)
+    assert all(Path(removal.path).exists() for removal in report.removals)
     assert _all_files(store.layout) == on_disk
 
 

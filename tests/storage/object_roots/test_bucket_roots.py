@@ -17,7 +17,7 @@ import pytest
 from stemma.core import OUT, ArtifactStep, Pipeline, RootURLError, apply, lower, run
 from stemma.core.engine.references import StepResult
 from stemma.core.examples import DataGenerator, MetricCalculator
-from stemma.storage import artifacts, executions, steps
+from stemma.storage import artifacts, compact_root, executions, steps, vacuum_root
 from stemma.storage.output_mirror import MANIFEST, SINGLE_FILE
 from tests.core.lazy_functions import CALLS_ENV, calls, write_json
 from tests.storage.object_roots.conftest import bucket_keys
@@ -160,26 +160,6 @@ def test_another_machine_finds_a_pipelines_work_in_the_bucket(
     assert executions(bucket_root).height == before
 
 
-@pytest.mark.parametrize("command", [["compact"], ["vacuum"], ["check"]])
-def test_maintenance_not_yet_built_for_a_bucket_refuses_instead_of_reporting_a_clean_root(
-    s3_root: str, command: list[str]
-) -> None:
-    run(apply(name="squares/1", fn=square, version="v1", x=1), root=s3_root)
-    before = bucket_keys(s3_root)
-
-    done = subprocess.run(
-        [sys.executable, "-m", "stemma.core.cli.main", *command, "--root", s3_root],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-
-    assert done.returncode == 2, done.stdout + done.stderr
-    assert f"stemma {command[0]} does not work on a root in an object store yet" in done.stderr
-    assert "Traceback" not in done.stderr
-    assert bucket_keys(s3_root) == before
-
-
 def test_another_machine_finds_lazy_steps_and_their_outputs_in_the_bucket(
     bucket_root: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -195,3 +175,45 @@ def test_another_machine_finds_lazy_steps_and_their_outputs_in_the_bucket(
     assert calls()["write_json"] == 1
     assert json.loads(found.path().read_text()) == {"a": 1, "b": 2}  # fetched to this machine
     assert found.path() != first.path()
+
+
+def test_compact_and_vacuum_work_on_a_bucket_and_lose_no_row(bucket_root: str) -> None:
+    for number in range(4):  # four commits: four small files in each table
+        run(apply(name=f"squares/{number}", fn=square, version="v1", x=number), root=bucket_root)
+    before = steps(bucket_root).height
+
+    compacted = compact_root(bucket_root)
+    dry = vacuum_root(bucket_root, retain_hours=0, min_retain_hours=0)
+    applied = vacuum_root(bucket_root, retain_hours=0, min_retain_hours=0, apply=True)
+
+    by_table = {c.table: c for c in compacted}
+    assert (
+        by_table["orchestration/steps"].files_before > by_table["orchestration/steps"].files_after
+    )
+    assert by_table["orchestration/steps"].files_after == 1
+    replaced = {str(r.path) for r in dry.removals if r.kind.startswith("table ")}
+    assert replaced
+    assert all(path.startswith(f"{bucket_root}/delta/") for path in replaced)
+    assert {str(r.path) for r in applied.removals if r.kind.startswith("table ")} == replaced
+    keys = {f"{bucket_root}/{key}" for key in bucket_keys(bucket_root)}
+    assert not replaced & keys  # the replaced files are gone from the bucket
+    assert steps(bucket_root).height == before  # and every row still reads
+    [again] = run(apply(name="squares/3", fn=square, version="v1", x=3), root=bucket_root)
+    assert again.cached
+
+
+def test_the_check_refuses_a_bucket_root_instead_of_reporting_a_clean_one(s3_root: str) -> None:
+    run(apply(name="squares/1", fn=square, version="v1", x=1), root=s3_root)
+    before = bucket_keys(s3_root)
+
+    done = subprocess.run(
+        [sys.executable, "-m", "stemma.core.cli.main", "check", "--root", s3_root],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "stemma check does not work on a root in an object store yet" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert bucket_keys(s3_root) == before

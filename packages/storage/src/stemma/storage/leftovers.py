@@ -35,8 +35,8 @@ class Removal:
 
     kind: str
     """What it is: ``table {name}``, ``working``, ``quarantine`` or ``logs``."""
-    path: Path
-    """Where it is, absolute."""
+    path: Path | str
+    """Where it is, absolute (a URL for a file in a bucket)."""
     size: int
     """Its bytes (a directory's: the sum of its files')."""
 
@@ -71,11 +71,12 @@ def remove(layout: RootLayout, removals: Iterable[Removal]) -> None:
     """Delete each entry (a missing one is fine), then the directories left empty by it."""
     tops = (layout.working, layout.logs, quarantine_dir(layout))
     for removal in removals:
-        if removal.path.is_dir():
-            shutil.rmtree(removal.path, ignore_errors=True)
+        path = Path(removal.path)  # (the leftovers are this machine's files, never a URL)
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
         else:
-            removal.path.unlink(missing_ok=True)
-        _prune_empty_parents(removal.path.parent, tops)
+            path.unlink(missing_ok=True)
+        _prune_empty_parents(path.parent, tops)
 
 
 def _old_entries(kind: str, entries: Sequence[Path], limit: float) -> list[Removal]:

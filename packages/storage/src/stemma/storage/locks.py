@@ -12,9 +12,11 @@ from stemma.core.store.locations import RootLayout
 from stemma.storage.schemas import TableSpec
 
 
-def table_lock_path(layout: RootLayout, spec: TableSpec) -> Path:
-    """The lock serializing writers of one Delta table: ``locks/delta/{table}.lock``."""
-    return layout.locks / "delta" / f"{spec.name.replace('/', '.')}.lock"
+def table_lock_path(layout: RootLayout, spec: TableSpec | str) -> Path:
+    """The lock serializing writers of one Delta table (a spec, or a table's name under
+    ``delta/``): ``locks/delta/{table}.lock``."""
+    name = spec if isinstance(spec, str) else spec.name
+    return layout.locks / "delta" / f"{name.replace('/', '.')}.lock"
 
 
 def bundle_lock_path(layout: RootLayout, bundle: Path) -> Path:

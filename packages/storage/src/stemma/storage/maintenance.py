@@ -24,11 +24,11 @@ from stemma.core.crash_points import crash_point
 from stemma.core.file_lock import FileLock
 from stemma.core.live import RunStatus, list_states
 from stemma.core.store.locations import RootLayout, resolve_root
+from stemma.storage.bucket_maintenance import compact_tables, vacuum_tables
 from stemma.storage.data_files import check_data_files
 from stemma.storage.delta_log import expired_log_entries, remove_log_entries
 from stemma.storage.errors import StorageError
 from stemma.storage.leftovers import Removal, leftovers, remove
-from stemma.storage.object_roots import refuse_unported
 
 DEFAULT_RETAIN_HOURS = 168
 """Files younger than a week are kept by default (Delta's own default retention)."""
@@ -116,7 +116,11 @@ def compact_root(
         One :class:`Compaction` per table, in name order.
     """
     layout = RootLayout(resolve_root(root))
-    refuse_unported(layout, "stemma compact")
+    if layout.store is not None:  # tables in a bucket
+        return [
+            Compaction(table=name, files_before=before, files_after=after)
+            for name, before, after in compact_tables(layout, target_size)
+        ]
     done: list[Compaction] = []
     for name, path in delta_tables(layout):
         with table_lock(layout, name):
@@ -167,7 +171,6 @@ def vacuum_root(
             f"files; give {min_retain_hours} or more"
         )
     layout = RootLayout(resolve_root(root))
-    refuse_unported(layout, "stemma vacuum")
     live = [s.run_id for s in list_states(layout.root) if s.status is RunStatus.RUNNING]
     if live and not force:
         raise LiveRunError(
@@ -177,6 +180,8 @@ def vacuum_root(
     cutoff = dt.datetime.now(dt.UTC) - dt.timedelta(hours=retain_hours)
     removals: list[Removal] = []
     log_entries: list[Removal] = []
+    if layout.store is not None:  # tables in a bucket; their logs are delta-rs's to trim
+        removals += vacuum_tables(layout, retain_hours, apply=apply)
     for name, path in delta_tables(layout):
         with table_lock(layout, name):
             removals += _table_files(name, path, retain_hours, apply=apply)
