@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import time
+
 from tests.core.lazy_functions import count
 
 
@@ -13,3 +16,10 @@ def square(x: int) -> int:
 def add(a: object, b: object) -> str:
     count("add")
     return f"{a}+{b}"
+
+
+def slow_square(x: int) -> int:
+    """``x * x`` after ``$STEMMA_TEST_SLEEP`` seconds (a runner a test kills holds its lease)."""
+    count("slow_square")
+    time.sleep(float(os.environ.get("STEMMA_TEST_SLEEP", "0")))
+    return x * x

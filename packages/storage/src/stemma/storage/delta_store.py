@@ -9,12 +9,14 @@ from typing import Any
 
 from stemma.core.crash_points import crash_point
 from stemma.core.execution_records import ExecutionRecord, StepEvent, StepOutputs
+from stemma.core.file_lock import FileLock
 from stemma.core.operations.drafts import FinalizedArtifact
 from stemma.core.records import StepRecord, StepStatus
 from stemma.core.store.locations import RootLayout, resolve_root
 from stemma.core.store.staging.worker_logs import note_worker_log
 from stemma.storage import output_mirror, pipeline_queries, staging_checks
 from stemma.storage.auto_compaction import AutoCompaction, auto_compaction
+from stemma.storage.bucket_leases import BucketLease
 from stemma.storage.compaction_policy import CompactionPolicy
 from stemma.storage.execution_rows import event_frame
 from stemma.storage.object_roots import check_reachable
@@ -161,6 +163,18 @@ class DeltaStore:
             ArtifactTypeError: an artifact's type is not registered in this process.
         """
         return stage_execution(self._layout, record)
+
+    def step_lease(self, fingerprint: str) -> FileLock | BucketLease:
+        """The lease a run takes before building step key ``fingerprint``.
+
+        On a filesystem, a lock file under ``locks/`` (``flock``: dropped when its holder
+        dies); on a root in an object store, an object in the bucket kept by conditional writes
+        and a heartbeat (:mod:`stemma.storage.bucket_leases`), so runners on different machines
+        build a key once.
+        """
+        if self._layout.store is not None:
+            return BucketLease(self._layout, fingerprint)
+        return FileLock(self._layout.locks / fingerprint[:2] / f"{fingerprint}.step.lock")
 
     def keep_output(self, relative: str) -> None:
         """Copy a function step's output directory to the root's bucket (a no-op on a filesystem).

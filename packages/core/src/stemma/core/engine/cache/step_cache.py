@@ -2,11 +2,14 @@
 
 A step whose key was completed earlier, reading the same upstream step runs, is a hit: one
 lookup, nothing dispatched (docs/concepts/execution-flow.md). A miss takes the key's lease, a
-lock file under ``{root}/locks``, before building; a run that waited for the lease looks again,
+lock file under ``{root}/locks`` (or the store's own, ``step_lease``: an object in the bucket of a
+root in an object store), before building; a run that waited for the lease looks again,
 and finds what the other run built (docs/concepts/store.md).
 """
 
 from __future__ import annotations
+
+from typing import Protocol
 
 from stemma.core.engine.planned_step import CachePolicy, PlannedStep
 from stemma.core.engine.references import StepResult
@@ -22,7 +25,19 @@ LEASE_POLL_SECONDS = 0.5
 """How often a step waiting for another run's lease on its key checks for a cancel."""
 
 
-def acquire_lease(ctx: RunContext, fingerprint: str) -> FileLock | None:
+class Lease(Protocol):
+    """What a step's lease does: a lock file's ``flock``, or a store's own (a bucket's)."""
+
+    def acquire(self, timeout: float | None = None) -> bool:
+        """Wait for the lease up to ``timeout`` seconds; whether it was taken."""
+        ...
+
+    def release(self) -> None:
+        """Give the lease up."""
+        ...
+
+
+def acquire_lease(ctx: RunContext, fingerprint: str) -> Lease | None:
     """The step's lease, waited for while the run is not cancelled (None once it is).
 
     Every step that must run takes it first, and no cache hit does: the one place to refuse a
@@ -34,7 +49,12 @@ def acquire_lease(ctx: RunContext, fingerprint: str) -> FileLock | None:
     if isinstance(ctx.store, ReadOnlyRootStore):
         names = [s.name for s in ctx.steps.values() if s.fingerprint == fingerprint]
         refuse_to_run(ctx.store, f"step {names[0]!r}" if names else f"step {fingerprint[:12]}")
-    lease = FileLock(ctx.store.layout.locks / fingerprint[:2] / f"{fingerprint}.step.lock")
+    make = getattr(ctx.store, "step_lease", None)  # a store whose root needs its own kind
+    lease: Lease = (
+        make(fingerprint)
+        if make is not None
+        else FileLock(ctx.store.layout.locks / fingerprint[:2] / f"{fingerprint}.step.lock")
+    )
     while not lease.acquire(timeout=LEASE_POLL_SECONDS):
         if ctx.cancelled.is_set():
             return None
