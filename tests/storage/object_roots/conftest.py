@@ -125,10 +125,13 @@ def s3_root(s3_env: str) -> str:
     return f"s3://{make_bucket(s3_env)}/root"
 
 
-def bucket_keys(root: str) -> list[str]:
+def bucket_keys(root: str, *, endpoint: str | None = None) -> list[str]:
     """Every key under ``root``, relative to it (read with obstore, as the store reads)."""
     import obstore
     from obstore.store import from_url
 
-    store = from_url(root)
+    if endpoint is None:
+        store = from_url(root)
+    else:
+        store = from_url(root, endpoint=endpoint, client_options={"allow_http": True})
     return sorted(str(meta["path"]) for batch in obstore.list(store) for meta in batch)

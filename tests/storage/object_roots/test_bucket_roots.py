@@ -7,6 +7,7 @@ public doors: ``run`` with ``root="s3://…"``, ``Pipeline.create(root=…)``, `
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -217,3 +218,20 @@ def test_the_check_refuses_a_bucket_root_instead_of_reporting_a_clean_one(s3_roo
     assert "stemma check does not work on a root in an object store yet" in done.stderr
     assert "Traceback" not in done.stderr
     assert bucket_keys(s3_root) == before
+
+
+def test_an_endpoint_and_plain_http_given_as_storage_options_reach_the_bucket(
+    s3_root: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    endpoint = os.environ["AWS_ENDPOINT_URL"]
+    monkeypatch.delenv("AWS_ENDPOINT_URL")
+    monkeypatch.delenv("AWS_ALLOW_HTTP")
+    options = {"endpoint": endpoint, "allow_http": "true", "aws_s3_locking_provider": ""}
+    monkeypatch.setenv("STEMMA_STORAGE_OPTIONS", json.dumps(options))
+
+    [built] = run(apply(name="squares/5", fn=square, version="v1", x=5), root=s3_root)
+
+    assert built.value == 25
+    assert "delta/orchestration/steps/_delta_log/00000000000000000000.json" in bucket_keys(
+        s3_root, endpoint=endpoint
+    )

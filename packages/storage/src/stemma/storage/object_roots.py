@@ -64,11 +64,48 @@ def object_store(root: ObjectRoot) -> Any:
     return _store(root.url, json.dumps(storage_options(root), sort_keys=True))
 
 
+CLIENT_KEYS = frozenset(
+    {
+        "allow_http",
+        "allow_invalid_certificates",
+        "connect_timeout",
+        "default_content_type",
+        "http1_only",
+        "http2_keep_alive_interval",
+        "http2_keep_alive_timeout",
+        "http2_keep_alive_while_idle",
+        "http2_only",
+        "pool_idle_timeout",
+        "pool_max_idle_per_host",
+        "proxy_url",
+        "proxy_ca_certificate",
+        "proxy_excludes",
+        "timeout",
+        "user_agent",
+    }
+)
+"""``object_store``'s HTTP client settings: one list of options for delta-rs, but obstore takes
+these apart from the store's own (given with the others, obstore's S3 store panics)."""
+
+
 @functools.cache
 def _store(url: str, options: str) -> Any:
+    from obstore.exceptions import UnknownConfigurationKeyError
     from obstore.store import from_url  # only roots in an object store need it
 
-    return from_url(url, **json.loads(options))
+    given: dict[str, str] = json.loads(options)
+    client = {k: v for k, v in given.items() if k.lower() in CLIENT_KEYS}
+    config = {k: v for k, v in given.items() if k.lower() not in CLIENT_KEYS}
+    while True:
+        try:
+            return from_url(url, client_options=client or None, **config)  # pyright: ignore[reportCallIssue, reportUnknownVariableType, reportArgumentType]
+        except UnknownConfigurationKeyError as err:
+            # An option only delta-rs reads (a locking provider's, say): obstore lists the
+            # bucket without it.
+            unknown = next((k for k in config if repr(k) in str(err)), None)
+            if unknown is None:
+                raise
+            del config[unknown]
 
 
 def check_reachable(layout: RootLayout) -> None:

@@ -1,0 +1,148 @@
+"""Budget (issue 32): a root in S3 costs at most 2x a local root; requests counted.
+
+On the local S3 server (``scripts/object-stores.sh start``), behind a counting proxy
+(``request_counter``), against a local root on this machine's disk, interleaved round by round:
+
+- **a 1,000-unit step**: a Pipeline makes N small metrics (one unit), then ``bench.reads_input``
+  reads each and makes one metric from it with lineage (N units, default settings); the second
+  step's wall time and the whole job's;
+- **the cached rerun of 100 steps x 1,000 artifacts** (``bench_cached_rerun.run_chain``, built
+  once per root, then rerun): every step a step-cache hit.
+
+Requests are counted for each phase (every process's: workers inherit the endpoint), and given
+per unit for the step and per step for the rerun.
+
+    uv run python benchmarks/bench_object_roots.py [--units 1000] [--steps 100]
+        [--artifacts 1000] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+import statistics
+import sys
+import tempfile
+import time
+import urllib.request
+import uuid
+from typing import Any
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))  # spawned workers inherit it
+
+from bench_cached_rerun import run_chain
+from bench_ops import MakeMetrics, ReadsInput
+from harness import load, write_results
+from request_counter import RequestCounter
+
+from stemma.core.front.pipeline import Pipeline
+
+S3 = os.environ.get("STEMMA_TEST_S3_ENDPOINT", "http://127.0.0.1:9310")
+
+
+def unit_job(root: str, units: int) -> dict[str, float]:
+    """The N-unit job on ``root``: its reading step's seconds and the whole job's."""
+    began = time.perf_counter()
+    pipeline = Pipeline.create("units", root=root, max_workers=2)
+    made = pipeline.run(MakeMetrics, params={"count": units})
+    step_began = time.perf_counter()
+    read = pipeline.run(ReadsInput, inputs={"items": made.output("metrics")})
+    step = time.perf_counter() - step_began
+    summary = pipeline.finalize()
+    assert summary["overall_success"], summary
+    assert read.succeeded_count == units, read.succeeded_count
+    return {"step_s": step, "job_s": time.perf_counter() - began}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--units", type=int, default=1000)
+    parser.add_argument("--steps", type=int, default=100)
+    parser.add_argument("--artifacts", type=int, default=1000)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+
+    bucket = f"bench-{uuid.uuid4().hex[:12]}"
+    urllib.request.urlopen(urllib.request.Request(f"{S3}/{bucket}", method="PUT"), timeout=10)
+    counter = RequestCounter(S3).start()
+    scratch = pathlib.Path(tempfile.mkdtemp(prefix="bench-object-roots-"))
+    os.environ.update(
+        AWS_ENDPOINT_URL=counter.endpoint,
+        AWS_ACCESS_KEY_ID="bench",
+        AWS_SECRET_ACCESS_KEY="bench",
+        AWS_REGION="us-east-1",
+        AWS_ALLOW_HTTP="true",
+        STEMMA_STATE_DIR=str(scratch / "state"),
+    )
+    rows: list[dict[str, Any]] = []
+    units: dict[str, list[float]] = {"local": [], "s3": []}
+    requests: dict[str, int] = {}
+    for repeat in range(args.repeats):
+        for kind in ("local", "s3"):
+            root = (
+                str(scratch / f"units-{repeat}")
+                if kind == "local"
+                else f"s3://{bucket}/units-{repeat}"
+            )
+            counter.take()
+            got = unit_job(root, args.units)
+            if kind == "s3":
+                requests = counter.take()
+            units[kind].append(got["step_s"])
+            rows.append({"job": "units", "root": kind, "repeat": repeat, **got})
+            print(
+                f"[{load()}] units {kind} #{repeat}: step {got['step_s']:.2f}s job {got['job_s']:.2f}s"
+            )
+
+    chain: dict[str, list[float]] = {"local": [], "s3": []}
+    rerun_requests: dict[str, int] = {}
+    roots = {"local": str(scratch / "chain"), "s3": f"s3://{bucket}/chain"}
+    for kind, root in roots.items():
+        run_chain(pathlib.Path(root) if kind == "local" else root, args.steps, args.artifacts)  # type: ignore[arg-type]
+    for repeat in range(args.repeats):
+        for kind, root in roots.items():
+            counter.take()
+            got = run_chain(
+                pathlib.Path(root) if kind == "local" else root, args.steps, args.artifacts
+            )  # type: ignore[arg-type]
+            if kind == "s3":
+                rerun_requests = counter.take()
+            assert got["cached"] == args.steps, got
+            chain[kind].append(got["wall"])
+            rows.append(
+                {"job": "cached_rerun", "root": kind, "repeat": repeat, "wall_s": got["wall"]}
+            )
+            print(f"[{load()}] rerun {kind} #{repeat}: {got['wall']:.2f}s")
+    counter.stop()
+    if os.environ.get("BENCH_PATHS"):
+        for path, count in counter.paths.most_common(25):
+            print(f"{count:6d} {path}")
+
+    def median(values: list[float]) -> float:
+        return statistics.median(values)
+
+    summary = {
+        "units": args.units,
+        "unit_step_local_s": median(units["local"]),
+        "unit_step_s3_s": median(units["s3"]),
+        "unit_step_ratio": median(units["s3"]) / median(units["local"]),
+        "unit_job_requests": requests,
+        "requests_per_unit": requests.get("total", 0) / args.units,
+        "rerun_local_s": median(chain["local"]),
+        "rerun_s3_s": median(chain["s3"]),
+        "rerun_ratio": median(chain["s3"]) / median(chain["local"]),
+        "rerun_requests": rerun_requests,
+        "requests_per_cached_step": rerun_requests.get("total", 0) / args.steps,
+    }
+    for key, value in summary.items():
+        print(f"{key}: {value:.3f}" if isinstance(value, float) else f"{key}: {value}")
+    write_results(
+        "object_roots",
+        config=vars(args),
+        rows=[*rows, {"summary": summary}],
+    )
+
+
+if __name__ == "__main__":
+    main()
