@@ -23,6 +23,12 @@ from typing import TYPE_CHECKING
 
 STEPS_LOG = Path("delta") / "orchestration" / "steps" / "_delta_log"
 MAX_AGE_SECONDS = 15.0
+BUCKET_REFRESH_SECONDS = 2.0
+"""How often the history of a root in an object store is caught up (a listing of the steps
+table's log, and a get per new file), where no ``stat`` says the table changed."""
+MARKER = "object-root.json"
+"""The marker of a root's local half (``stemma.core.store.local_half.MARKER``), named here to
+keep the paint path light."""
 _KEPT_RUNS = 16
 """Runs whose events are kept between refreshes (the ones being looked at)."""
 
@@ -122,6 +128,8 @@ class HistoryCache:
         kind = history_kind(self._root)
         if kind == "sqlite":
             stamp = (kind, tuple(_stamp(self._root / name) for name in _sqlite_files()))
+        elif (self._root / MARKER).is_file():  # the tables are in a bucket: no stat tells
+            stamp = (kind, (int(time.monotonic() // BUCKET_REFRESH_SECONDS),))
         else:
             stamp = (kind, (_stamp(self._root / STEPS_LOG),))
         with self._lock:

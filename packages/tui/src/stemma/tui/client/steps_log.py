@@ -3,7 +3,8 @@
 The orchestrator appends one small file per commit, so a busy root's steps table is thousands
 of files: scanning them all costs about a second, where reading the one a commit added costs
 milliseconds. Stemma only appends to this table; if a file seen before is gone (the table was
-compacted or vacuumed), everything is read again.
+compacted or vacuumed), everything is read again. On a root in an object store the table is
+read from the bucket (its log caught up with a listing, its new files with a get each).
 
 Imports polars and delta-rs: load this module only from a thread worker, off the paint path.
 """
@@ -11,14 +12,17 @@ Imports polars and delta-rs: load this module only from a thread worker, off the
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 import polars as pl
 from deltalake import DeltaTable
 
+from stemma.core.store.locations import RootLayout
 from stemma.core.store.parquet_marks import first_unsound
 from stemma.storage.data_files import logged_files
 from stemma.storage.errors import DamagedTableError
 from stemma.storage.schemas import STEPS
+from stemma.storage.table_places import table_place
 
 
 class StepsLog:
@@ -29,7 +33,7 @@ class StepsLog:
 
     def __init__(self, root: Path) -> None:
         self._root = root
-        self._path = STEPS.path(root / "delta")
+        self._place = table_place(RootLayout(root), STEPS.name)
         self._table: DeltaTable | None = None
         self._seen: set[str] = set()
         self._frame = STEPS.empty()
@@ -40,21 +44,29 @@ class StepsLog:
 
     def frame(self) -> pl.DataFrame:
         """Every row of the table as of now, oldest first (empty before the table exists)."""
-        if not (self._path / "_delta_log").is_dir():
+        place = self._place
+        if not place.exists():
             return self._frame
         if self._table is None:
-            self._table = DeltaTable(str(self._path))
+            self._table = DeltaTable(place.uri, storage_options=place.options)
         else:
             self._table.update_incremental()
-        files = dict(logged_files(self._table, self._path))  # each file's path: its logged size
+        if place.local is not None:
+            files = dict(logged_files(self._table, place.local))  # each file: its logged size
+        else:  # in a bucket: each file's URL (a file there is written whole: nothing to look at)
+            actions = self._table.get_add_actions(flatten=False)
+            logged = cast("list[str]", actions.column("path").to_pylist())  # pyright: ignore[reportUnknownMemberType]
+            files: dict[str, int | None] = {f"{place.uri}/{path}": None for path in logged}
         afresh = not self._seen or not self._seen.issubset(files)
         if afresh:
             self._seen, self._frame = set(), STEPS.empty()
         new = [path for path in files if path not in self._seen]
         added = STEPS.empty()
         if new:
-            self._check([(path, files[path]) for path in new])
-            added = pl.read_parquet(new).select(STEPS.columns).cast(STEPS.polars_schema)
+            if place.local is not None:
+                self._check([(path, files[path]) for path in new])
+            read = pl.read_parquet(new, storage_options=place.options)
+            added = read.select(STEPS.columns).cast(STEPS.polars_schema)
             self._frame = pl.concat([self._frame, added]).sort("timestamp")
             self._seen.update(new)
             self.files_read += len(new)
