@@ -22,6 +22,7 @@ import argparse
 import os
 import pathlib
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -37,6 +38,7 @@ from harness import load, write_results
 from request_counter import RequestCounter
 
 from stemma.core.front.pipeline import Pipeline
+from stemma.storage import compact_root
 
 S3 = os.environ.get("STEMMA_TEST_S3_ENDPOINT", "http://127.0.0.1:9310")
 
@@ -55,12 +57,92 @@ def unit_job(root: str, units: int) -> dict[str, float]:
     return {"step_s": step, "job_s": time.perf_counter() - began}
 
 
+def first_rows(url: str, counter: RequestCounter) -> dict[str, Any]:
+    """What the dashboard's first frame reads on a bucket root: the runs list, in a new process.
+
+    ``stemma tui URL`` opens the root's local half and lists its runs from there; the figure is
+    that process's time from start to the rows (imports included), and the requests it made.
+    """
+    code = (
+        "import time; t = time.perf_counter(); "
+        "from stemma.core.cli import existing_root; "
+        "from stemma.tui.client import DashboardClient; "
+        f"rows = DashboardClient(existing_root({url!r})).runs(); "
+        "print(len(rows), time.perf_counter() - t)"
+    )
+    counter.take()
+    began = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    wall = time.perf_counter() - began
+    count, seconds = done.stdout.split()
+    assert int(count) >= 1, done.stdout
+    return {
+        "dashboard_first_rows_s": float(seconds),
+        "dashboard_process_s": wall,
+        "dashboard_requests": counter.take().get("total", 0),
+    }
+
+
+def unit_rounds(
+    args: argparse.Namespace, scratch: pathlib.Path, bucket: str, counter: RequestCounter
+) -> tuple[dict[str, list[float]], dict[str, int], list[dict[str, Any]]]:
+    """The N-unit job on both roots, interleaved; step seconds, the S3 job's requests, rows."""
+    units: dict[str, list[float]] = {"local": [], "s3": []}
+    requests: dict[str, int] = {}
+    rows: list[dict[str, Any]] = []
+    for repeat in range(args.repeats):
+        for kind in ("local", "s3"):
+            local = str(scratch / f"units-{repeat}")
+            root = local if kind == "local" else f"s3://{bucket}/units-{repeat}"
+            counter.take()
+            got = unit_job(root, args.units)
+            if kind == "s3":
+                requests = counter.take()
+            units[kind].append(got["step_s"])
+            rows.append({"job": "units", "root": kind, "repeat": repeat, **got})
+            shown = f"step {got['step_s']:.2f}s job {got['job_s']:.2f}s"
+            print(f"[{load()}] units {kind} #{repeat}: {shown}")
+    return units, requests, rows
+
+
+def rerun_rounds(
+    args: argparse.Namespace, scratch: pathlib.Path, bucket: str, counter: RequestCounter
+) -> tuple[dict[str, list[float]], dict[str, int], list[dict[str, Any]]]:
+    """The chain built once per root, then its cached reruns, interleaved."""
+    chain: dict[str, list[float]] = {"local": [], "s3": []}
+    requests: dict[str, int] = {}
+    rows: list[dict[str, Any]] = []
+    roots: dict[str, Any] = {"local": scratch / "chain", "s3": f"s3://{bucket}/chain"}
+    for root in roots.values():
+        run_chain(root, args.steps, args.artifacts)
+        if args.compact:  # what `stemma compact` (or automatic compaction) does
+            compact_root(root)
+    for repeat in range(args.repeats):
+        for kind, root in roots.items():
+            counter.take()
+            got = run_chain(root, args.steps, args.artifacts)
+            if kind == "s3":
+                requests = counter.take()
+            assert got["cached"] == args.steps, got
+            chain[kind].append(got["wall"])
+            rows.append(
+                {"job": "cached_rerun", "root": kind, "repeat": repeat, "wall_s": got["wall"]}
+            )
+            print(f"[{load()}] rerun {kind} #{repeat}: {got['wall']:.2f}s")
+    return chain, requests, rows
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--units", type=int, default=1000)
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--artifacts", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--compact",
+        action="store_true",
+        help="compact both roots' tables after building the chain (as `stemma compact` does)",
+    )
     args = parser.parse_args()
 
     bucket = f"bench-{uuid.uuid4().hex[:12]}"
@@ -75,53 +157,15 @@ def main() -> None:
         AWS_ALLOW_HTTP="true",
         STEMMA_STATE_DIR=str(scratch / "state"),
     )
-    rows: list[dict[str, Any]] = []
-    units: dict[str, list[float]] = {"local": [], "s3": []}
-    requests: dict[str, int] = {}
-    for repeat in range(args.repeats):
-        for kind in ("local", "s3"):
-            root = (
-                str(scratch / f"units-{repeat}")
-                if kind == "local"
-                else f"s3://{bucket}/units-{repeat}"
-            )
-            counter.take()
-            got = unit_job(root, args.units)
-            if kind == "s3":
-                requests = counter.take()
-            units[kind].append(got["step_s"])
-            rows.append({"job": "units", "root": kind, "repeat": repeat, **got})
-            print(
-                f"[{load()}] units {kind} #{repeat}: step {got['step_s']:.2f}s job {got['job_s']:.2f}s"
-            )
-
-    chain: dict[str, list[float]] = {"local": [], "s3": []}
-    rerun_requests: dict[str, int] = {}
-    roots = {"local": str(scratch / "chain"), "s3": f"s3://{bucket}/chain"}
-    for kind, root in roots.items():
-        run_chain(pathlib.Path(root) if kind == "local" else root, args.steps, args.artifacts)  # type: ignore[arg-type]
-    for repeat in range(args.repeats):
-        for kind, root in roots.items():
-            counter.take()
-            got = run_chain(
-                pathlib.Path(root) if kind == "local" else root, args.steps, args.artifacts
-            )  # type: ignore[arg-type]
-            if kind == "s3":
-                rerun_requests = counter.take()
-            assert got["cached"] == args.steps, got
-            chain[kind].append(got["wall"])
-            rows.append(
-                {"job": "cached_rerun", "root": kind, "repeat": repeat, "wall_s": got["wall"]}
-            )
-            print(f"[{load()}] rerun {kind} #{repeat}: {got['wall']:.2f}s")
+    units, requests, unit_rows = unit_rounds(args, scratch, bucket, counter)
+    chain, rerun_requests, chain_rows = rerun_rounds(args, scratch, bucket, counter)
+    dashboard = first_rows(f"s3://{bucket}/units-0", counter)
     counter.stop()
     if os.environ.get("BENCH_PATHS"):
         for path, count in counter.paths.most_common(25):
             print(f"{count:6d} {path}")
 
-    def median(values: list[float]) -> float:
-        return statistics.median(values)
-
+    median = statistics.median
     summary = {
         "units": args.units,
         "unit_step_local_s": median(units["local"]),
@@ -134,14 +178,12 @@ def main() -> None:
         "rerun_ratio": median(chain["s3"]) / median(chain["local"]),
         "rerun_requests": rerun_requests,
         "requests_per_cached_step": rerun_requests.get("total", 0) / args.steps,
+        **dashboard,
     }
     for key, value in summary.items():
         print(f"{key}: {value:.3f}" if isinstance(value, float) else f"{key}: {value}")
-    write_results(
-        "object_roots",
-        config=vars(args),
-        rows=[*rows, {"summary": summary}],
-    )
+    name = "object_roots_compacted" if args.compact else "object_roots"
+    write_results(name, config=vars(args), rows=[*unit_rows, *chain_rows, {"summary": summary}])
 
 
 if __name__ == "__main__":
