@@ -23,3 +23,8 @@ def slow_square(x: int) -> int:
     count("slow_square")
     time.sleep(float(os.environ.get("STEMMA_TEST_SLEEP", "0")))
     return x * x
+
+
+def where(ctx_prefix: str, ctx_region: str | None) -> dict[str, str | None]:
+    """What a step's context said its prefix and region were."""
+    return {"prefix": ctx_prefix, "region": ctx_region}

@@ -22,7 +22,7 @@ from stemma.storage import artifacts, compact_root, executions, steps, vacuum_ro
 from stemma.storage.output_mirror import MANIFEST, SINGLE_FILE
 from tests.core.lazy_functions import CALLS_ENV, calls, write_json
 from tests.storage.object_roots.conftest import bucket_keys
-from tests.storage.object_roots.lazy_steps import add, square
+from tests.storage.object_roots.lazy_steps import add, square, where
 
 
 @pytest.fixture(autouse=True)
@@ -235,3 +235,24 @@ def test_an_endpoint_and_plain_http_given_as_storage_options_reach_the_bucket(
     assert "delta/orchestration/steps/_delta_log/00000000000000000000.json" in bucket_keys(
         s3_root, endpoint=endpoint
     )
+
+
+def test_a_steps_context_gives_the_buckets_url_as_its_prefix_and_the_region(
+    bucket_root: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("STEMMA_REGION", "eu-west-9")
+
+    def step() -> ArtifactStep:
+        return apply(
+            name="context/where",
+            fn=where,
+            version="v1",
+            build_config=lambda ctx: {"ctx_prefix": ctx.prefix, "ctx_region": ctx.region},
+        )
+
+    [in_bucket] = run(step(), root=bucket_root)
+    [on_disk] = run(step(), root=tmp_path / "laptop")
+
+    assert in_bucket.value == {"prefix": bucket_root, "region": "eu-west-9"}
+    assert on_disk.value == {"prefix": str(tmp_path / "laptop"), "region": "eu-west-9"}
+    assert in_bucket.fingerprint == on_disk.fingerprint  # neither is part of the key

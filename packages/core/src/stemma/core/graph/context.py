@@ -87,7 +87,7 @@ class StepContext:
         output_path: Path,
         dep_paths: Mapping[ArtifactStep, Path],
         *,
-        prefix: Path,
+        prefix: Path | str,
         region: str | None = None,
     ) -> StepContext:
         """A context with real paths, used when the step's function is called.
@@ -95,7 +95,8 @@ class StepContext:
         Args:
             output_path: what ``OUT`` stands for.
             dep_paths: each dep's output.
-            prefix: the store root.
+            prefix: the store root as it was given: a path, or a root in an object store's URL
+                (``s3://bucket/prefix``).
             region: the run's region; ``$STEMMA_REGION`` (None when unset) if not given.
         """
         values = {dep: str(path) for dep, path in dep_paths.items()}

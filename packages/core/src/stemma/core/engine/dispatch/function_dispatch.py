@@ -202,8 +202,10 @@ def function_unit(
     """
     root = ctx.store.layout.root
     scratch = scratch_for(root, spec.output_relpath)
-    context = StepContext.for_run(
-        Path(scratch), {dep.step: deps[dep.fingerprint].path() for dep in spec.deps}, prefix=root
+    context = StepContext.for_run(  # prefix: the root as given (a bucket's URL), never keyed
+        Path(scratch),
+        {dep.step: deps[dep.fingerprint].path() for dep in spec.deps},
+        prefix=ctx.store.layout.shown,
     )
     call = FunctionCall(
         fn=spec.step.fn,
