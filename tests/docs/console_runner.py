@@ -11,6 +11,7 @@ running in the background stays there while the page looks at it.
 
 from __future__ import annotations
 
+import datetime as dt
 import difflib
 import fcntl
 import os
@@ -271,6 +272,20 @@ def _start_background(state: _Page, block: ConsoleBlock) -> None:
     _wait(
         lambda: len(list(state.gate.glob("held-*"))) >= (block.held or 0),
         f"{block.where}: {block.held} sleeps of `{command.line}` held",
+        ended=lambda: process.poll() is not None,
+        log=log,
+    )
+    # The commands after look at the run's state file, which its orchestrator rewrites once a
+    # second: the moment the page shows is the first write after the sleeps were held.
+    held_at = dt.datetime.now(dt.UTC)
+    root = Path(state.env["STEMMA_ROOT"])
+    _wait(
+        lambda: all(
+            dt.datetime.fromisoformat(run.heartbeat) > held_at
+            for run in list_states(root)
+            if run.status is RunStatus.RUNNING
+        ),
+        f"{block.where}: the state file of `{command.line}` written after its sleeps were held",
         ended=lambda: process.poll() is not None,
         log=log,
     )
