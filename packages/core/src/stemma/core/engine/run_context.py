@@ -83,6 +83,9 @@ class RunContext:
     """Packs function steps' units across steps (set by the run's ``EngineRun``)."""
     step_index: dict[str, StepEvent] | None = None
     """The store's completed steps by fingerprint, read once; a miss asks the store again."""
+    pack_sizes: dict[str, int] = field(default_factory=dict[str, int])
+    """The pack size each operation's last sized step of this run ended with, by operation
+    name: its next step starts there instead of at one unit (``dispatch.pack_sizing``)."""
     open_attempts: dict[str, tuple[int, Callable[..., StepEvent]]] = field(
         default_factory=dict[str, tuple[int, Callable[..., StepEvent]]]
     )

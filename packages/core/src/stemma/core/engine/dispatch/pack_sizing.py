@@ -8,6 +8,10 @@ bundles ran at a fifth of the speed of the same rows in 100 bundles). So, with
 does:
 
 - the first packs hold one unit each, so a step of slow units runs exactly as it always did;
+  a step of an operation that ran a sized step earlier in the same run starts at the size
+  that step ended with instead (``RunContext.pack_sizes``): its pace is known, and climbing
+  from one unit again cost a short step a round trip per doubling (a 1,000-unit step, 1 → 8 →
+  64 → 512: three rounds of a worker's fixed cost);
 - after each pack comes back, the next holds ``TARGET_PACK_SECONDS`` of work at the speed seen
   so far (the pack's wall time from submission, so its own cost counts): at most ``GROWTH``
   times the last size and at most ``MAX_PACK_UNITS``; slower units shrink it at once;

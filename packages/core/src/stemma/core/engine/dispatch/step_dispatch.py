@@ -151,6 +151,7 @@ def _execute(
                 (o.reply[EXCEPTION] for o in outcomes if EXCEPTION in o.reply), None
             )
             tally.add(outcomes)
+        remember_pack_size(ctx, step, sizer)
     result = finish_step(ctx, step, event, started, tally)
     return dataclasses.replace(result, exception=first_error) if first_error else result
 
@@ -158,16 +159,30 @@ def _execute(
 def _pack_sizer(ctx: RunContext, step: PlannedStep, backend: Backend) -> PackSizer:
     """The step's packs: ``units_per_worker`` units each, or sized as they come back.
 
-    A backend that queues whole waves learns nothing before it has submitted everything: its
-    elements are sized per wave from history (``wave_sizing``). A curator's own subprocess runs
-    one unit per pack, so a unit that kills it fails alone.
+    Sized packs start at one unit, or at the size the operation's last step of this run ended
+    with (``RunContext.pack_sizes``). A backend that queues whole waves learns nothing before it
+    has submitted everything: its elements are sized per wave from history (``wave_sizing``). A
+    curator's own subprocess runs one unit per pack, so a unit that kills it fails alone.
     """
     execution = step.operation.execution
     fixed = execution.units_per_worker
     if fixed is None and backend is not ctx.backend:
         fixed = 1
     workers = int(execution.max_workers or getattr(backend, "max_workers", 1))
-    return PackSizer(fixed=fixed, workers=workers, whole_waves=backend.queues_whole_waves)
+    sizer = PackSizer(fixed=fixed, workers=workers, whole_waves=backend.queues_whole_waves)
+    if sizer.sized and not sizer.whole_waves:
+        sizer.size = ctx.pack_sizes.get(str(step.operation.name), sizer.size)
+    return sizer
+
+
+def remember_pack_size(ctx: RunContext, step: PlannedStep, sizer: PackSizer) -> None:
+    """Keep the size a sized step's packs ended at, for the operation's next step in this run.
+
+    A whole wave's size is set per wave from history (``wave_sizing``), a fixed one by the
+    operation: neither is learned here.
+    """
+    if sizer.sized and not sizer.whole_waves:
+        ctx.pack_sizes[str(step.operation.name)] = sizer.size
 
 
 def _window(backend: Backend, sizer: PackSizer) -> int:
