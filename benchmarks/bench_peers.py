@@ -6,6 +6,10 @@ tools interleaved so the machine's load falls on all of them alike, ``WORKERS`` 
 - ``tasks``: N no-op tasks, cold (framework start included), warm (a second batch of N in the
   same process) and cached (the warm batch again): stemma (one Pipeline step of N units over N
   inputs it makes in the timed part), Prefect 3, Dask distributed, Parsl (HTEX), redun;
+- ``values``: N tasks that each get their input value and return a value, the N results read
+  back and checked (issue 34): stemma (one Pipeline step of N units, each reading its input
+  artifact's content and making one artifact, over N inputs it makes in the timed part, default
+  settings; results read back from the store), Dask distributed, Parsl (HTEX);
 - ``graph``: graph building, a dry run of N jobs and one top job: stemma's ``plan()`` against
   Snakemake's ``-n``.
 
@@ -15,11 +19,13 @@ whole process tree's CPU (workers, servers; needs psutil), the orchestrator's pe
 is faster). Peers come from the ``bench-peers`` dependency group:
 
     uv run --group bench-peers python benchmarks/bench_peers.py [--sizes 500] [--graph-sizes
-        1000,10000] [--repeats 3]
+        1000,10000] [--values-sizes 1000] [--repeats 3]
         [--tasks stemma_units,prefect_tasks,dask_tasks,parsl_tasks,redun_tasks]
+        [--values stemma_values,dask_values,parsl_values]
         [--graph stemma_plan,snakemake_dryrun]
 
-``--graph-sizes ""`` skips the graph comparison (``--sizes ""`` the tasks one).
+``--graph-sizes ""`` skips the graph comparison (``--sizes ""`` the tasks one,
+``--values-sizes ""`` the values one).
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ HERE = pathlib.Path(__file__).parent
 WORKLOAD = HERE / "peers" / "workload.py"
 TASKS = "stemma_units,prefect_tasks,dask_tasks,parsl_tasks,redun_tasks"
 GRAPH = "stemma_plan,snakemake_dryrun"
+VALUES = "stemma_values,dask_values,parsl_values"
 PEER_DISTRIBUTIONS = (
     "stemma-core",
     "prefect",
@@ -182,17 +189,23 @@ def _printable(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
-    """Both comparisons at each size; a table and ``results/peers.json``."""
+    """Every comparison at each of its sizes; a table and ``results/peers.json``."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="500", help="N for the tasks comparison")
     parser.add_argument("--graph-sizes", default="1000,10000", help="N for graph building")
+    parser.add_argument("--values-sizes", default="1000", help="N for the values comparison")
+    parser.add_argument("--values", default=VALUES, help="stemma first: ratios are to it")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--tasks", default=TASKS, help="stemma first: ratios are to it")
     parser.add_argument("--graph", default=GRAPH, help="stemma first: ratios are to it")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per workload run")
     parser.add_argument("--name", default="peers", help="results/<name>.json")
     args = parser.parse_args(argv)
-    plan = [("tasks", args.tasks, args.sizes), ("graph", args.graph, args.graph_sizes)]
+    plan = [
+        ("tasks", args.tasks, args.sizes),
+        ("values", args.values, args.values_sizes),
+        ("graph", args.graph, args.graph_sizes),
+    ]
     rows: list[dict[str, Any]] = []
     for group, modules, sizes in plan:
         for n in (int(s) for s in sizes.split(",") if s):
