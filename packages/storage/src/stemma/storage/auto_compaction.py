@@ -56,7 +56,8 @@ def auto_compaction(
     """What a store given ``compact`` runs after its commits (see :func:`compaction_policy`).
 
     ``None`` when it runs nothing: ``compact`` or ``$STEMMA_COMPACT`` says off, or the root is
-    in an object store, where compaction does not work yet (as ``stemma compact`` refuses it).
+    in an object store (this module counts and locks tables through their local directories;
+    ``stemma compact`` compacts a bucket root).
 
     Raises:
         ValueError: a compaction variable holds something it cannot be (it is named).
