@@ -4,9 +4,9 @@ two are compared (see ``docs/contributing/docs.md``).
 A console block is a transcript: ``$ command`` lines, each followed by the output it printed. A
 page that says ``<!-- docs-test: console cwd=/home/you/stemma-tutorial -->`` has its transcripts
 run and compared, after both sides are normalized (:func:`normalized`): what differs from run to
-run (run ids, times, durations, process ids, hashes, the working directory) is replaced by a
-placeholder, and runs of spaces by one, so a table whose columns moved still compares equal. No
-I/O here: ``console_runner.py`` runs what this reads.
+run (run ids, times, durations, process ids, hashes and UUIDs, the working directory) is
+replaced by a placeholder, and runs of spaces by one, so a table whose columns moved still
+compares equal. No I/O here: ``console_runner.py`` runs what this reads.
 """
 
 from __future__ import annotations
@@ -153,6 +153,8 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     # ``stemma runs``' secs column: the number before the steps column (``4.50  0/7``).
     (re.compile(r"\b\d+\.\d\d(?=[ \t]+\d+/\d+\b)"), "<secs>"),
     (re.compile(r"\b\d+(\.\d+)?\s?(ms|s)\b"), "<duration>"),
+    # A UUID (a Delta data file's name), before its 8 and 12 digit parts become hashes.
+    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"), "<uuid>"),
     # Ids and keys: the tests of keys keep them (tests/core/graph/test_golden_keys.py).
     (re.compile(r"\b[0-9a-f]{8,64}\b"), "<hash>"),
     (re.compile(r"[ \t]+"), " "),

@@ -145,6 +145,7 @@ def _env(
         STEMMA_DOCS_HOST=settings.host,
         STEMMA_DOCS_GATE=str(gate),
         STEMMA_DOCS_CODE=f"{workdir}{os.sep}",
+        HOME=str(workdir),  # (a command that writes under ~ stays in the test's directory)
         USER=settings.user,
         LOGNAME=settings.user,
         PYTHONUNBUFFERED="1",  # (in the background, on no terminal) interleaved as on one
