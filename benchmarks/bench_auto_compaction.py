@@ -20,8 +20,9 @@ transaction, the key check, the append), what every wave does to each table it w
 Per size: the median and the slowest of the last 100 commits of the build (``build_ms``,
 ``build_max_ms``: the ``on`` commits include any wait for a compaction holding the lock), and
 the median of ``--samples`` more commits made there (``commit_ms``; for ``on`` with the thread
-idle first). For ``on``: the compactions made and their time (median, max), and how long a pass
-that compacts a table of 100 small files keeps a script's end waiting (``exit_wait_ms``).
+idle first). For ``on``: the compactions made and their time (median, max: the longest is the
+most a commit, or a script's end, waits for one), and the time of a pass that compacts one
+table of 100 small files, counting included (``exit_wait_ms``, from the commit to idle).
 
     uv run python benchmarks/bench_auto_compaction.py [--sizes 100,1000,2000,10000]
 """

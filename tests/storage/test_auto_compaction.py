@@ -8,7 +8,10 @@ changing a row and without removing a file from disk.
 from __future__ import annotations
 
 import json
+import os
 import pickle
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -239,3 +242,38 @@ def test_a_lock_wait_given_up_leaves_the_lock_free_once_its_holder_lets_go(tmp_p
     assert acquire_within(taken, WAIT_SECONDS)
     assert not FileLock(path).acquire(timeout=0)  # held by the wait that succeeded
     taken.release()
+
+
+_ENDS_WHILE_ITS_COMPACTION_WAITS = """
+import sys
+from pathlib import Path
+from stemma.storage import AutoCompaction, CompactionPolicy, DeltaStore
+from stemma.storage.maintenance import delta_tables, table_lock
+from tests.storage.conftest import build_function_step, commit_function_step
+
+store = DeltaStore(Path(sys.argv[1]), compact=False)
+for number in range(2):  # two small files a table
+    commit_function_step(store, build_function_step(f"step_{number}", value=number))
+for name, _ in delta_tables(store.layout):  # held as a long commit would hold them, to the end
+    table_lock(store.layout, name).acquire()
+policy = CompactionPolicy(small_files=2, budget_seconds=600)  # a lock waited for up to 10 min
+compaction = AutoCompaction(store.layout, policy)
+compaction.after_commit()  # due: its pass waits for the first table's lock
+print("done", compaction.wait(0.5), flush=True)
+"""
+
+
+def test_a_script_ends_without_waiting_for_a_lock_its_compaction_wants(tmp_path: Path) -> None:
+    """Its compaction waits for a table's lock; the script's end gives the wait up, not 600 s."""
+    checkout = Path(__file__).resolve().parents[2]
+    path = os.pathsep.join(filter(None, [str(checkout), os.environ.get("PYTHONPATH")]))
+    ended = subprocess.run(
+        [sys.executable, "-c", _ENDS_WHILE_ITS_COMPACTION_WAITS, str(tmp_path / "root")],
+        env={**os.environ, "PYTHONPATH": path},
+        capture_output=True,
+        text=True,
+        timeout=WAIT_SECONDS * 2,
+        check=False,
+    )
+    assert ended.returncode == 0, ended.stderr[-3000:]
+    assert ended.stdout.strip() == "done False"  # still waiting when the script ended

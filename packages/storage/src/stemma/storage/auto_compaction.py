@@ -16,8 +16,10 @@ them. Delta commits the compaction atomically: a process killed while it runs le
 table as it was (and a data file nothing references, which vacuum removes) or the compacted one.
 
 The thread is started when a pass is due and ends when no other is: an idle store holds no
-thread. It is not a daemon, so a script's end lets the pass under way finish (it rewrites at
-most a few megabytes of each table), but starts no other table once the main thread is done.
+thread. It is not a daemon, so a script's end lets the compaction under way finish (it rewrites
+at most a few megabytes), but starts no other once the main thread is done, and gives up a wait
+for a lock (:mod:`stemma.storage.lock_waits`); what is left is due at the next run's first
+commit.
 """
 
 from __future__ import annotations
