@@ -72,3 +72,24 @@ def test_a_runner_that_dies_loses_its_lease_at_its_expiry(s3_root: str, tmp_path
     assert "value=49 cached=False" in out  # it took the lease over and built the step
     assert time.monotonic() - killed_at < 60  # at the expiry, not never
     assert calls()["slow_square"] == 2
+
+
+def test_a_runner_killed_on_this_machine_is_followed_at_once_not_at_the_expiry(
+    s3_root: str, tmp_path: Path
+) -> None:
+    doomed = _start(s3_root, tmp_path, "one", STEMMA_TEST_SLEEP="120")  # the default expiry
+    deadline = time.monotonic() + 60
+    while not calls()["slow_square"]:
+        assert doomed.poll() is None, doomed.communicate()
+        assert time.monotonic() < deadline, "the first runner never started its step"
+        time.sleep(0.2)
+    os.killpg(doomed.pid, signal.SIGKILL)
+    doomed.communicate()
+    killed_at = time.monotonic()
+
+    again = _start(s3_root, tmp_path, "one", STEMMA_TEST_SLEEP="0")  # the same local half
+    out, err = again.communicate(timeout=120)
+
+    assert again.returncode == 0, err
+    assert "value=49 cached=False" in out
+    assert time.monotonic() - killed_at < 30  # well inside the lease's 60 s: no wait for it

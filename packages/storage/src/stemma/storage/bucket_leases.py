@@ -18,7 +18,10 @@ same key are kept apart by the execution keys (nothing is recorded twice). Expir
 compared with each machine's clock: keep them within seconds of each other (NTP).
 
 A local ``flock`` is taken first, so runners on one machine wait on the kernel, not by polling
-the bucket.
+the bucket. It also tells a dead holder on this machine at once: a lease whose holder wrote it
+from this host and this local half, found while this runner holds that same ``flock``, has a
+holder that is gone (a live one would hold the ``flock``), so it is taken over without waiting
+for its expiry: a run killed here and started again does not wait a minute.
 """
 
 from __future__ import annotations
@@ -71,6 +74,8 @@ class BucketLease:
         self._local = FileLock(layout.locks / fingerprint[:2] / f"{fingerprint}.step.lock")
         self._seconds = lease_seconds()
         self._holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self._place = f"{socket.gethostname()}:{layout.locks}"
+        """Where this runner's ``flock`` is: a lease written from the same place is a dead one's."""
         self._etag: str | None = None
         self._stop = threading.Event()
         self._beat: threading.Thread | None = None
@@ -128,13 +133,15 @@ class BucketLease:
             held: dict[str, Any] = json.loads(bytes(found.bytes()))
         except FileNotFoundError:  # released since: try again at once
             return False
-        if float(held.get("expires_at", 0)) > time.time():
+        ours = held.get("place") == self._place  # we hold its flock: its holder is gone
+        if not ours and float(held.get("expires_at", 0)) > time.time():
             return False
         try:  # expired: take it over, only from the version read
             self._etag = self._put(mode={"e_tag": found.meta["e_tag"]})
         except _precondition_failed():
             return False
-        log.info("took over the lease %s of %s (expired)", self._key, held.get("holder"))
+        why = "its holder on this machine is gone" if ours else "expired"
+        log.info("took over the lease %s of %s (%s)", self._key, held.get("holder"), why)
         return True
 
     def _heartbeat(self) -> None:
@@ -155,7 +162,11 @@ class BucketLease:
     def _put(self, *, mode: Any) -> str | None:
         import obstore
 
-        body = {"holder": self._holder, "expires_at": time.time() + self._seconds}
+        body = {
+            "holder": self._holder,
+            "place": self._place,
+            "expires_at": time.time() + self._seconds,
+        }
         done = obstore.put(self._store, self._key, json.dumps(body).encode(), mode=mode)
         return done["e_tag"]
 
