@@ -153,6 +153,8 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     # ``stemma runs``' secs column: the number before the steps column (``4.50  0/7``).
     (re.compile(r"\b\d+\.\d\d(?=[ \t]+\d+/\d+\b)"), "<secs>"),
     (re.compile(r"\b\d+(\.\d+)?\s?(ms|s)\b"), "<duration>"),
+    # A directory named by an id under two of its first digits' (working/3_op/28/41/2841…).
+    (re.compile(r"\b([0-9a-f]{2})/([0-9a-f]{2})/\1\2[0-9a-f]{4,60}\b"), "<hash>"),
     # A UUID (a Delta data file's name), before its 8 and 12 digit parts become hashes.
     (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"), "<uuid>"),
     # Ids and keys: the tests of keys keep them (tests/core/graph/test_golden_keys.py).

@@ -107,6 +107,10 @@ def test_a_console_directive_without_its_directory_is_refused(tmp_path: Path) ->
         ("step tutorial/x (1d04ea8b) took 1.2s", "step tutorial/x (0f2e9c5d) took 30 ms"),
         ("path: /home/you/t/.stemma/x", "path: /tmp/pytest-1/t0/.stemma/x"),
         (
+            "/home/you/t/.stemma/working/2_op/28/41/28414355eb2146faad0b10dfaef91818/x.txt",
+            "/tmp/pytest-1/t0/.stemma/working/2_op/26/b4/26b44a4d3de94e4ab836c8d368368ad6/x.txt",
+        ),
+        (
             "part-00000-26b4e0c2-7d1a-4c55-9b0e-3f8a1c2d4e5f-c000.zstd.parquet",
             "part-00000-0daffc4d-d438-42fc-8d58-834339e51ba9-c000.zstd.parquet",
         ),
@@ -124,6 +128,7 @@ def test_what_varies_from_run_to_run_compares_equal(shown: str, printed: str) ->
         ("4 cancelled, 2 completed, 1 skipped", "4 completed, 1 skipped"),
         ("sims_20261201_155215_829403da", "lazy_20261201_155215_829403da"),
         ("{'loss': 0.366}", "{'loss': 0.367}"),
+        ("working/2_op/28/41/28414355eb21", "working/2_op/26/b4/28414355eb21"),
         (
             "part-00001-26b4e0c2-7d1a-4c55-9b0e-3f8a1c2d4e5f",
             "part-00000-0daffc4d-d438-42fc-8d58-834339e51ba9",
