@@ -63,20 +63,24 @@ class CleanRun:
 
 
 def run_pipeline(
-    root: pathlib.Path,
+    root: pathlib.Path | str,
     backend: str,
     *,
     log: pathlib.Path | None = None,
     at: str | None = None,
     store: str = "delta",
     scope: str | None = None,
+    state: pathlib.Path | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """Run ``crash_pipeline.py`` in its own session (a crash kills its process group only).
 
     ``scope``: ``$STEMMA_CRASH_SCOPE`` (``process`` kills only the process reaching the point).
+    ``root`` may be a bucket's URL, its local half then under ``state`` (``$STEMMA_STATE_DIR``).
     """
     env = {k: v for k, v in os.environ.items() if k not in (AT_ENV, LOG_ENV, SCOPE_ENV)}
     env[STORE_ENV] = store
+    if state is not None:
+        env["STEMMA_STATE_DIR"] = str(state)
     if log is not None:
         env[LOG_ENV] = str(log)
     if at is not None:
@@ -85,7 +89,7 @@ def run_pipeline(
         env[SCOPE_ENV] = scope
     return subprocess.run(
         [sys.executable, str(SCRIPT), str(root), backend],
-        cwd=root.parent,
+        cwd=state if state is not None else pathlib.Path(root).parent,
         env=env,
         capture_output=True,
         text=True,

@@ -23,6 +23,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from stemma.core.crash_points import crash_point
 from stemma.core.store.locations import RootLayout
 from stemma.storage import object_roots
 
@@ -61,8 +62,10 @@ def keep_output(layout: RootLayout, relative: str) -> None:
         for name, path in files:
             obstore.put(store, f"{relative}/{name}", path)
             listed.append({"path": name, "size": path.stat().st_size})
+        crash_point("out.copied")  # the files in the bucket, no manifest: not whole yet
         manifest = {"format": _FORMAT, "file": local.is_file(), "files": listed}
         obstore.put(store, f"{relative}/{MANIFEST}", json.dumps(manifest).encode())
+        crash_point("out.kept")  # whole in the bucket; the unit is not staged yet
     except OSError:  # a local file could not be read: said as it is
         raise
     except Exception as err:
