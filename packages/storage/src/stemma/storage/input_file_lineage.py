@@ -94,9 +94,7 @@ def _file_keys(value: object, where: str, found: list[dict[str, Any]]) -> None:
             _file_keys(item, f"{where}[{index}]", found)
 
 
-def file_edges_up(
-    read: TableReader, depths: Mapping[str, int], like: pl.DataFrame
-) -> pl.DataFrame:
+def file_edges_up(read: TableReader, depths: Mapping[str, int], like: pl.DataFrame) -> pl.DataFrame:
     """Rows from the files a lazy step's key read to what it made, at ``depths[made]``.
 
     ``like`` is an empty frame of the edges' columns.
