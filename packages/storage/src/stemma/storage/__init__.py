@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 from stemma.core.lazy_exports import lazy_getattr
 
 if TYPE_CHECKING:
-    from stemma.storage.check_findings import CheckReport, Finding, Problem, Severity
     from stemma.storage.auto_compaction import AutoCompaction
+    from stemma.storage.check_findings import CheckReport, Finding, Problem, Severity
     from stemma.storage.commit import commit_staged
     from stemma.storage.compaction_policy import CompactionPolicy
     from stemma.storage.delta_store import DeltaStore

@@ -13,8 +13,10 @@ from stemma.storage.schemas import TableSpec
 
 
 def table_lock_path(layout: RootLayout, spec: TableSpec | str) -> Path:
-    """The lock serializing writers of one Delta table (a spec, or a table's name under
-    ``delta/``): ``locks/delta/{table}.lock``."""
+    """The lock serializing writers of one Delta table: ``locks/delta/{table}.lock``.
+
+    ``spec`` is the table's spec, or its name under ``delta/`` (a table found in a bucket).
+    """
     name = spec if isinstance(spec, str) else spec.name
     return layout.locks / "delta" / f"{name.replace('/', '.')}.lock"
 
