@@ -18,7 +18,15 @@ import pytest
 from stemma.core import OUT, ArtifactStep, Pipeline, RootURLError, apply, lower, run
 from stemma.core.engine.references import StepResult
 from stemma.core.examples import DataGenerator, MetricCalculator
-from stemma.storage import artifacts, compact_root, executions, steps, vacuum_root
+from stemma.storage import (
+    CompactionPolicy,
+    DeltaStore,
+    artifacts,
+    compact_root,
+    executions,
+    steps,
+    vacuum_root,
+)
 from stemma.storage.output_mirror import MANIFEST, SINGLE_FILE
 from tests.core.lazy_functions import CALLS_ENV, calls, write_json
 from tests.storage.object_roots.conftest import bucket_keys
@@ -256,3 +264,18 @@ def test_a_steps_context_gives_the_buckets_url_as_its_prefix_and_the_region(
     assert in_bucket.value == {"prefix": bucket_root, "region": "eu-west-9"}
     assert on_disk.value == {"prefix": str(tmp_path / "laptop"), "region": "eu-west-9"}
     assert in_bucket.fingerprint == on_disk.fingerprint  # neither is part of the key
+
+
+def test_a_bucket_roots_tables_are_compacted_after_its_commits(bucket_root: str) -> None:
+    store = DeltaStore(bucket_root, compact=CompactionPolicy(small_files=3))
+    assert store.compaction is not None
+    for number in range(4):  # a commit a step: four small files in each table
+        run(apply(name=f"squares/{number}", fn=square, version="v1", x=number), store=store)
+    assert store.compaction.wait(60)
+
+    made = {c.table: c for c in store.compaction.compactions}
+    assert "orchestration/executions" in made, made
+    assert made["orchestration/executions"].files_after == 1
+    assert executions(bucket_root).height == 4  # every row still there, once
+    [again] = run(apply(name="squares/2", fn=square, version="v1", x=2), root=bucket_root)
+    assert (again.cached, again.value) == (True, 4)

@@ -27,12 +27,13 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from pathlib import Path
+from typing import cast
 
 from deltalake import DeltaTable, WriterProperties
 
 from stemma.core.crash_points import crash_point
 from stemma.core.store.locations import RootLayout
+from stemma.storage.bucket_maintenance import bucket_tables
 from stemma.storage.compaction_policy import (
     CompactionPolicy,
     TableFiles,
@@ -43,6 +44,7 @@ from stemma.storage.compaction_policy import (
 from stemma.storage.data_files import check_data_files, logged_files
 from stemma.storage.lock_waits import acquire_within
 from stemma.storage.maintenance import Compaction, table_lock
+from stemma.storage.table_places import TablePlace, table_place
 
 log = logging.getLogger(__name__)
 
@@ -57,15 +59,15 @@ def auto_compaction(
 ) -> AutoCompaction | None:
     """What a store given ``compact`` runs after its commits (see :func:`compaction_policy`).
 
-    ``None`` when it runs nothing: ``compact`` or ``$STEMMA_COMPACT`` says off, or the root is
-    in an object store (this module counts and locks tables through their local directories;
-    ``stemma compact`` compacts a bucket root).
+    ``None`` when it runs nothing: ``compact`` or ``$STEMMA_COMPACT`` says off. On a root in
+    an object store the tables are found by listing the bucket (a few requests a pass) and
+    counted from their logs' recorded sizes.
 
     Raises:
         ValueError: a compaction variable holds something it cannot be (it is named).
     """
     policy = compaction_policy(compact)
-    if policy is None or layout.store is not None:
+    if policy is None:
         return None
     return AutoCompaction(layout, policy)
 
@@ -145,14 +147,12 @@ class AutoCompaction:
 
     def _pass(self) -> None:
         started = time.monotonic()
-        tables = sorted(self._layout.delta.glob("*/*/_delta_log"))  # tables are group/name
-        found: dict[str, Path] = {}
+        found: dict[str, TablePlace] = {}
         counts: list[TableFiles] = []
-        for entry in tables:
-            name = entry.parent.relative_to(self._layout.delta).as_posix()
-            counted = self._count(name, entry.parent)
+        for place in self._tables():
+            counted = self._count(place)
             if counted is not None:
-                found[name] = entry.parent
+                found[place.name] = place
                 counts.append(counted)
         for number, table in enumerate(due(counts, self._policy, self._left)):
             if number and time.monotonic() - started > self._policy.budget_seconds:
@@ -161,26 +161,46 @@ class AutoCompaction:
                 return  # the script is ending: finish no more than the compaction under way
             self._compact(table.name, found[table.name])
 
-    def _count(self, name: str, path: Path) -> TableFiles | None:
+    def _tables(self) -> list[TablePlace]:
+        """The root's tables: its directories under ``delta/``, or its bucket's, listed."""
+        if self._layout.store is not None:
+            try:
+                return bucket_tables(self._layout)
+            except Exception as err:  # the bucket did not answer: upkeep waits for the next pass
+                self._warn("(listing)", err)
+                return []
+        logs = sorted(self._layout.delta.glob("*/*/_delta_log"))  # tables are group/name
+        names = [log.parent.relative_to(self._layout.delta).as_posix() for log in logs]
+        return [table_place(self._layout, name) for name in names]
+
+    def _count(self, place: TablePlace) -> TableFiles | None:
         try:
-            return self._files(name, path, DeltaTable(path))
+            table = DeltaTable(place.uri, storage_options=place.options)
+            return self._files(place, table)
         except Exception:  # a table being created, or damaged: nothing to count now
             return None
 
-    def _files(self, name: str, path: Path, table: DeltaTable) -> TableFiles:
-        sizes = [size for _, size in logged_files(table, path)]
-        return TableFiles(name=name, small=small_count(sizes, self._policy), files=len(sizes))
+    def _files(self, place: TablePlace, table: DeltaTable) -> TableFiles:
+        if place.local is not None:
+            sizes = [size for _, size in logged_files(table, place.local)]
+        else:  # in a bucket: the sizes the log records (no request per file)
+            actions = table.get_add_actions(flatten=False)
+            sizes = cast("list[int | None]", actions.column("size_bytes").to_pylist())  # pyright: ignore[reportUnknownMemberType]
+        small = small_count(sizes, self._policy)
+        return TableFiles(name=place.name, small=small, files=len(sizes))
 
-    def _compact(self, name: str, path: Path) -> None:
+    def _compact(self, name: str, place: TablePlace) -> None:
         lock = table_lock(self._layout, name)
         if not acquire_within(lock, self._policy.budget_seconds):
             return  # a long commit holds it, or the script ended: still due at the next pass
         try:
-            table = DeltaTable(path)  # the newest version, under the lock
-            before = self._files(name, path, table)
+            # the newest version, under the lock
+            table = DeltaTable(place.uri, storage_options=place.options)
+            before = self._files(place, table)
             if not due([before], self._policy, self._left):
                 return  # another runner compacted it meanwhile
-            check_data_files(self._layout, name, table)  # before delta-rs reads them
+            if place.local is not None:  # before delta-rs reads them (a bucket's are whole)
+                check_data_files(self._layout, name, table)
             started = time.perf_counter()
             table.optimize.compact(
                 target_size=self._policy.target_bytes,
@@ -188,7 +208,7 @@ class AutoCompaction:
                 writer_properties=_WRITER,
             )
             crash_point(POINT)
-            after = self._files(name, path, table)  # the handle is at the compaction's version
+            after = self._files(place, table)  # the handle is at the compaction's version
         except Exception as err:  # upkeep never fails a run; stemma compact reports it
             self._warn(name, err)
             return
