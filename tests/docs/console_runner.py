@@ -97,7 +97,7 @@ def run_transcripts(
         AssertionError: a block failed, or a transcript printed other than the page shows.
     """
     gate = workdir / ".docs-gate"  # (hidden: a page may list its directory)
-    gate.mkdir()
+    gate.mkdir(exist_ok=True)  # (a page run after another, in its directory, finds it)
     (gate / "open").touch()
     state = _Page(
         workdir=workdir,
