@@ -19,6 +19,7 @@ from stemma.core.engine.run_context import RunContext
 from stemma.core.engine.step_events import event_factory, step_result
 from stemma.core.engine.worker.function_operation import (
     OUTPUT_ROLE,
+    OUTPUT_TYPE,
     VALUE_ROLE,
     execution_key,
     input_artifact_ids,
@@ -92,6 +93,8 @@ def committed_without_event(
             "output_artifact_id": outputs[OUTPUT_ROLE][0],
             "value_artifact_id": value_id,
             "recovered": True,
+            # (as a step built here records it: the type given to apply, when one was)
+            **({} if spec.type is None else {OUTPUT_TYPE: spec.type}),
         },
         duration=time.monotonic() - started,
     )

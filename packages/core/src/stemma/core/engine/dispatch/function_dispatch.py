@@ -32,6 +32,7 @@ from stemma.core.engine.step_events import EventFactory, event_factory, step_res
 from stemma.core.engine.worker.creator_lifecycle import EXCEPTION
 from stemma.core.engine.worker.function_lifecycle import VALUE_JSON, scratch_for
 from stemma.core.engine.worker.function_operation import (
+    OUTPUT_TYPE,
     FunctionCall,
     FunctionOperation,
     built_outputs,
@@ -78,7 +79,7 @@ def run_function_step(
         # it staged first, so the work is never done twice.
         done = built_record(ctx, spec)
         if done is not None:
-            return _cached(ctx, step, done, started)
+            return _cached(ctx, step, spec, done, started)
         found = committed_without_event(ctx, step, spec, deps, started)
         if found is not None:
             return found
@@ -232,8 +233,13 @@ def function_unit(
     )
 
 
-def _cached(ctx: RunContext, step: PlannedStep, done: StepRecord, started: float) -> StepResult:
-    """Another run built it meanwhile: a step-level hit, its event written with the next one."""
+def _cached(
+    ctx: RunContext, step: PlannedStep, spec: StepSpec, done: StepRecord, started: float
+) -> StepResult:
+    """Another run built it meanwhile: a step-level hit, its event written with the next one.
+
+    The event names the type given to ``apply`` as a step built here names it.
+    """
     step.outputs_from = done.step_run_id
     step_run_id = new_attempt_id()
     event = event_factory(ctx, step, step_run_id)(
@@ -248,6 +254,7 @@ def _cached(ctx: RunContext, step: PlannedStep, done: StepRecord, started: float
             "value_artifact_id": None
             if done.value_json is None
             else content_id(done.value_json.encode()),
+            **({} if spec.type is None else {OUTPUT_TYPE: spec.type}),
         },
     )
     with ctx.commit_lock:
