@@ -1,4 +1,8 @@
-"""What ``run()`` hands back carries the type recorded with its output (``Artifact.type``)."""
+"""What ``run()`` hands back carries the type recorded with its output (``Artifact.type``).
+
+On core's own store here (stemma-core's tests run with it alone); the same tests run on the
+Delta store from ``tests/integration/test_run_types_on_delta.py``.
+"""
 
 from __future__ import annotations
 
@@ -12,14 +16,14 @@ from tests.core.lazy_functions import CALLS_ENV, calls, write_json
 
 
 @pytest.fixture(autouse=True)
-def _calls_dir(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def calls_dir(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "calls").mkdir()
     monkeypatch.setenv(CALLS_ENV, str(tmp_path / "calls"))
 
 
-@pytest.fixture(params=["delta", "sqlite"])
-def store(tmp_path: pathlib.Path, request: pytest.FixtureRequest) -> RunStore:
-    return open_run_store(tmp_path / "root", kind=str(request.param))
+@pytest.fixture
+def store(tmp_path: pathlib.Path) -> RunStore:
+    return open_run_store(tmp_path / "root", kind="sqlite")
 
 
 def test_a_fresh_output_has_the_type_its_step_gave_it(store: RunStore) -> None:
