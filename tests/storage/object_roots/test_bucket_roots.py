@@ -267,7 +267,8 @@ def test_a_steps_context_gives_the_buckets_url_as_its_prefix_and_the_region(
 
 
 def test_a_bucket_roots_tables_are_compacted_after_its_commits(bucket_root: str) -> None:
-    store = DeltaStore(bucket_root, compact=CompactionPolicy(small_files=3))
+    # (a pass long enough for every due table: a loaded machine and a bucket are slow)
+    store = DeltaStore(bucket_root, compact=CompactionPolicy(small_files=3, budget_seconds=60))
     assert store.compaction is not None
     for number in range(4):  # a commit a step: four small files in each table
         run(apply(name=f"squares/{number}", fn=square, version="v1", x=number), store=store)
