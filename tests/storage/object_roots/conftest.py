@@ -48,20 +48,27 @@ def make_bucket(endpoint: str) -> str:
     return name
 
 
-@pytest.fixture
-def s3_env(monkeypatch: pytest.MonkeyPatch) -> str:
-    """The environment a user of the local S3 server sets; returns its endpoint."""
-    for name, value in {
-        "AWS_ENDPOINT_URL": S3_ENDPOINT,
-        "AWS_ACCESS_KEY_ID": "test",
-        "AWS_SECRET_ACCESS_KEY": "test",
-        "AWS_REGION": "us-east-1",
-        "AWS_ALLOW_HTTP": "true",
-    }.items():
+def user_env(monkeypatch: pytest.MonkeyPatch, endpoint: str, **variables: str) -> str:
+    """Set what a user of a store sets (and nothing of stemma's own choosing); ``endpoint``."""
+    for name, value in variables.items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("STEMMA_STORAGE_OPTIONS", raising=False)
     monkeypatch.delenv("STEMMA_STORE", raising=False)
-    return S3_ENDPOINT
+    return endpoint
+
+
+@pytest.fixture
+def s3_env(monkeypatch: pytest.MonkeyPatch) -> str:
+    """The environment a user of the local S3 server sets; returns its endpoint."""
+    return user_env(
+        monkeypatch,
+        S3_ENDPOINT,
+        AWS_ENDPOINT_URL=S3_ENDPOINT,
+        AWS_ACCESS_KEY_ID="test",
+        AWS_SECRET_ACCESS_KEY="test",
+        AWS_REGION="us-east-1",
+        AWS_ALLOW_HTTP="true",
+    )
 
 
 def make_container(endpoint: str) -> str:
@@ -99,16 +106,14 @@ def make_container(endpoint: str) -> str:
 @pytest.fixture
 def az_env(monkeypatch: pytest.MonkeyPatch) -> str:
     """The environment a user of Azurite sets; returns its endpoint."""
-    for name, value in {
-        "AZURE_STORAGE_USE_EMULATOR": "true",
-        "AZURITE_BLOB_STORAGE_URL": AZURITE_ENDPOINT.rsplit("/", 1)[0],
-        "AZURE_STORAGE_ACCOUNT_NAME": AZURITE_ACCOUNT,
-        "AZURE_STORAGE_ACCOUNT_KEY": AZURITE_KEY,
-    }.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.delenv("STEMMA_STORAGE_OPTIONS", raising=False)
-    monkeypatch.delenv("STEMMA_STORE", raising=False)
-    return AZURITE_ENDPOINT
+    return user_env(
+        monkeypatch,
+        AZURITE_ENDPOINT,
+        AZURE_STORAGE_USE_EMULATOR="true",
+        AZURITE_BLOB_STORAGE_URL=AZURITE_ENDPOINT.rsplit("/", 1)[0],
+        AZURE_STORAGE_ACCOUNT_NAME=AZURITE_ACCOUNT,
+        AZURE_STORAGE_ACCOUNT_KEY=AZURITE_KEY,
+    )
 
 
 @pytest.fixture(params=["s3", "az"])

@@ -28,7 +28,12 @@ import pytest
 
 from stemma.storage import executions
 from tests.core.lazy_functions import CALLS_ENV, calls
-from tests.storage.object_roots.conftest import AZURITE_ACCOUNT, AZURITE_KEY, make_container
+from tests.storage.object_roots.conftest import (
+    AZURITE_ACCOUNT,
+    AZURITE_KEY,
+    make_container,
+    user_env,
+)
 
 CHECKOUT = Path(__file__).resolve().parents[3]
 AZURITE = CHECKOUT / ".venvs" / "azurite" / "node_modules" / ".bin" / "azurite-blob"
@@ -87,14 +92,14 @@ class OwnAzurite:
 def azurite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[OwnAzurite]:
     server = OwnAzurite(tmp_path / "azurite")
     server.start()
-    for name, value in {
-        "AZURE_STORAGE_USE_EMULATOR": "true",
-        "AZURITE_BLOB_STORAGE_URL": f"http://127.0.0.1:{server.port}",
-        "AZURE_STORAGE_ACCOUNT_NAME": AZURITE_ACCOUNT,
-        "AZURE_STORAGE_ACCOUNT_KEY": AZURITE_KEY,
-    }.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.delenv("STEMMA_STORAGE_OPTIONS", raising=False)
+    user_env(
+        monkeypatch,
+        server.endpoint,
+        AZURE_STORAGE_USE_EMULATOR="true",
+        AZURITE_BLOB_STORAGE_URL=f"http://127.0.0.1:{server.port}",
+        AZURE_STORAGE_ACCOUNT_NAME=AZURITE_ACCOUNT,
+        AZURE_STORAGE_ACCOUNT_KEY=AZURITE_KEY,
+    )
     (tmp_path / "calls").mkdir()
     monkeypatch.setenv(CALLS_ENV, str(tmp_path / "calls"))
     yield server

@@ -33,7 +33,7 @@ from stemma.storage.wave_chunks import commit_chunk_rows
 from stemma.storage.waves import commit_wave_report
 
 
-class DeltaStore:
+class DeltaStore(output_mirror.KeepsOutputs):
     """Step events, executions, artifacts and provenance in Delta tables under ``{root}/delta``.
 
     Safe to share between threads and to open from several processes on one root: every table
@@ -175,18 +175,6 @@ class DeltaStore:
         if self._layout.store is not None:
             return BucketLease(self._layout, fingerprint)
         return FileLock(self._layout.locks / fingerprint[:2] / f"{fingerprint}.step.lock")
-
-    def keep_output(self, relative: str) -> None:
-        """Copy a function step's output directory to the root's bucket (a no-op on a filesystem).
-
-        Called by the worker after the function returned and before the unit is staged
-        (:mod:`stemma.storage.output_mirror`).
-        """
-        output_mirror.keep_output(self._layout, relative)
-
-    def fetch_output(self, relative: str) -> bool:
-        """Bring a function step's output from the root's bucket to this machine, if it is there."""
-        return output_mirror.fetch_output(self._layout, relative)
 
     def note_worker_log(self, bundle: Path, execution_run_ids: Sequence[str], log: str) -> None:
         """Keep a scheduler's worker log beside a staged bundle, for ``executions.worker_log``.

@@ -133,3 +133,25 @@ def _remove(path: Path) -> None:
         shutil.rmtree(path, ignore_errors=True)
     else:
         path.unlink(missing_ok=True)
+
+
+class KeepsOutputs:
+    """The two calls a Delta store (and its worker half) answers for function steps' outputs.
+
+    Shared by :class:`~stemma.storage.delta_store.DeltaStore` and
+    :class:`~stemma.storage.worker_store.DeltaWorkerStore`, which keep their root's layout in
+    ``_layout``; the engine finds them by name (``keep_output``, ``fetch_output``).
+    """
+
+    _layout: RootLayout
+
+    def keep_output(self, relative: str) -> None:
+        """Copy a function step's output to the root's bucket (a no-op on a filesystem).
+
+        Called by the worker after the function returned and before the unit is staged.
+        """
+        keep_output(self._layout, relative)
+
+    def fetch_output(self, relative: str) -> bool:
+        """Bring a function step's output from the root's bucket to this machine, if it is there."""
+        return fetch_output(self._layout, relative)

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from stemma.storage.delta_store import DeltaStore
 
 
-class DeltaWorkerStore:
+class DeltaWorkerStore(output_mirror.KeepsOutputs):
     """What a worker opens for ``delta`` (``stemma.worker_stores``): it stages, it never commits.
 
     Every read of :class:`~stemma.storage.delta_store.DeltaStore` is answered, by that store
@@ -52,18 +52,6 @@ class DeltaWorkerStore:
     def stage_executions(self, records: Sequence[ExecutionRecord]) -> Path:
         """Write one bundle for a worker's pack of units of one step, and return it."""
         return stage_executions(self._layout, records)
-
-    def keep_output(self, relative: str) -> None:
-        """Copy a function step's output directory to the root's bucket (a no-op on a filesystem).
-
-        Called by the worker after the function returned and before the unit is staged
-        (:mod:`stemma.storage.output_mirror`).
-        """
-        output_mirror.keep_output(self._layout, relative)
-
-    def fetch_output(self, relative: str) -> bool:
-        """Bring a function step's output from the root's bucket to this machine, if it is there."""
-        return output_mirror.fetch_output(self._layout, relative)
 
     def load_artifacts(
         self, artifact_ids: Collection[str], *, content: bool = True
