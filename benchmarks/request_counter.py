@@ -8,6 +8,7 @@ connection and counts it by method. The figures are what a cloud bills per reque
 from __future__ import annotations
 
 import http.client
+import re
 import socket
 import threading
 from collections import Counter
@@ -104,7 +105,5 @@ class RequestCounter:
 
 
 def _folded(path: str) -> str:
-    import re
-
     path = path.split("?", 1)[0] + ("?" + path.split("?", 1)[1][:40] if "?" in path else "")
     return re.sub(r"[0-9a-f]{8,}|\d+", "N", path)

@@ -36,16 +36,20 @@ AZURITE_KEY = (  # Azurite's well-known development key (public, in Microsoft's 
 def make_bucket(endpoint: str) -> str:
     """A new, empty bucket on the local S3 server; fails the test when none answers."""
     name = f"stemma-{uuid.uuid4().hex[:16]}"
-    request = urllib.request.Request(f"{endpoint}/{name}", method="PUT")
+    _created(urllib.request.Request(f"{endpoint}/{name}", method="PUT"), 200, "the S3 server")
+    return name
+
+
+def _created(request: urllib.request.Request, status: int, server: str) -> None:
+    """Send ``request``, which makes a bucket; fail the test, saying how to start ``server``."""
     try:
         with urllib.request.urlopen(request, timeout=10) as reply:
-            assert reply.status == 200, reply.status
+            assert reply.status == status, reply.status
     except (urllib.error.URLError, OSError) as err:
         pytest.fail(
-            f"no S3 server answers at {endpoint} ({err}): start it with "
+            f"{server} does not answer at {request.full_url} ({err}): start it with "
             "`bash scripts/object-stores.sh start` (dev.py check and test do)"
         )
-    return name
 
 
 def user_env(monkeypatch: pytest.MonkeyPatch, endpoint: str, **variables: str) -> str:
@@ -92,14 +96,7 @@ def make_container(endpoint: str) -> str:
             "Content-Length": "0",
         },
     )
-    try:
-        with urllib.request.urlopen(request, timeout=10) as reply:
-            assert reply.status == 201, reply.status
-    except (urllib.error.URLError, OSError) as err:
-        pytest.fail(
-            f"Azurite does not answer at {endpoint} ({err}): start it with "
-            "`bash scripts/object-stores.sh start` (dev.py check and test do)"
-        )
+    _created(request, 201, "Azurite")
     return name
 
 
