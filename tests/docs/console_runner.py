@@ -42,8 +42,11 @@ TERMINAL = (100, 40)
 """The columns and lines of the terminal a transcript's command runs on."""
 WAIT_SECONDS = 120.0
 TEARDOWN_ABORT = "terminate called without an active exception"
-"""delta-rs's rare abort at interpreter exit after a good run (see test_code_blocks.py): the
-output before it is whole, so it is dropped, not run again (a rerun would find work cached)."""
+"""What delta-rs's native runtime prints when it aborts the interpreter's exit, rarely, after a
+script that read Delta tables through pyarrow ended well (delta-io/delta-rs#2184,
+pola-rs/polars#24169): not the script's failure. The output before it is whole, so the abort is
+dropped, never run again (a rerun would find the work cached and print other metadata); a script
+that fails in its own code never matches (it prints a traceback)."""
 _RUNS_SCRIPT = re.compile(r"\bpython3?\s+(?P<script>[\w./-]+\.py)\b")
 
 
@@ -222,10 +225,10 @@ def _shell(state: _Page, line: str) -> tuple[int, str]:
         process.kill()
     code = process.wait(timeout=COMMAND_TIMEOUT)
     printed = b"".join(chunks).decode(errors="replace").replace("\r\n", "\n")
-    return _without_teardown_abort(code, printed)
+    return without_teardown_abort(code, printed)
 
 
-def _without_teardown_abort(code: int, output: str) -> tuple[int, str]:
+def without_teardown_abort(code: int, output: str) -> tuple[int, str]:
     if (
         code == -signal.SIGABRT
         and output.rstrip().endswith(TEARDOWN_ABORT)
@@ -312,7 +315,7 @@ def _finish_background(state: _Page) -> str:
     (state.gate / "open").touch()
     process.wait(timeout=COMMAND_TIMEOUT)
     state.background = None
-    return _without_teardown_abort(process.returncode, log.read_text())[1]
+    return without_teardown_abort(process.returncode, log.read_text())[1]
 
 
 def _wait(

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import subprocess
 import sys
 import textwrap
@@ -39,7 +38,7 @@ from tests.docs.console_blocks import (
     missing_fragment,
     output_of,
 )
-from tests.docs.console_runner import run_transcripts
+from tests.docs.console_runner import run_transcripts, without_teardown_abort
 
 REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs"
@@ -169,36 +168,18 @@ def _environment(workdir: Path) -> dict[str, str]:
     return env
 
 
-TEARDOWN_ABORT = "terminate called without an active exception"
-"""What delta-rs's native runtime prints when it aborts the interpreter's exit, rarely, after a
-script that read Delta tables through pyarrow ended well (delta-io/delta-rs#2184,
-pola-rs/polars#24169): not the block's failure. A block that ends so is run once more, and
-must pass then; a block that fails in its own code never matches (it prints a traceback)."""
-
-
-def _teardown_abort(done: subprocess.CompletedProcess[str]) -> bool:
-    ended = done.stderr.rstrip().endswith(TEARDOWN_ABORT) and "Traceback" not in done.stderr
-    return done.returncode == -signal.SIGABRT and ended
-
-
 def _run_script(script: Path, workdir: Path, where: str) -> str:
-    def run() -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, script.name],
-            cwd=workdir,
-            env=_environment(workdir),
-            capture_output=True,
-            text=True,
-            timeout=BLOCK_TIMEOUT,
-            check=False,
-        )
-
-    done = run()
-    if _teardown_abort(done):
-        done = run()
-    assert done.returncode == 0, (
-        f"{where} exited {done.returncode}\n--- stdout\n{done.stdout}\n--- stderr\n{done.stderr}"
+    done = subprocess.run(
+        [sys.executable, script.name],
+        cwd=workdir,
+        env=_environment(workdir),
+        capture_output=True,
+        text=True,
+        timeout=BLOCK_TIMEOUT,
+        check=False,
     )
+    code, _ = without_teardown_abort(done.returncode, done.stderr)
+    assert code == 0, f"{where} exited {code}\n--- stdout\n{done.stdout}\n--- stderr\n{done.stderr}"
     return done.stdout
 
 
