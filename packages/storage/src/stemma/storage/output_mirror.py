@@ -6,7 +6,9 @@ copies that directory to ``{root}/{output path}/`` in the bucket, each file with
 writes the manifest ``{root}/{output path}/.stemma-output.json`` last, before the unit is
 staged: an output whose manifest is there is whole, and the step's record, committed after it,
 is the only thing that makes it the step's output. An attempt that died mid-copy left files and
-no manifest; the next attempt writes over them.
+no manifest; the next attempt writes over them. The keys are core's
+:func:`~stemma.core.store.root_urls.output_key`, the objects ``artifact.url()`` and
+``ctx.output_url`` name. An external runner's output is kept by the same call.
 
 A machine that finds the step built in the tables but not its output on its own disk fetches
 the output from the bucket (:func:`fetch_output`), so dependents and ``artifact.path()`` read a
@@ -25,12 +27,11 @@ from typing import Any
 
 from stemma.core.crash_points import crash_point
 from stemma.core.store.locations import RootLayout
+from stemma.core.store.root_urls import SINGLE_FILE, output_key
 from stemma.storage import object_roots
 
 MANIFEST = ".stemma-output.json"
 """The object written last under an output's prefix: the files it holds, with their sizes."""
-SINGLE_FILE = ".stemma-file"
-"""The name under an output's prefix of an output written as one file (``OUT`` itself)."""
 _FORMAT = 1
 
 
@@ -60,11 +61,11 @@ def keep_output(layout: RootLayout, relative: str) -> None:
     listed: list[dict[str, Any]] = []
     try:
         for name, path in files:
-            obstore.put(store, f"{relative}/{name}", path)
+            obstore.put(store, output_key(relative, name), path)
             listed.append({"path": name, "size": path.stat().st_size})
         crash_point("out.copied")  # the files in the bucket, no manifest: not whole yet
         manifest = {"format": _FORMAT, "file": local.is_file(), "files": listed}
-        obstore.put(store, f"{relative}/{MANIFEST}", json.dumps(manifest).encode())
+        obstore.put(store, output_key(relative, MANIFEST), json.dumps(manifest).encode())
         crash_point("out.kept")  # whole in the bucket; the unit is not staged yet
     except OSError:  # a local file could not be read: said as it is
         raise
@@ -90,7 +91,7 @@ def fetch_output(layout: RootLayout, relative: str) -> bool:
     store = object_roots.object_store(root)
     try:
         manifest: dict[str, Any] = json.loads(
-            bytes(obstore.get(store, f"{relative}/{MANIFEST}").bytes())
+            bytes(obstore.get(store, output_key(relative, MANIFEST)).bytes())
         )
     except FileNotFoundError:  # (obstore's not-found is this)
         return False
@@ -103,7 +104,7 @@ def fetch_output(layout: RootLayout, relative: str) -> bool:
     try:
         final.parent.mkdir(parents=True, exist_ok=True)
         if manifest.get("file"):
-            data = obstore.get(store, f"{relative}/{SINGLE_FILE}").bytes()
+            data = obstore.get(store, output_key(relative, SINGLE_FILE)).bytes()
             partial.write_bytes(bytes(data))
         else:
             partial.mkdir()
@@ -112,7 +113,7 @@ def fetch_output(layout: RootLayout, relative: str) -> bool:
             name = str(entry["path"])
             target = partial / name
             target.parent.mkdir(parents=True, exist_ok=True)
-            data = obstore.get(store, f"{relative}/{name}").bytes()
+            data = obstore.get(store, output_key(relative, name)).bytes()
             target.write_bytes(bytes(data))
         os.replace(partial, final)
     except FileExistsError:  # another process fetched it first

@@ -2,8 +2,10 @@
 
 The engine's half of :class:`~stemma.core.front.external.ExternalRun`. Opening makes the step
 and its one unit exactly as the lazy door's dispatch would (the same keys, the same ``OUT``
-path); recording settles what came back as a worker would have, and ends the step through the
-same commit path: the same execution rows, artifacts, lineage and events.
+path); recording settles what came back as a worker would have, keeps the output where the
+root keeps what lasts (on a root in an object store, copied to the bucket before anything is
+committed, by the store call a worker uses), and ends the step through the same commit path:
+the same execution rows, artifacts, lineage and events.
 """
 
 from __future__ import annotations
@@ -21,7 +23,11 @@ from stemma.core.engine.planned_step import FailurePolicy, PlannedStep
 from stemma.core.engine.references import StepResult
 from stemma.core.engine.run_context import RunContext
 from stemma.core.engine.step_events import event_factory
-from stemma.core.engine.worker.function_lifecycle import function_failed, settle_function
+from stemma.core.engine.worker.function_lifecycle import (
+    function_failed,
+    keep_in_store,
+    settle_function,
+)
 from stemma.core.engine.worker.function_operation import (
     FunctionOperation,
     built_outputs,
@@ -88,6 +94,10 @@ def record_external_outcome(
 ) -> StepResult:
     """Settle what the external runner got (``value``, or ``error``) and end the step.
 
+    On a root in an object store the output is copied to the bucket (``keep_output``) before
+    the step's record is committed, so a machine with another local half finds it and fetches
+    it, as it does a worker's.
+
     Args:
         ctx: the run.
         spec: the step.
@@ -99,7 +109,9 @@ def record_external_outcome(
     settled_at = dt.datetime.now(dt.UTC)
     unit = opened.unit
     if error is None:
-        outcome = settle_function(unit, value)
+        # As a worker does: a record committed below never names an output another machine
+        # cannot fetch (a copy that fails fails the step, and nothing is recorded as built).
+        outcome = keep_in_store(unit, ctx.store, settle_function(unit, value))
     else:
         outcome = function_failed(
             unit, error if isinstance(error, Exception) else RuntimeError(str(error))

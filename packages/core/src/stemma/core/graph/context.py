@@ -23,17 +23,19 @@ if TYPE_CHECKING:
     from stemma.core.graph.step import ArtifactStep
 
 
+OUTPUT_URL_PLACEHOLDER = "<output_url>"
+"""``StepContext.output_url`` at fingerprint time: keyed as this text, the same on every root."""
 REGION_ENV = "STEMMA_REGION"
 """The environment variable a run-time ``StepContext.region`` is read from (None when unset)."""
 
 
 class StepContext:
-    """What a step's inputs mean when keyed and when run: its output path, deps, prefix, region.
+    """What a step's inputs mean when keyed and when run: output path and URL, deps, prefix, region.
 
-    At fingerprint time ``OUT`` is the placeholder ``<output_path>``, the prefix ``<prefix>``,
-    the region ``<region>``, and a dependency stands for its identity, so keys never depend on
-    where things are stored. At run time all are real (paths as strings, as the seed's
-    ``write_json`` expects).
+    At fingerprint time ``OUT`` is the placeholder ``<output_path>``, the output's URL
+    ``<output_url>``, the prefix ``<prefix>``, the region ``<region>``, and a dependency stands
+    for its identity, so keys never depend on where things are stored. At run time all are
+    real (paths as strings, as the seed's ``write_json`` expects).
 
     A step's ``build_config(ctx)`` is given one of each: a placeholder context when the step is
     keyed (by :func:`~stemma.core.graph.step.apply`), a real one when it runs.
@@ -47,9 +49,20 @@ class StepContext:
         at_run_time: bool,
         prefix: str = PREFIX_PLACEHOLDER,
         region: str | None = REGION_PLACEHOLDER,
+        output_url: str = OUTPUT_URL_PLACEHOLDER,
     ) -> None:
         self.output_path = output_path
         """Where this step's output goes: the path ``OUT`` stands for."""
+        self.output_url = output_url
+        """Where the output is kept once the step has run, as a URL (``<output_url>`` when keyed).
+
+        On a root in an object store, the output's prefix in the bucket
+        (``s3://bucket/prefix/outputs/…``), where stemma copies what the step wrote under
+        ``OUT`` after it returns; on a root on a filesystem, the output's final path as a
+        ``file://`` URL. It is the URL ``artifact.url()`` gives for an output written as a
+        directory (one written as a single file is kept as the object ``.stemma-file`` in that
+        prefix). The step writes ``OUT``, a local path; this is what to hand other systems.
+        """
         self.at_run_time = at_run_time
         """False at fingerprint time (placeholders), True when the step runs (real values)."""
         self.prefix = prefix
@@ -88,6 +101,7 @@ class StepContext:
         dep_paths: Mapping[ArtifactStep, Path],
         *,
         prefix: Path | str,
+        output_url: str,
         region: str | None = None,
     ) -> StepContext:
         """A context with real paths, used when the step's function is called.
@@ -97,6 +111,8 @@ class StepContext:
             dep_paths: each dep's output.
             prefix: the store root as it was given: a path, or a root in an object store's URL
                 (``s3://bucket/prefix``).
+            output_url: where the output is kept
+                (:func:`~stemma.core.store.root_urls.output_url`).
             region: the run's region; ``$STEMMA_REGION`` (None when unset) if not given.
         """
         values = {dep: str(path) for dep, path in dep_paths.items()}
@@ -105,6 +121,7 @@ class StepContext:
             dep_values=values,
             at_run_time=True,
             prefix=str(prefix),
+            output_url=output_url,
             region=region if region is not None else os.environ.get(REGION_ENV) or None,
         )
 

@@ -12,9 +12,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
 from stemma.core.errors import RootURLError
+
+if TYPE_CHECKING:
+    from stemma.core.store.locations import RootLayout
 
 OBJECT_SCHEMES = {"s3": "S3", "gs": "Google Cloud Storage", "az": "Azure Blob Storage"}
 """The object stores a root may name, by scheme."""
@@ -82,3 +86,39 @@ def refuse_object_root(root: ObjectRoot, why: str) -> RootURLError:
     """The error for an object-store root this process cannot keep, saying ``why`` and the fix."""
     store = OBJECT_SCHEMES[root.scheme]
     return RootURLError(f"root {root.url!r} is in {store}: {why}; nothing was written")
+
+
+SINGLE_FILE = ".stemma-file"
+"""The object, under an output's prefix in a bucket, holding an output written as one file.
+
+(Not the prefix itself: in a bucket with a hierarchical namespace, a key cannot be a file and
+the folder of the output's manifest at once.)"""
+
+
+def output_key(relative: str, name: str = "") -> str:
+    """The key, under an object root's prefix, of the output recorded at ``relative``.
+
+    With ``name``, the key of the object ``name`` inside it (a file of the output, its
+    manifest, or :data:`SINGLE_FILE`). stemma-storage's output mirror writes and reads exactly
+    these keys, and :func:`output_url` names them, so the URL a step or a user is told and the
+    object in the bucket cannot disagree. Keys are the recorded path as it is, never
+    percent-encoded: an object store keeps ``a b/é`` under that very key, and ``aws s3`` or
+    ``gsutil`` take it so.
+    """
+    base = relative.strip("/")
+    return f"{base}/{name}" if name else base
+
+
+def output_url(layout: RootLayout, relative: str, *, one_file: bool = False) -> str:
+    """Where the output recorded at ``relative`` is durable, as a URL other systems can read.
+
+    On a root in an object store, the output's prefix in the bucket
+    (``s3://bucket/prefix/outputs/…``), where stemma-storage keeps it; with ``one_file`` (the
+    step wrote ``OUT`` as one file), the object holding that file. On a root on a filesystem,
+    the output's absolute path as a ``file://`` URL (spaces and non-ASCII percent-encoded, as
+    :meth:`pathlib.Path.as_uri` does). ``OUT`` and ``artifact.path()`` stay local paths.
+    """
+    store = layout.store
+    if store is not None:
+        return f"{store.url}/{output_key(relative, SINGLE_FILE if one_file else '')}"
+    return layout.output_dir(relative).absolute().as_uri()

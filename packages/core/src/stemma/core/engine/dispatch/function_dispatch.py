@@ -51,6 +51,7 @@ from stemma.core.identity import content_id
 from stemma.core.records import StepRecord, StepStatus
 from stemma.core.run_ids import new_attempt_id
 from stemma.core.store.opening import store_kind
+from stemma.core.store.root_urls import output_url
 
 
 def run_function_step(
@@ -207,6 +208,7 @@ def function_unit(
         Path(scratch),
         {dep.step: deps[dep.fingerprint].path() for dep in spec.deps},
         prefix=ctx.store.layout.shown,
+        output_url=output_url(ctx.store.layout, spec.output_relpath),
     )
     call = FunctionCall(
         fn=spec.step.fn,
