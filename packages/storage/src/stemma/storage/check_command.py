@@ -76,7 +76,7 @@ def _finding(finding: Finding, report: CheckReport, *, repair: bool) -> str:
 def _summary(report: CheckReport, *, repair: bool) -> str:
     looked = ", ".join(report.looked_at)
     if report.clean:
-        return f"{report.root}: no problems ({looked} read)"
+        return f"{report.shown}: no problems ({looked} read)"
     parts: list[str] = []
     if report.repaired:
         parts.append(f"{len(report.repaired)} repaired")
@@ -84,12 +84,12 @@ def _summary(report: CheckReport, *, repair: bool) -> str:
         parts.append(f"{len(report.needs_you)} need you")
     repairable = sum(1 for f in report.needs_you if f.problem.repair is not None)
     hint = (
-        f"; `stemma check --repair {report.root}` repairs {repairable} of them"
+        f"; `stemma check --repair {report.shown}` repairs {repairable} of them"
         if repairable and not repair
         else ""
     )
     count = len(report.findings)
-    return f"{report.root}: {count} problem{'s' if count > 1 else ''}, {', '.join(parts)}{hint}"
+    return f"{report.shown}: {count} problem{'s' if count > 1 else ''}, {', '.join(parts)}{hint}"
 
 
 COMMAND = Command(

@@ -23,8 +23,8 @@ class Problem:
 
     severity: Severity
     """How bad it is."""
-    path: Path
-    """The file (or directory) it is about."""
+    path: Path | str
+    """The file (or directory) it is about: a path, or a URL for an object in a bucket."""
     what: str
     """What is wrong with it, in words that follow the path."""
     fix: str
@@ -56,13 +56,20 @@ class CheckReport:
     """Everything ``stemma check`` looked at on one root."""
 
     root: Path
-    """The stemma root."""
+    """The stemma root (for a root in an object store, its local half on this machine)."""
     findings: tuple[Finding, ...]
     """Every problem, in the order found (tables first)."""
     looked_at: tuple[str, ...]
     """What was read, in words (``9 tables``, ``2 runs``…), for the summary line."""
     notes: tuple[str, ...] = ()
     """Things worth knowing that are not problems (a lock held by a live run…)."""
+    url: str | None = None
+    """The root's URL when its tables are in an object store (None on a filesystem)."""
+
+    @property
+    def shown(self) -> str:
+        """The root as a person gave it: its URL for a root in an object store, else its path."""
+        return self.url if self.url is not None else str(self.root)
 
     @property
     def clean(self) -> bool:
@@ -80,8 +87,10 @@ class CheckReport:
         return tuple(f for f in self.findings if f.repaired)
 
 
-def relative(path: Path, root: Path) -> str:
-    """``path`` as the report shows it: under the root when it is there."""
+def relative(path: Path | str, root: Path) -> str:
+    """``path`` as the report shows it: under the root when it is there; a URL whole."""
+    if isinstance(path, str):
+        return path
     try:
         return path.relative_to(root).as_posix()
     except ValueError:

@@ -30,12 +30,21 @@ def logged_files(table: DeltaTable, directory: Path) -> list[tuple[str, int | No
         table: the table, opened.
         directory: the table's directory (its log's paths are relative to it).
     """
+    base = str(directory)
+    return [(_local(base, path), size) for path, size in logged_paths(table)]
+
+
+def logged_paths(table: DeltaTable) -> list[tuple[str, int | None]]:
+    """Each data file ``table``'s log lists, as the log says it, and the size it records.
+
+    A path is relative to the table and URL-escaped (rarely a whole URI); no request is made:
+    the log is what opening the table read.
+    """
     actions = table.get_add_actions(flatten=False)
     # (arro3's stubs say an ndarray; to_pylist gives a list)
     paths = cast("list[str]", actions.column("path").to_pylist())  # pyright: ignore[reportUnknownMemberType]
     sizes = cast("list[int | None]", actions.column("size_bytes").to_pylist())  # pyright: ignore[reportUnknownMemberType]
-    base = str(directory)
-    return [(_local(base, path), size) for path, size in zip(paths, sizes, strict=True)]
+    return list(zip(paths, sizes, strict=True))
 
 
 def check_data_files(layout: RootLayout, name: str, table: DeltaTable) -> None:

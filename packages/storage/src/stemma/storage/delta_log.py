@@ -50,25 +50,39 @@ def newest_checkpoint(log: Path, names: Sequence[str] | None = None) -> int | No
         log: the table's ``_delta_log`` directory.
         names: its file names, when the caller has listed it already.
     """
-    parts: dict[int, set[int]] = {}
-    complete: set[int] = set()
-    for name in names if names is not None else _names(log):
-        found = _CHECKPOINT.match(name)
-        if found is None:
-            continue
-        version, part, total = found.groups()
-        if part is None:
-            complete.add(int(version))
-            continue
-        seen = parts.setdefault(int(version), set())
-        seen.add(int(part))
-        if len(seen) == int(total):
-            complete.add(int(version))
+    complete = complete_checkpoints(names if names is not None else _names(log))
     newest = max(complete, default=None)
     hinted = _last_checkpoint_version(log)
     if newest is not None and hinted is not None and hinted in complete:
         return min(newest, hinted)
     return newest
+
+
+def complete_checkpoints(names: Iterable[str]) -> dict[int, list[str]]:
+    """The complete checkpoints among a log's file ``names``: each version, with its files.
+
+    A multi-part checkpoint counts only with all its parts (a crash can leave some written).
+    """
+    parts: dict[int, list[str]] = {}
+    complete: dict[int, list[str]] = {}
+    for name in names:
+        found = _CHECKPOINT.match(name)
+        if found is None:
+            continue
+        version, part, total = found.groups()
+        if part is None:
+            complete[int(version)] = [name]
+            continue
+        seen = parts.setdefault(int(version), [])
+        seen.append(name)
+        if len(seen) == int(total):
+            complete[int(version)] = sorted(seen)
+    return complete
+
+
+def commit_versions(names: Iterable[str]) -> dict[int, str]:
+    """The commit files among a log's file ``names``, by version."""
+    return {int(found.group(1)): name for name in names if (found := _COMMIT.match(name))}
 
 
 def commits_since_checkpoint(table: Path) -> int:
@@ -77,7 +91,7 @@ def commits_since_checkpoint(table: Path) -> int:
     names = _names(log)
     start = newest_checkpoint(log, names)
     floor = -1 if start is None else start
-    return sum(1 for version in _commit_versions(names) if version > floor)
+    return sum(1 for version in commit_versions(names) if version > floor)
 
 
 def expired_log_entries(table: Path, cutoff: float) -> list[LogEntry]:
@@ -119,12 +133,6 @@ def remove_log_entries(entries: Iterable[LogEntry]) -> None:
     """
     for entry in sorted(entries, key=lambda entry: entry.path.name):
         entry.path.unlink(missing_ok=True)
-
-
-def _commit_versions(names: Iterable[str]) -> Iterable[int]:
-    for name in names:
-        if (found := _COMMIT.match(name)) is not None:
-            yield int(found.group(1))
 
 
 def _last_checkpoint_version(log: Path) -> int | None:

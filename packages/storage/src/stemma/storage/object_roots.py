@@ -172,20 +172,3 @@ def _options_from_env(root: ObjectRoot) -> dict[str, str]:
             '{"endpoint": "http://host:9000", "allow_http": "true"}'
         )
     return dict(found)  # pyright: ignore[reportUnknownArgumentType]
-
-
-def refuse_unported(layout: RootLayout, what: str) -> None:
-    """Stop ``what`` (a maintenance command) on a root in an object store, saying so.
-
-    Compaction, vacuum and the check read and rewrite a root's files directly; on a bucket they
-    would find nothing and report a clean root. Until they list the bucket, they refuse.
-
-    Raises:
-        RootURLError: the root is in an object store.
-    """
-    root = layout.store
-    if root is not None:
-        raise RootURLError(
-            f"root {root.url!r}: {what} does not work on a root in an object store yet "
-            "(it would read this machine's local half, not the bucket); nothing was changed"
-        )

@@ -5,6 +5,11 @@ Every problem comes with its file and its fix (:mod:`stemma.storage.check_findin
 once they read again), and each says what it did. Nothing here deletes a file: what is damaged
 is moved aside.
 
+A root in an object store is read the same way: its tables found by listing the bucket and
+checked there (:mod:`stemma.storage.bucket_check`: O(tables + files) requests, read-only, and no
+repair of a table in a bucket), and the rest (staging, runs, ledgers, locks) in its local half
+on this machine, where it lives.
+
 The job ledgers that stemma-slurm writes are read as JSON lines, without importing stemma-slurm:
 a root is checked the same wherever stemma-slurm is not installed.
 """
@@ -23,10 +28,10 @@ from stemma.core.live.state import STATE_FILE, RunState
 from stemma.core.store.locations import RootLayout, resolve_root
 from stemma.core.store.sqlite.schema import DATABASE_FILE
 from stemma.core.store.staging.removal import quarantine_dir
+from stemma.storage.bucket_check import check_bucket_tables
 from stemma.storage.check_findings import CheckReport, Finding, Problem, Severity, relative
 from stemma.storage.delta_store import DeltaStore
 from stemma.storage.maintenance import delta_tables
-from stemma.storage.object_roots import refuse_unported
 from stemma.storage.staging import WAVES, is_complete, staged_bundles
 from stemma.storage.table_check import check_table
 
@@ -37,8 +42,12 @@ LEDGER_NAME = "slurm_jobs.jsonl"
 def check_root(root: str | os.PathLike[str] | None = None, *, repair: bool = False) -> CheckReport:
     """Read every part of a root, name each problem with its file and fix; repair what is safe.
 
+    On a root in an object store, the tables are read in the bucket with O(tables + files)
+    requests (:mod:`stemma.storage.bucket_check` counts them) and nothing is written there; the
+    only repair made on such a root is the commit of staged work, as a run makes it.
+
     Args:
-        root: the stemma root (default: ``$STEMMA_ROOT``, else ``.stemma``).
+        root: the stemma root (default: ``$STEMMA_ROOT``, else ``.stemma``), or its URL.
         repair: make the safe repairs (a checkpoint written, a damaged checkpoint replaced, a
             damaged file of a table whose rows are rebuilt by rerunning moved aside, staged
             work committed) and say what each did.
@@ -47,13 +56,8 @@ def check_root(root: str | os.PathLike[str] | None = None, *, repair: bool = Fal
         What was found, and what was repaired.
     """
     layout = RootLayout(resolve_root(root))
-    refuse_unported(layout, "stemma check")
-    tables = delta_tables(layout)
-    findings = [
-        _settle(problem, repair)
-        for name, path in tables
-        for problem in check_table(layout, name, path)
-    ]
+    tables, problems = _tables(layout)
+    findings = [_settle(problem, repair) for problem in problems]
     states = _run_states(layout)
     live = [s.run_id for s in states if isinstance(s, RunState) and s.status is RunStatus.RUNNING]
     tables_sound = all(f.repaired for f in findings if f.problem.severity is Severity.DAMAGED)
@@ -66,14 +70,23 @@ def check_root(root: str | os.PathLike[str] | None = None, *, repair: bool = Fal
         root=layout.root,
         findings=tuple(findings),
         looked_at=(
-            _count(len(tables), "table"),
+            _count(tables, "table"),
             "staging",
             _count(len(states), "run"),
             "job ledgers",
             "locks",
         ),
         notes=tuple(_held_locks(layout, live)),
+        url=layout.store.url if layout.store is not None else None,
     )
+
+
+def _tables(layout: RootLayout) -> tuple[int, list[Problem]]:
+    """How many tables the root has, and their problems: on this machine, or in the bucket."""
+    if layout.store is not None:
+        return check_bucket_tables(layout)
+    tables = delta_tables(layout)
+    return len(tables), [p for name, path in tables for p in check_table(layout, name, path)]
 
 
 def _count(number: int, noun: str) -> str:
@@ -104,7 +117,7 @@ def _staging(layout: RootLayout, *, live: bool, tables_sound: bool) -> list[Prob
                     severity=Severity.ATTENTION,
                     path=layout.staging,
                     what=f"holds finished work not committed yet ({count})",
-                    fix=f"`stemma check --repair {layout.root}` commits it now; so does the "
+                    fix=f"`stemma check --repair {layout.shown}` commits it now; so does the "
                     "next run on this root, at its start",
                     repair=lambda: _commit_staged(layout),
                 )
@@ -116,7 +129,7 @@ def _staging(layout: RootLayout, *, live: bool, tables_sound: bool) -> list[Prob
                     path=layout.staging,
                     what=f"holds finished work not committed yet ({count}): nothing is lost",
                     fix="repair the damaged tables above; the next run (or `stemma check "
-                    f"--repair {layout.root}`) then commits it, once",
+                    f"--repair {layout.shown}`) then commits it, once",
                 )
             )
     quarantined = quarantine_dir(layout)
@@ -129,7 +142,7 @@ def _staging(layout: RootLayout, *, live: bool, tables_sound: bool) -> list[Prob
                 what=f"holds {len(kept)} staged bundles set aside as unreadable (their notes are "
                 f"in {relative(layout.logs / 'failures', layout.root)})",
                 fix="nothing is needed: their units run again when asked for; "
-                f"`stemma vacuum --apply {layout.root}` removes them once old",
+                f"`stemma vacuum --apply {layout.shown}` removes them once old",
             )
         )
     return problems
@@ -194,7 +207,7 @@ def _runs(layout: RootLayout, states: list[RunState | Path]) -> list[Problem]:
                     severity=Severity.ATTENTION,
                     path=layout.runs / state.run_id / STATE_FILE,
                     what=f"says run {state.run_id} is running, but its orchestrator is gone",
-                    fix=f"`stemma reap {state.run_id} --root {layout.root}` cancels its "
+                    fix=f"`stemma reap {state.run_id} --root {layout.shown}` cancels its "
                     "scheduler jobs, commits what it staged and marks it final",
                 )
             )
@@ -219,7 +232,7 @@ def _ledgers(layout: RootLayout) -> list[Problem]:
                     path=ledger,
                     what=f"has lines that do not read ({', '.join(bad[:5])}): the jobs they "
                     "recorded are unknown to `stemma reap`",
-                    fix=f"`stemma reap {ledger.parent.name} --root {layout.root}` finds the "
+                    fix=f"`stemma reap {ledger.parent.name} --root {layout.shown}` finds the "
                     "run's jobs by its tag as well, ledger or not",
                 )
             )

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Collection
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -39,7 +40,6 @@ REBUILDABLE = frozenset({"orchestration/executions", "orchestration/steps"})
 step event lost a step looked up again (its units then hit the execution cache)."""
 CHECKPOINT_AFTER = 100
 """Commits since the last checkpoint past which a table is worth checkpointing."""
-"""What a Parquet file starts and ends with."""
 QUARANTINE = "quarantine"
 """``{root}/quarantine/delta/{table}/``: where damaged data files are moved, never deleted."""
 
@@ -90,10 +90,18 @@ def damaged_tables(layout: RootLayout) -> list[str]:
 
 def _parses(commit: Path) -> bool:
     try:
-        for line in commit.read_text(encoding="utf-8").splitlines():
+        return is_commit(commit.read_bytes())
+    except OSError:
+        return False
+
+
+def is_commit(data: bytes) -> bool:
+    """Whether ``data`` reads as a log entry: JSON lines (blank lines aside)."""
+    try:
+        for line in data.decode("utf-8").splitlines():
             if line.strip():
                 json.loads(line)
-    except (OSError, ValueError):
+    except ValueError:  # (UnicodeDecodeError is one)
         return False
     return True
 
@@ -149,28 +157,46 @@ def _gaps(
     layout: RootLayout, log: Path, commits: dict[int, Path], checkpoint: int | None
 ) -> list[Problem]:
     """The commits missing after the last checkpoint (before it, nothing reads them)."""
-    first = 0 if checkpoint is None else checkpoint + 1
-    present = sorted(v for v in commits if v >= first)
-    if not present:
-        return []
-    missing = [v for v in range(first, present[-1]) if v not in commits]
     problems: list[Problem] = []
-    for version in missing:
+    for version, what in missing_commits(commits, checkpoint):
         file = log / f"{version:020d}.json"
-        after = min(v for v in present if v > version)
-        before = max((v for v in commits if v < version), default=None)
-        there = f"commit {after}" if before is None else f"commits {before} and {after}"
         problems.append(
             Problem(
                 severity=Severity.DAMAGED,
                 path=file,
-                what=f"is missing ({there} are there): nothing of this table can be read",
-                fix=_restore(layout, file)
-                + "; there is no safe repair without it. Meanwhile every run keeps its work "
-                "staged, and commits it once the file is back",
+                what=what,
+                fix=_restore(layout, file) + MISSING_COMMIT_MEANWHILE,
             )
         )
     return problems
+
+
+MISSING_COMMIT_MEANWHILE = (
+    "; there is no safe repair without it. Meanwhile every run keeps its work staged, and "
+    "commits it once the file is back"
+)
+"""What a missing commit's fix says after the way back, on any root."""
+
+
+def missing_commits(commits: Collection[int], checkpoint: int | None) -> list[tuple[int, str]]:
+    """The commit versions missing after ``checkpoint`` (before it, nothing reads them).
+
+    Returns:
+        Each missing version, with what is wrong in words (the commits either side named).
+    """
+    first = 0 if checkpoint is None else checkpoint + 1
+    present = sorted(v for v in commits if v >= first)
+    if not present:
+        return []
+    found: list[tuple[int, str]] = []
+    for version in (v for v in range(first, present[-1]) if v not in commits):
+        after = min(v for v in present if v > version)
+        before = max((v for v in commits if v < version), default=None)
+        there = f"commit {after}" if before is None else f"commits {before} and {after}"
+        found.append(
+            (version, f"is missing ({there} are there): nothing of this table can be read")
+        )
+    return found
 
 
 def _unreadable_commit(layout: RootLayout, commit: Path) -> Problem:
