@@ -26,12 +26,16 @@ from pathlib import Path
 from typing import Any
 
 from stemma.core.crash_points import crash_point
+from stemma.core.store import root_urls
 from stemma.core.store.locations import RootLayout
-from stemma.core.store.root_urls import SINGLE_FILE, output_key
+from stemma.core.store.root_urls import output_key
 from stemma.storage import object_roots
 
 MANIFEST = ".stemma-output.json"
 """The object written last under an output's prefix: the files it holds, with their sizes."""
+SINGLE_FILE = root_urls.SINGLE_FILE
+"""The name under an output's prefix of an output written as one file (``OUT`` itself); core's,
+so ``artifact.url()`` names the same object."""
 _FORMAT = 1
 
 
