@@ -13,8 +13,9 @@ checkpoint and D data files in its current version:
   size: a gap in the log and a missing data file cost nothing more;
 - the newest checkpoint's parts looked at as data files are (below); an older one only when a
   newer one does not read;
-- each of the K commits read and parsed (a GET each), then the table opened by delta-rs at the
-  version listed (its own listing, ``_last_checkpoint``, the checkpoint and the K commits);
+- the table opened by delta-rs at the version listed (its own listing, ``_last_checkpoint``,
+  the checkpoint, and each of the K commits, which it reads twice); only when that fails is
+  each of the K commits read again and parsed, to name the one that does not;
 - each of the D data files looked at by :func:`~stemma.storage.bucket_parquet.object_problem`:
   one ranged GET (two for a file past 1 MiB; one more for a footer past 64 KiB).
 
@@ -109,9 +110,6 @@ def _problems(
 ) -> list[Problem]:
     commits = commit_versions(log)
     sound, problems = _checkpoints(layout, place, store, commits, log)
-    for version, name in sorted(commits.items()):
-        if (sound is None or version > sound) and not _parses(store, place, name):
-            problems.append(_unreadable_commit(place, name))
     for version, what in missing_commits(commits, sound):
         url = f"{place.uri}/{_LOG}{version:020d}.json"
         problems.append(
@@ -132,7 +130,13 @@ def _problems(
     except BaseException as err:
         if not is_damage(err):
             raise
-        return [_unopenable(place, err)]
+        # Only now is each commit it replays read: which one does not parse is the news.
+        unreadable = [
+            _unreadable_commit(place, name)
+            for version, name in sorted(commits.items())
+            if (sound is None or version > sound) and not _parses(store, place, name)
+        ]
+        return unreadable or [_unopenable(place, err)]
     for logged, expected in files:
         key = _key(place, logged)
         size = objects.get(key)
