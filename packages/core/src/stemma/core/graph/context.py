@@ -101,7 +101,7 @@ class StepContext:
         dep_paths: Mapping[ArtifactStep, Path],
         *,
         prefix: Path | str,
-        output_url: str,
+        output_url: str | None = None,
         region: str | None = None,
     ) -> StepContext:
         """A context with real paths, used when the step's function is called.
@@ -112,7 +112,9 @@ class StepContext:
             prefix: the store root as it was given: a path, or a root in an object store's URL
                 (``s3://bucket/prefix``).
             output_url: where the output is kept
-                (:func:`~stemma.core.store.root_urls.output_url`).
+                (:func:`~stemma.core.store.root_urls.output_url`, which the engine passes);
+                without it, ``output_path`` as a ``file://`` URL (a context made by hand knows
+                no root).
             region: the run's region; ``$STEMMA_REGION`` (None when unset) if not given.
         """
         values = {dep: str(path) for dep, path in dep_paths.items()}
@@ -121,7 +123,7 @@ class StepContext:
             dep_values=values,
             at_run_time=True,
             prefix=str(prefix),
-            output_url=output_url,
+            output_url=output_url or Path(output_path).absolute().as_uri(),
             region=region if region is not None else os.environ.get(REGION_ENV) or None,
         )
 
