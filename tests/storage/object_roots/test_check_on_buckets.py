@@ -20,8 +20,9 @@ import pytest
 from benchmarks.request_counter import RequestCounter
 from stemma.core import apply, run
 from stemma.core.exit_codes import ExitCode
-from stemma.storage import check_root
+from stemma.storage import check_root, steps
 from stemma.storage.check_findings import Severity
+from stemma.storage.errors import DamagedTableError
 from tests.core.lazy_functions import CALLS_ENV
 from tests.storage.object_roots.lazy_steps import square
 
@@ -224,3 +225,16 @@ def test_a_commit_overwritten_in_the_bucket_is_named_not_a_log_entry(bucket_root
     _nothing_native(done)
     assert f"damaged    {bucket_root}/{commit}\n" in done.stdout
     assert "is not a readable log entry (not JSON lines)" in done.stdout
+
+
+def test_a_read_of_a_table_damaged_in_the_bucket_names_the_table_and_the_check(
+    bucket_root: str,
+) -> None:
+    import obstore
+
+    _filled(bucket_root)
+    key = _data_files(bucket_root, "orchestration/steps")[0]
+    obstore.put(_store(bucket_root), key, _junk_of_another_size(b""))
+
+    with pytest.raises(DamagedTableError, match=r"table orchestration/steps of .*stemma check"):
+        steps(bucket_root)

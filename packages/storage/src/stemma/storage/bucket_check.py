@@ -79,6 +79,19 @@ def check_bucket_tables(layout: RootLayout) -> tuple[int, list[Problem]]:
     return tables, problems
 
 
+def damaged_bucket_tables(layout: RootLayout) -> list[str]:
+    """The names of the bucket root's tables that cannot be read, the steps table first.
+
+    What :func:`~stemma.storage.table_check.damaged_tables` says of a root on a filesystem.
+    """
+    found = [
+        place.name
+        for place in bucket_tables(layout)
+        if any(p.severity is Severity.DAMAGED for p in check_bucket_table(layout, place) or [])
+    ]
+    return sorted(found, key=lambda name: name != "orchestration/steps")
+
+
 def check_bucket_table(layout: RootLayout, place: TablePlace) -> list[Problem] | None:
     """Every problem of the table at ``place`` (in a bucket); None if no log is there.
 

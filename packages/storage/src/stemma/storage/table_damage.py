@@ -6,6 +6,9 @@ a long debug dump, a data file that is not Parquet a Rust panic (pyo3's ``PanicE
 :class:`~stemma.storage.errors.DamagedTableError` naming the table and ``stemma check``, which
 finds the file and says the fix (:mod:`stemma.storage.root_check`).
 
+On a root in an object store the table is checked in the bucket
+(:mod:`stemma.storage.bucket_check`), on the error path only, as on a filesystem.
+
 Anything else goes through untouched: an interrupt, a bug, a full disk. Only a failure that a
 damaged file explains is translated: delta-rs named the gap, or a check of the table
 (:func:`~stemma.storage.table_check.check_table`, on the error path only) finds the file.
@@ -111,15 +114,27 @@ def _if_damaged(layout: RootLayout, name: str) -> str | None:
     from stemma.storage.check_findings import Severity  # only once a read failed
     from stemma.storage.table_check import check_table
 
-    path = layout.delta / name
-    if not (path / "_delta_log").is_dir():
-        return None
-    problems = check_table(layout, name, path)
+    if layout.store is not None:  # a root in an object store: the table is in the bucket
+        from stemma.storage.bucket_check import check_bucket_table
+        from stemma.storage.table_places import table_place
+
+        problems = check_bucket_table(layout, table_place(layout, name)) or []
+    else:
+        path = layout.delta / name
+        if not (path / "_delta_log").is_dir():
+            return None
+        problems = check_table(layout, name, path)
     return name if any(p.severity is Severity.DAMAGED for p in problems) else None
 
 
 def _first_damaged(layout: RootLayout) -> str | None:
-    from stemma.storage.table_check import damaged_tables  # only once a commit failed
+    # only once a commit failed
+    if layout.store is not None:
+        from stemma.storage.bucket_check import damaged_bucket_tables
 
-    found = damaged_tables(layout)
+        found = damaged_bucket_tables(layout)
+    else:
+        from stemma.storage.table_check import damaged_tables
+
+        found = damaged_tables(layout)
     return found[0] if found else None
