@@ -130,17 +130,27 @@ class NotARootError(StemmaError, ValueError):
 class ReadOnlyRootError(StemmaError, PermissionError):
     """A step must run on a root this process cannot write; raised before the step starts.
 
-    What is built there is still answered; the message names the path and what to do.
+    What is built there is still answered; the message names the path (or, for a root in an
+    object store whose credentials may read but not write, the root's URL) and what to do.
 
     Attributes:
-        root: the stemma root.
-        path: the place under it that cannot be written.
+        root: the stemma root (an object root's local half on this machine).
+        path: the place under it that cannot be written (None for an object root).
+        url: an object root's URL (None for a root on a filesystem).
     """
 
-    def __init__(self, message: str, *, root: Path | None = None, path: Path | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        root: Path | None = None,
+        path: Path | None = None,
+        url: str | None = None,
+    ) -> None:
         super().__init__(message)  # (one argument: str() is the message, and it pickles)
         self.root = root
         self.path = path
+        self.url = url
 
 
 class LineageError(StemmaError, ValueError):

@@ -17,6 +17,7 @@ from stemma.core.store.staging.worker_logs import note_worker_log
 from stemma.storage import output_mirror, pipeline_queries, staging_checks
 from stemma.storage.auto_compaction import AutoCompaction, auto_compaction
 from stemma.storage.bucket_leases import BucketLease
+from stemma.storage.bucket_writes import BucketWrites
 from stemma.storage.compaction_policy import CompactionPolicy
 from stemma.storage.execution_rows import event_frame
 from stemma.storage.object_roots import check_reachable
@@ -78,6 +79,7 @@ class DeltaStore(output_mirror.KeepsOutputs):
         self._staging_timeout = staging_checks.staging_timeout(staging_timeout)
         self._shared = shared_filesystem
         self._reached = False
+        self._writes = BucketWrites(self._layout)  # (a bucket's credentials may only read)
         commit_chunk_rows()
         self._compact = compact  # as given: a pickled copy reads the environment again
         self._compaction = auto_compaction(self._layout, compact)
@@ -133,7 +135,11 @@ class DeltaStore(output_mirror.KeepsOutputs):
             self._reached = True
         with committing(self._layout):  # a damaged table: said once, the work kept staged
             import_core_records(self._layout)
-            return recover_staged(self._layout, step_name=step_name, shared=self._shared)
+            recovered = self._writes.unless_read_only(  # (read-only: left staged for a writer)
+                lambda: recover_staged(self._layout, step_name=step_name, shared=self._shared),
+                "what crashed runs staged",
+            )
+            return recovered or 0
 
     def completed(self, fingerprints: Collection[str]) -> dict[str, StepRecord]:
         """The latest ``completed`` record of each of these fingerprints that has one."""
@@ -146,10 +152,18 @@ class DeltaStore(output_mirror.KeepsOutputs):
     # The Pipeline's side (stemma.core.store.RunStore)
 
     def record_events(self, events: Sequence[StepEvent]) -> None:
-        """Append step events to the steps log in one commit (extra detail in ``metadata``)."""
+        """Append step events to the steps log in one commit (extra detail in ``metadata``).
+
+        On a bucket these credentials may only read, nothing (as on a read-only local root):
+        what reaches here then is a cache hit's event, a step that must run being refused
+        before it starts (:meth:`refuse_if_unwritable`).
+        """
         if events:
             with reading(self._layout, STEPS):
-                append_rows(self._layout, STEPS, event_frame(list(events)))
+                self._writes.unless_read_only(
+                    lambda: append_rows(self._layout, STEPS, event_frame(list(events))),
+                    f"{len(events)} step event(s)",
+                )
             crash_point("delta.append.orchestration.steps")
 
     def stage_executions(self, records: Sequence[ExecutionRecord]) -> Path:
@@ -171,10 +185,35 @@ class DeltaStore(output_mirror.KeepsOutputs):
         dies); on a root in an object store, an object in the bucket kept by conditional writes
         and a heartbeat (:mod:`stemma.storage.bucket_leases`), so runners on different machines
         build a key once.
+
+        With credentials that may only read the bucket, a key built there gets this machine's
+        lock alone (the engine then looks again and finds it: a function step built elsewhere
+        is looked for only under its lease), and any other is refused before its lease.
+
+        Raises:
+            ReadOnlyRootError: the key is not built and these credentials may not write.
         """
-        if self._layout.store is not None:
-            return BucketLease(self._layout, fingerprint)
-        return FileLock(self._layout.locks / fingerprint[:2] / f"{fingerprint}.step.lock")
+        local = FileLock(self._layout.locks / fingerprint[:2] / f"{fingerprint}.step.lock")
+        if self._layout.store is None:
+            return local
+        if self._writes.denied() is not None and self.latest_step(
+            fingerprint, [StepStatus.COMPLETED]
+        ):
+            return local
+        self.refuse_if_unwritable(f"a step that must run (key {fingerprint[:12]})")
+        return BucketLease(self._layout, fingerprint)
+
+    def refuse_if_unwritable(self, what: str) -> None:
+        """Raise before ``what`` starts if these credentials may not write the root's bucket.
+
+        Found by one write probe the first time a step must run
+        (:mod:`stemma.storage.bucket_writes`); a root on a filesystem is never probed here.
+
+        Raises:
+            ReadOnlyRootError: they may not; the message names the root and the permission.
+            RootURLError: the probe could not reach the store.
+        """
+        self._writes.refuse(what)
 
     def note_worker_log(self, bundle: Path, execution_run_ids: Sequence[str], log: str) -> None:
         """Keep a scheduler's worker log beside a staged bundle, for ``executions.worker_log``.

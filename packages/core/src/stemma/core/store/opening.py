@@ -44,7 +44,10 @@ def open_run_store(
     On a root this process cannot write (a read-only mount, another user's directory) the
     store comes wrapped in a :class:`~stemma.core.store.read_only_root.ReadOnlyRootStore`: what is
     built there is answered, and a step that must run raises
-    :class:`~stemma.core.errors.ReadOnlyRootError` before it starts.
+    :class:`~stemma.core.errors.ReadOnlyRootError` before it starts. A root in an object store
+    is not looked at here: whether its credentials may write is asked of its store only once a
+    step must run (:class:`~stemma.core.store.read_only_root.RefusesWrites`), so opening costs
+    no request.
 
     Raises:
         StoreUnavailableError: the store named by ``$STEMMA_STORE`` is only a plain ``Store``
@@ -68,7 +71,8 @@ def store_kind(store: object) -> str:
     takes no lease (a ``dev`` version, ``skip_cache``) is refused on a read-only root.
 
     Raises:
-        ReadOnlyRootError: ``store`` is a read-only root's: no worker can stage into it.
+        ReadOnlyRootError: ``store`` is a read-only root's (or its bucket's credentials may
+            only read): no worker can stage into it.
     """
     refuse_to_run(store, "a unit of a step that does not use the cache (dev, or skip_cache)")
     kind = getattr(store, "kind", None)

@@ -13,6 +13,12 @@ such step passes before anything of it is written — its lease (a step that cac
 being made for a worker (one that does not) — with a
 :class:`~stemma.core.errors.ReadOnlyRootError` naming the path and what to do
 (:func:`refuse_to_run`). Staging and commits raise the same error, should anything get there.
+
+A root in an object store is the other case: its local half is writable, but the credentials
+may read the bucket and not write it, which no ``stat`` can tell. Its store answers
+:class:`RefusesWrites` (stemma-storage's Delta store does, by a write probe made only when a
+step must run: a fully cached rerun makes no request for it), and :func:`refuse_to_run`, and
+the lease the store hands out, ask it at the same points; core has no object-store code.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Collection, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from stemma.core.errors import ReadOnlyRootError
 from stemma.core.execution_records import ExecutionRecord, StepEvent, StepOutputs
@@ -47,14 +53,37 @@ def read_only_error(root: Path, path: Path, what: str) -> ReadOnlyRootError:
     )
 
 
+@runtime_checkable
+class RefusesWrites(Protocol):
+    """A store that can tell, only when asked, that its root cannot be written by this process.
+
+    A root in an object store reached with credentials that may read but not write: the
+    answer costs requests (stemma-storage probes with one write), so it is asked once a step
+    must run, never on opening the store.
+    """
+
+    def refuse_if_unwritable(self, what: str) -> None:
+        """Raise before ``what`` (a step, a unit) starts if this root cannot be written.
+
+        Raises:
+            ReadOnlyRootError: it cannot; the message names the root and what to do.
+        """
+        ...
+
+
 def refuse_to_run(store: object, what: str) -> None:
     """Raise before ``what`` starts if ``store`` is a read-only root's.
 
+    A local root found read-only when the store was opened, or a store that finds out when
+    asked (:class:`RefusesWrites`: a bucket whose credentials may only read).
+
     Raises:
-        ReadOnlyRootError: it is; the message names the path and what to do.
+        ReadOnlyRootError: it is; the message names the path (or URL) and what to do.
     """
     if isinstance(store, ReadOnlyRootStore):
         raise read_only_error(store.layout.root, store.unwritable, what)
+    if isinstance(store, RefusesWrites):
+        store.refuse_if_unwritable(what)
 
 
 class ReadOnlyRootStore:
