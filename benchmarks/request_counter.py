@@ -30,6 +30,7 @@ class RequestCounter:
         kept across takes, for finding where requests come from."""
         self._lock = threading.Lock()
         self._local = threading.local()
+        self._upstream: list[http.client.HTTPConnection] = []  # every one, closed by stop()
         counter = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -74,7 +75,13 @@ class RequestCounter:
         return self
 
     def stop(self) -> None:
+        """Stop serving and close every socket it opened (a test warns of an unclosed one)."""
         self._server.shutdown()
+        self._server.server_close()
+        with self._lock:
+            upstream, self._upstream = self._upstream, []
+        for connection in upstream:
+            connection.close()
 
     def count(self, method: str, path: str = "") -> None:
         with self._lock:
@@ -95,6 +102,8 @@ class RequestCounter:
             found.connect()
             found.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self._local.connection = found
+            with self._lock:
+                self._upstream.append(found)
         return found
 
     def drop_connection(self) -> None:

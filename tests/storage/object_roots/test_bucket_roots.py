@@ -211,23 +211,6 @@ def test_compact_and_vacuum_work_on_a_bucket_and_lose_no_row(bucket_root: str) -
     assert again.cached
 
 
-def test_the_check_refuses_a_bucket_root_instead_of_reporting_a_clean_one(s3_root: str) -> None:
-    run(apply(name="squares/1", fn=square, version="v1", x=1), root=s3_root)
-    before = bucket_keys(s3_root)
-
-    done = subprocess.run(
-        [sys.executable, "-m", "stemma.core.cli.main", "check", "--root", s3_root],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-
-    assert done.returncode == 2, done.stdout + done.stderr
-    assert "stemma check does not work on a root in an object store yet" in done.stderr
-    assert "Traceback" not in done.stderr
-    assert bucket_keys(s3_root) == before
-
-
 def test_an_endpoint_and_plain_http_given_as_storage_options_reach_the_bucket(
     s3_root: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
