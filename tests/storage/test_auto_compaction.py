@@ -22,6 +22,7 @@ from stemma.core.file_lock import FileLock
 from stemma.storage import DeltaStore
 from stemma.storage.compaction_policy import (
     COMPACT_ENV,
+    DEFAULT_SMALL_FILES_IN_BUCKET,
     SMALL_FILES_ENV,
     CompactionPolicy,
     TableFiles,
@@ -92,6 +93,23 @@ def test_policy_is_on_by_default_and_off_when_asked(monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv(COMPACT_ENV, "on")
     monkeypatch.setenv(SMALL_FILES_ENV, "12")
     assert compaction_policy(None) == CompactionPolicy(small_files=12)
+
+
+def test_a_root_in_a_bucket_compacts_at_fewer_small_files_unless_told(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(COMPACT_ENV, raising=False)
+    monkeypatch.delenv(SMALL_FILES_ENV, raising=False)
+    in_bucket = compaction_policy(None, in_bucket=True)
+    assert in_bucket == CompactionPolicy(small_files=DEFAULT_SMALL_FILES_IN_BUCKET)
+    assert in_bucket is not None
+    assert in_bucket.small_files < CompactionPolicy().small_files
+    given = CompactionPolicy(small_files=500)
+    assert compaction_policy(given, in_bucket=True) is given  # a policy given rules
+    monkeypatch.setenv(SMALL_FILES_ENV, "40")
+    assert compaction_policy(None, in_bucket=True) == CompactionPolicy(small_files=40)
+    monkeypatch.setenv(COMPACT_ENV, "off")
+    assert compaction_policy(None, in_bucket=True) is None
 
 
 @pytest.mark.parametrize(

@@ -27,6 +27,7 @@ from stemma.storage import (
     steps,
     vacuum_root,
 )
+from stemma.storage.compaction_policy import DEFAULT_SMALL_FILES, DEFAULT_SMALL_FILES_IN_BUCKET
 from stemma.storage.output_mirror import MANIFEST, SINGLE_FILE
 from tests.core.lazy_functions import CALLS_ENV, calls, write_json
 from tests.storage.object_roots.conftest import bucket_keys
@@ -263,3 +264,16 @@ def test_a_bucket_roots_tables_are_compacted_after_its_commits(bucket_root: str)
     assert executions(bucket_root).height == 4  # every row still there, once
     [again] = run(apply(name="squares/2", fn=square, version="v1", x=2), root=bucket_root)
     assert (again.cached, again.value) == (True, 4)
+
+
+def test_a_bucket_roots_store_compacts_at_the_bucket_default(
+    bucket_root: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("STEMMA_COMPACT", raising=False)
+    monkeypatch.delenv("STEMMA_COMPACT_SMALL_FILES", raising=False)
+    in_bucket = DeltaStore(bucket_root).compaction
+    on_disk = DeltaStore(tmp_path / "root").compaction
+    assert in_bucket is not None
+    assert on_disk is not None
+    assert in_bucket.policy.small_files == DEFAULT_SMALL_FILES_IN_BUCKET
+    assert on_disk.policy.small_files == DEFAULT_SMALL_FILES

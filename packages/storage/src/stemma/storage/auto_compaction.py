@@ -61,12 +61,13 @@ def auto_compaction(
 
     ``None`` when it runs nothing: ``compact`` or ``$STEMMA_COMPACT`` says off. On a root in
     an object store the tables are found by listing the bucket (a few requests a pass) and
-    counted from their logs' recorded sizes.
+    counted from their logs' recorded sizes, and a table is due at fewer small files (each one
+    costs every read of the table a request).
 
     Raises:
         ValueError: a compaction variable holds something it cannot be (it is named).
     """
-    policy = compaction_policy(compact)
+    policy = compaction_policy(compact, in_bucket=layout.store is not None)
     if policy is None:
         return None
     return AutoCompaction(layout, policy)

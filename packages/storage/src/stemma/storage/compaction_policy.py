@@ -28,6 +28,12 @@ SMALL_FILES_ENV = "STEMMA_COMPACT_SMALL_FILES"
 DEFAULT_SMALL_FILES = 100
 """At 100 small files a commit costs about 7 ms more than at none (design note 0012), and a
 compaction of them about 70 ms: paid once in 100 commits, in the background."""
+DEFAULT_SMALL_FILES_IN_BUCKET = 16
+"""The same for a root in an object store, where every data file costs each read of its table a
+request (a ``GET``, ~2 ms on a local S3 server, tens of ms on a cloud's): the steps table every
+run's cache lookups scan is then read in at most about 20 requests instead of up to 125. A
+compaction costs a request per file it rewrites, plus its commit's few, once in 16 commits;
+measured in benchmarks/README.md ("A root in S3")."""
 _ON = frozenset({"1", "on", "true", "yes"})
 _OFF = frozenset({"0", "off", "false", "no"})
 
@@ -84,13 +90,17 @@ class CompactionPolicy:
         return max(1, self.small_files // 4)
 
 
-def compaction_policy(compact: bool | CompactionPolicy | None) -> CompactionPolicy | None:
+def compaction_policy(
+    compact: bool | CompactionPolicy | None, *, in_bucket: bool = False
+) -> CompactionPolicy | None:
     """The policy a store runs (``None``: it never compacts by itself).
 
     Args:
         compact: ``False`` for none, ``True`` for the default policy, a policy, or ``None`` for
             ``$STEMMA_COMPACT`` (``on``/``off``, default on) with ``$STEMMA_COMPACT_SMALL_FILES``
             small files (default :data:`DEFAULT_SMALL_FILES`).
+        in_bucket: the root is in an object store: the default small files are then
+            :data:`DEFAULT_SMALL_FILES_IN_BUCKET` (a policy given, or the variable, still rules).
 
     Raises:
         ValueError: a variable holds something it cannot be (the message names it).
@@ -107,9 +117,8 @@ def compaction_policy(compact: bool | CompactionPolicy | None) -> CompactionPoli
         compact = text not in _OFF
     if not compact:
         return None
-    small = env_number(
-        SMALL_FILES_ENV, DEFAULT_SMALL_FILES, minimum=2, expected="a number of files >= 2"
-    )
+    default = DEFAULT_SMALL_FILES_IN_BUCKET if in_bucket else DEFAULT_SMALL_FILES
+    small = env_number(SMALL_FILES_ENV, default, minimum=2, expected="a number of files >= 2")
     return CompactionPolicy(small_files=small)
 
 
