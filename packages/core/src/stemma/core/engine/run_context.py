@@ -112,8 +112,16 @@ class RunContext:
         with self.commit_lock:
             self.open_attempts[step_run_id] = (number, event)
 
-    def record(self, events: Sequence[StepEvent]) -> None:
-        """Write ``events`` and everything deferred, in one append (holds the commit lock)."""
+    def record(
+        self, events: Sequence[StepEvent], *, then: Callable[[], None] | None = None
+    ) -> None:
+        """Write ``events`` and everything deferred, in one append (holds the commit lock).
+
+        ``then`` runs under the same lock once they are written: a step tells the live monitor
+        its final counts there, so a hard cancel, which snapshots the live state under that
+        lock, sees a step either still open (and writes its final event itself) or finished
+        with the counts its event has, never one without the other.
+        """
         with self.commit_lock:
             batch = [*self.deferred_events, *events]
             batch = [e for e in batch if not self._closed(e)]
@@ -123,6 +131,8 @@ class RunContext:
             for event in batch:
                 if event.status is not StepStatus.RUNNING:
                     self.open_attempts.pop(event.step_run_id, None)
+            if then is not None:
+                then()
 
     def close_cancelled(self, steps: Mapping[int, StepState]) -> None:
         """Write a ``cancelled`` final event for every open attempt (call with the commit lock).

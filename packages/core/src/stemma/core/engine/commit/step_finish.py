@@ -89,8 +89,12 @@ def finish_step(
         dispatch_error=dispatch_error,
         extra=extra,
     )
-    ctx.record([final])
-    ctx.monitor.step_finished(step.number, final.status, counts=UnitCounts.of_event(final))
+    ctx.record(
+        [final],
+        then=lambda: ctx.monitor.step_finished(
+            step.number, final.status, counts=UnitCounts.of_event(final)
+        ),
+    )
     return step_result(step, final.step_run_id, final, started, cache=None)
 
 
