@@ -29,7 +29,7 @@ import threading
 import time
 from typing import cast
 
-from deltalake import DeltaTable, WriterProperties
+from deltalake import DeltaTable
 
 from stemma.core.crash_points import crash_point
 from stemma.core.store.locations import RootLayout
@@ -45,13 +45,13 @@ from stemma.storage.data_files import check_data_files, logged_files
 from stemma.storage.lock_waits import acquire_within
 from stemma.storage.maintenance import Compaction, table_lock
 from stemma.storage.table_places import TablePlace, table_place
+from stemma.storage.tables import WRITER_PROPERTIES
 
 log = logging.getLogger(__name__)
 
 POINT = "delta.auto_compacted"
 """The crash point after each automatic compaction's commit. One name for every table: the
 thread's order across tables depends on timing, so a test addresses the Kth compaction of a run."""
-_WRITER = WriterProperties(compression="ZSTD")
 
 
 def auto_compaction(
@@ -206,7 +206,7 @@ class AutoCompaction:
             table.optimize.compact(
                 target_size=self._policy.target_bytes,
                 max_concurrent_tasks=1,  # the other core is the run's
-                writer_properties=_WRITER,
+                writer_properties=WRITER_PROPERTIES,
             )
             crash_point(POINT)
             after = self._files(place, table)  # the handle is at the compaction's version

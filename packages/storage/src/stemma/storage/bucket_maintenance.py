@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from deltalake import DeltaTable, WriterProperties
+from deltalake import DeltaTable
 
 from stemma.core.crash_points import crash_point
 from stemma.core.file_lock import FileLock
@@ -27,8 +27,7 @@ from stemma.storage import object_roots
 from stemma.storage.leftovers import Removal
 from stemma.storage.locks import table_lock_path
 from stemma.storage.table_places import TablePlace, table_place
-
-_WRITER = WriterProperties(compression="ZSTD")
+from stemma.storage.tables import WRITER_PROPERTIES
 
 
 def bucket_tables(layout: RootLayout) -> list[TablePlace]:
@@ -55,7 +54,7 @@ def compact_tables(layout: RootLayout, target_size: int | None) -> Iterator[tupl
         with FileLock(table_lock_path(layout, place.name)):
             table = DeltaTable(place.uri, storage_options=place.options)
             before = len(table.file_uris())
-            table.optimize.compact(target_size=target_size, writer_properties=_WRITER)
+            table.optimize.compact(target_size=target_size, writer_properties=WRITER_PROPERTIES)
             crash_point(f"delta.compacted.{_point(place.name)}")
             table.create_checkpoint()
             crash_point(f"delta.checkpoint.{_point(place.name)}")

@@ -18,7 +18,7 @@ import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
 
-from deltalake import DeltaTable, WriterProperties
+from deltalake import DeltaTable
 
 from stemma.core.crash_points import crash_point
 from stemma.core.file_lock import FileLock
@@ -29,6 +29,7 @@ from stemma.storage.data_files import check_data_files
 from stemma.storage.delta_log import expired_log_entries, remove_log_entries
 from stemma.storage.errors import StorageError
 from stemma.storage.leftovers import Removal, leftovers, remove
+from stemma.storage.tables import WRITER_PROPERTIES
 
 DEFAULT_RETAIN_HOURS = 168
 """Files younger than a week are kept by default (Delta's own default retention)."""
@@ -38,7 +39,6 @@ MIN_RETAIN_HOURS = 1
 stemma's readers re-open a table's newest version before every read and its writers commit a
 data file within seconds of writing it, so an hour leaves a wide margin; a notebook holding an
 older version open needs the retention raised, never lowered."""
-_WRITER = WriterProperties(compression="ZSTD")
 
 
 class MaintenanceError(StorageError, ValueError):
@@ -127,7 +127,7 @@ def compact_root(
             table = DeltaTable(path)
             check_data_files(layout, name, table)  # before delta-rs reads them to rewrite them
             before = len(table.file_uris())
-            table.optimize.compact(target_size=target_size, writer_properties=_WRITER)
+            table.optimize.compact(target_size=target_size, writer_properties=WRITER_PROPERTIES)
             crash_point(f"delta.compacted.{_point(name)}")
             table.create_checkpoint()  # readers replay the log from here, not from version 0
             crash_point(f"delta.checkpoint.{_point(name)}")

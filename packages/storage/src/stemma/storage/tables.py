@@ -14,7 +14,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import polars as pl
-from deltalake import CommitProperties, DeltaTable, Transaction, WriterProperties, write_deltalake
+from deltalake import (
+    ColumnProperties,
+    CommitProperties,
+    DeltaTable,
+    Transaction,
+    WriterProperties,
+    write_deltalake,
+)
 from deltalake.exceptions import CommitFailedError
 
 from stemma.core.file_lock import FileLock
@@ -28,7 +35,22 @@ from stemma.storage.table_places import TablePlace, table_place
 COMMIT_ATTEMPTS = 8
 """How many times a conflicting commit is tried before :class:`CommitConflictError`."""
 _BACKOFF_SECONDS = 0.05
-_WRITER = WriterProperties(compression="ZSTD")
+WRITER_PROPERTIES = WriterProperties(
+    compression="ZSTD",
+    column_properties={
+        "content": ColumnProperties(dictionary_enabled=False, statistics_enabled="NONE")
+    },
+)
+"""How every Delta data file stemma writes is written (appends and compactions alike).
+
+An artifact's ``content`` is one value per row, unique, often large (a data artifact of 100 MB)
+and never filtered on, so it gets neither a dictionary nor statistics. With both, the Parquet
+writer kept the whole first value as a dictionary page before falling back, and the whole
+smallest and largest values as the column's min and max in the file's footer: a file of two
+100 MB artifacts took 303 MB and a reader parsed 200 MB of footer to reach one of them
+(benchmarks/README.md, "A unit that reads a large input"). No key changes: an artifact's id
+is its content's hash, whatever file holds it.
+"""
 
 
 def read_table(
@@ -99,7 +121,7 @@ def append_rows(
                     table,
                     spec.to_arrow(rows),
                     mode="append",
-                    writer_properties=_WRITER,
+                    writer_properties=WRITER_PROPERTIES,
                     commit_properties=properties,
                 )
             except CommitFailedError:
