@@ -137,9 +137,9 @@ def _read_type(
     columns = [c for c in spec.columns if c != "content"]
     predicate = pl.col("artifact_id").is_in(ids)
     # (content is read by polars' own Parquet reader: large values, no Python file layer)
-    rows = (
+    rows = _once(
         read_table(layout, spec, predicate) if content else _read_ids(layout, spec, ids, columns)
-    ).unique("artifact_id")
+    )
     if not content and "content" in spec.columns:
         unsized = rows.filter(pl.col("size").is_null())
         if not unsized.is_empty():  # the length of a content not recorded: read it, then drop it
@@ -151,6 +151,17 @@ def _read_type(
                 **{i: dataclasses.replace(a, content=None) for i, a in sized.items()},
             }
     return _artifacts(spec, kind, rows)
+
+
+def _once(rows: pl.DataFrame) -> pl.DataFrame:
+    """``rows`` with one row per artifact (two files may hold the same artifact).
+
+    Only deduplicated when they hold one twice: ``unique`` copies every column, a large
+    content (a 100 MB data artifact) included, and took longer than reading it.
+    """
+    if rows.get_column("artifact_id").is_duplicated().any():
+        return rows.unique("artifact_id")
+    return rows
 
 
 def _read_ids(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 import threading
 import time
+import urllib.parse
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -35,12 +36,8 @@ from stemma.storage.table_places import TablePlace, table_place
 COMMIT_ATTEMPTS = 8
 """How many times a conflicting commit is tried before :class:`CommitConflictError`."""
 _BACKOFF_SECONDS = 0.05
-WRITER_PROPERTIES = WriterProperties(
-    compression="ZSTD",
-    column_properties={
-        "content": ColumnProperties(dictionary_enabled=False, statistics_enabled="NONE")
-    },
-)
+_CONTENT = {"content": ColumnProperties(dictionary_enabled=False, statistics_enabled="NONE")}
+WRITER_PROPERTIES = WriterProperties(compression="ZSTD", column_properties=_CONTENT)
 """How every Delta data file stemma writes is written (appends and compactions alike).
 
 An artifact's ``content`` is one value per row, unique, often large (a data artifact of 100 MB)
@@ -50,6 +47,14 @@ smallest and largest values as the column's min and max in the file's footer: a 
 100 MB artifacts took 303 MB and a reader parsed 200 MB of footer to reach one of them
 (benchmarks/README.md, "A unit that reads a large input"). No key changes: an artifact's id
 is its content's hash, whatever file holds it.
+"""
+ROW_GROUP_CONTENT_BYTES = 4 << 20
+"""About how much artifact content one row group of an append holds (the compaction target).
+
+A reader decodes a whole row group to get one row of it: with every artifact of a wave in one
+row group, reading one 100 MB data artifact decoded its neighbours too. A row group of large
+contents is cut at this size (one row for a value larger), so a read decodes about what it
+asked for; tables of small contents keep one row group an append.
 """
 
 
@@ -121,7 +126,7 @@ def append_rows(
                     table,
                     spec.to_arrow(rows),
                     mode="append",
-                    writer_properties=WRITER_PROPERTIES,
+                    writer_properties=_writer_for(rows),
                     commit_properties=properties,
                 )
             except CommitFailedError:
@@ -180,16 +185,58 @@ def open_table(place: TablePlace) -> DeltaTable:
     return table
 
 
+def _writer_for(rows: pl.DataFrame) -> WriterProperties:
+    """:data:`WRITER_PROPERTIES`, with row groups cut at :data:`ROW_GROUP_CONTENT_BYTES`."""
+    if "content" not in rows.columns or rows.is_empty():
+        return WRITER_PROPERTIES
+    content = rows.get_column("content")
+    sizes = content.bin.size() if content.dtype == pl.Binary else content.str.len_bytes()
+    largest = sizes.max()
+    if not isinstance(largest, int) or largest * rows.height <= ROW_GROUP_CONTENT_BYTES:
+        return WRITER_PROPERTIES
+    return WriterProperties(
+        compression="ZSTD",
+        column_properties=_CONTENT,
+        max_row_group_size=max(1, ROW_GROUP_CONTENT_BYTES // largest),
+    )
+
+
 def scan_table(table: DeltaTable, place: TablePlace) -> pl.LazyFrame:
     """A lazy scan of ``table`` that also works under a root whose path needs escaping.
 
     delta-rs hands out file URIs with a space escaped (``%20``), which polars' Delta scan then
-    looks for verbatim; such a root is read through a pyarrow dataset instead. In an object
-    store polars is given the store's options too: its reader is its own.
+    looks for verbatim; such a root's files are given to polars' Parquet scan unescaped
+    (:func:`_scan_unescaped`). In an object store polars is given the store's options too: its
+    reader is its own.
     """
     if place.local is not None and "%" in table.table_uri:
-        return pl.scan_pyarrow_dataset(table.to_pyarrow_dataset())  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+        return _scan_unescaped(table)
     return pl.scan_delta(table, storage_options=place.options)
+
+
+def _scan_unescaped(table: DeltaTable) -> pl.LazyFrame:
+    """What ``pl.scan_delta`` scans, for a local table whose path delta-rs escapes.
+
+    polars' own Parquet reader over the files the log lists (stemma writes neither partitions
+    nor deletion vectors), with the table's schema, so a file written before a column was added
+    reads with it null, as Delta reads it. Not a pyarrow dataset: that reader takes several
+    times as long over a large content value (a 100 MB data artifact: 0.18-0.7 s against
+    0.07 s), and longer to set up for every small read.
+    """
+    import pyarrow as pa
+
+    arrow = pa.schema(table.schema().to_arrow())  # pyright: ignore[reportArgumentType]
+    schema: pl.Schema = pl.DataFrame(arrow.empty_table()).schema
+    paths = [urllib.parse.unquote(uri) for uri in table.file_uris()]
+    if not paths:
+        return pl.LazyFrame(schema=schema)
+    return pl.scan_parquet(
+        paths,
+        schema=schema,
+        hive_partitioning=False,
+        missing_columns="insert",
+        extra_columns="ignore",
+    )
 
 
 def _open_or_create(place: TablePlace, spec: TableSpec) -> DeltaTable:
