@@ -7,12 +7,13 @@ create a Pipeline; spawned workers inherit ``sys.path`` and unpickle these class
 from __future__ import annotations
 
 import json
+import random
 from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
 from stemma.core.operations.definition import OperationDefinition
-from stemma.core.operations.drafts import MetricDraft
+from stemma.core.operations.drafts import DataDraft, MetricDraft
 from stemma.core.operations.results import (
     ArtifactResult,
     ExecuteInput,
@@ -155,3 +156,81 @@ class DryMakesOne(ReadsInput):
     def preprocess(self, inp: PreprocessInput) -> dict[str, Any]:
         (item,) = inp.input_artifacts["items"]
         return {"value": {"i": 0}, "name": item.original_name}
+
+
+def random_csv(rng: random.Random, size: int) -> bytes:
+    """About ``size`` bytes of CSV (a data artifact is a table): two columns of random hex.
+
+    Hex digits compress about 2:1, as a table of measurements does; nothing flatters the read.
+    """
+    lines = max(1, size // 82)
+    text = rng.randbytes(lines * 40).hex()
+    rows = (f"{text[i : i + 40]},{text[i + 40 : i + 80]}" for i in range(0, lines * 80, 80))
+    return ("a,b\n" + "\n".join(rows) + "\n").encode()
+
+
+class MakeData(OperationDefinition):
+    """One unit that makes ``count`` data artifacts (CSV) of about ``size`` bytes each."""
+
+    class Params(BaseModel):
+        count: int = 1
+        size: int = 1 << 20
+        seed: int = 0
+
+    name = "bench.make_data"
+    outputs: ClassVar = {
+        "data": OutputSpec(artifact_type="data", infer_lineage_from={"inputs": []})
+    }
+    params: Params = Params()
+
+    def execute(self, inp: ExecuteInput) -> Any:
+        return self.params.count
+
+    def postprocess(self, inp: PostprocessInput) -> ArtifactResult:
+        rng = random.Random(self.params.seed)
+        drafts = [
+            DataDraft.draft(
+                random_csv(rng, self.params.size), f"d{i}.csv", step_number=inp.step_number
+            )
+            for i in range(self.params.count)
+        ]
+        return ArtifactResult(artifacts={"data": drafts})
+
+
+class ReadsData(OperationDefinition):
+    """A creator that reads its one data input's content and makes one small metric from it."""
+
+    class Params(BaseModel):
+        tag: int = 0
+
+    name = "bench.reads_data"
+    inputs: ClassVar = {"data": InputSpec(artifact_type="data")}
+    outputs: ClassVar = {
+        "sizes": OutputSpec(artifact_type="metric", infer_lineage_from={"inputs": ["data"]})
+    }
+    params: Params = Params()
+
+    def preprocess(self, inp: PreprocessInput) -> dict[str, Any]:
+        (item,) = inp.input_artifacts["data"]
+        content = item.content or b""
+        return {"size": len(content), "last": content[-1:].hex(), "name": item.original_name}
+
+    def execute(self, inp: ExecuteInput) -> Any:
+        return inp.prepared
+
+    def postprocess(self, inp: PostprocessInput) -> ArtifactResult:
+        got = inp.execute_result
+        value = {"size": got["size"], "last": got["last"], "tag": self.params.tag}
+        draft = MetricDraft.draft(value, got["name"], step_number=inp.step_number)
+        return ArtifactResult(artifacts={"sizes": [draft]})
+
+
+class DryData(ReadsData):
+    """:class:`ReadsData` without reading its input (``hydrate=False``): the unit beside it."""
+
+    name = "bench.dry_data"
+    inputs: ClassVar = {"data": InputSpec(artifact_type="data", hydrate=False)}
+
+    def preprocess(self, inp: PreprocessInput) -> dict[str, Any]:
+        (item,) = inp.input_artifacts["data"]
+        return {"size": item.size, "last": "", "name": item.original_name}

@@ -1,0 +1,173 @@
+"""Budget (issue 34): a unit reads a large input at >= 50 % of the disk's sequential read speed,
+with no extra copy of its bytes in the orchestrator.
+
+For each size (1 MB and 100 MB by default), on a local root:
+
+- a Pipeline makes ``count`` data artifacts of that many pseudo-random bytes (untimed: CSV of random
+  hex, which compresses about 2:1);
+- then, interleaved ``--repeats`` times, each in a new process (the orchestrator's peak memory
+  is its own): a step of ``count`` ``bench.reads_data`` units, each reading its input's content
+  (``item.content``) and making one small metric, and the same step of ``bench.dry_data`` units
+  (``hydrate=False``: the input's row without its content). One worker, so the units' reads
+  follow one another as ``cat``'s do; otherwise default settings.
+
+A unit's read is (reads step - dry step) ÷ count; the read speed is the size over it. Beside it,
+``cat FILE > /dev/null`` of a file of the same bytes in the same directory, minus ``cat
+/dev/null`` (a process's start). Cold by default where this process may drop the page cache
+(root: ``/proc/sys/vm/drop_caches``), before every step and every ``cat``, so both read the
+disk; ``--warm`` (or without the right) leaves the cache as it is for both. The orchestrator's
+extra copy is its peak resident set in the reads step minus the dry step's.
+
+    uv run python benchmarks/bench_large_inputs.py [--sizes 1000000,100000000]
+        [--counts 32,2] [--repeats 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))  # spawned workers inherit it
+
+from bench_ops import DryData, MakeData, ReadsData, random_csv
+from harness import load, peak_rss_mb, write_results
+
+from stemma.core.front.pipeline import Pipeline
+
+
+def make_inputs(root: pathlib.Path, size: int, count: int) -> None:
+    """The step that makes the inputs (a later process finds it built)."""
+    pipeline = Pipeline.create("large", root=root, max_workers=1)
+    pipeline.run(MakeData, params={"count": count, "size": size})
+    assert pipeline.finalize()["overall_success"]
+
+
+def child(root: pathlib.Path, size: int, count: int, kind: str, tag: int) -> dict[str, Any]:
+    """One timed step in this process: ``reads`` or ``dry`` units over the inputs."""
+    pipeline = Pipeline.create("large", root=root, max_workers=1)
+    made = pipeline.run(MakeData, params={"count": count, "size": size})
+    operation = ReadsData if kind == "reads" else DryData
+    began = time.perf_counter()
+    read = pipeline.run(operation, inputs={"data": made.output("data")}, params={"tag": tag})
+    step = time.perf_counter() - began
+    assert pipeline.finalize()["overall_success"]
+    assert read.succeeded_count == count, read.succeeded_count
+    return {"step_s": step, "peak_rss_mb": peak_rss_mb()}
+
+
+def run_child(root: pathlib.Path, size: int, count: int, kind: str, tag: int) -> dict[str, Any]:
+    command = [
+        sys.executable,
+        __file__,
+        "--child",
+        str(root),
+        str(size),
+        str(count),
+        kind,
+        str(tag),
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def drop_caches() -> bool:
+    """Empty the page cache (so the next read is the disk's); False where not allowed."""
+    try:
+        subprocess.run(["sync"], check=True)
+        pathlib.Path("/proc/sys/vm/drop_caches").write_text("3\n")
+    except OSError:
+        return False
+    return True
+
+
+def cat_seconds(path: pathlib.Path, cold: bool, rounds: int = 5) -> float:
+    """Median of ``cat FILE > /dev/null`` minus ``cat /dev/null``."""
+
+    def timed(target: str) -> float:
+        if cold and target != "/dev/null":
+            drop_caches()
+        began = time.perf_counter()
+        subprocess.run(f"cat '{target}' > /dev/null", shell=True, check=True)
+        return time.perf_counter() - began
+
+    timed(str(path))  # warm the page cache (when not cold)
+    files = [timed(str(path)) for _ in range(rounds)]
+    empty = [timed("/dev/null") for _ in range(rounds)]
+    return max(statistics.median(files) - statistics.median(empty), 1e-6)
+
+
+def measure_size(
+    scratch: pathlib.Path, size: int, count: int, repeats: int, cold: bool
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    root = scratch / f"root {size}"
+    make_inputs(root, size, count)
+    rows: list[dict[str, Any]] = []
+    steps: dict[str, list[float]] = {"reads": [], "dry": []}
+    peaks: dict[str, list[float]] = {"reads": [], "dry": []}
+    for repeat in range(repeats):
+        for kind in ("reads", "dry"):
+            if cold:
+                drop_caches()
+            got = run_child(root, size, count, kind, tag=repeat + 1)
+            steps[kind].append(got["step_s"])
+            peaks[kind].append(got["peak_rss_mb"])
+            rows.append({"size": size, "count": count, "kind": kind, "repeat": repeat, **got})
+            print(f"[{load()}] {size:,} B x {count} {kind} #{repeat}: {got['step_s']:.3f}s")
+    sample = scratch / f"sample {size}.bin"
+    sample.write_bytes(random_csv(random.Random(0), size))  # what MakeData's first one holds
+    cat = cat_seconds(sample, cold)
+    median = statistics.median
+    read_s = max(median(steps["reads"]) - median(steps["dry"]), 1e-6) / count
+    summary = {
+        "size": size,
+        "count": count,
+        "cold": cold,
+        "reads_step_s": median(steps["reads"]),
+        "dry_step_s": median(steps["dry"]),
+        "read_s_per_unit": read_s,
+        "read_mb_s": size / read_s / 1e6,
+        "cat_s": cat,
+        "cat_mb_s": size / cat / 1e6,
+        "share_of_cat": cat / read_s,
+        "orchestrator_extra_mb": median(peaks["reads"]) - median(peaks["dry"]),
+    }
+    return summary, rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--sizes", default="1000000,100000000")
+    parser.add_argument("--counts", default="32,2", help="units per size, in the same order")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--warm", action="store_true", help="leave the page cache as it is")
+    parser.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        root, size, count, kind, tag = args.child
+        print(json.dumps(child(pathlib.Path(root), int(size), int(count), kind, int(tag))))
+        return
+    sizes = [int(s) for s in args.sizes.split(",")]
+    counts = [int(c) for c in args.counts.split(",")]
+    scratch = pathlib.Path(tempfile.mkdtemp(prefix="bench-large-inputs-"))
+    summaries: list[dict[str, Any]] = []
+    rows: list[dict[str, Any]] = []
+    cold = not args.warm and drop_caches()
+    for size, count in zip(sizes, counts, strict=True):
+        summary, measured = measure_size(scratch, size, count, args.repeats, cold)
+        summaries.append(summary)
+        rows.extend(measured)
+        for key, value in summary.items():
+            print(f"  {key}: {value:.4f}" if isinstance(value, float) else f"  {key}: {value}")
+    write_results("large_inputs", config=vars(args), rows=[*rows, *summaries])
+
+
+if __name__ == "__main__":
+    main()
