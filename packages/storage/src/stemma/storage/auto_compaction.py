@@ -45,7 +45,7 @@ from stemma.storage.data_files import check_data_files, logged_files
 from stemma.storage.lock_waits import acquire_within
 from stemma.storage.maintenance import Compaction, table_lock
 from stemma.storage.table_places import TablePlace, table_place
-from stemma.storage.tables import WRITER_PROPERTIES, open_table
+from stemma.storage.tables import WRITER_PROPERTIES
 
 log = logging.getLogger(__name__)
 
@@ -176,9 +176,8 @@ class AutoCompaction:
 
     def _count(self, place: TablePlace) -> TableFiles | None:
         try:
-            # The process's handle, caught up (a listing and the new commits): a fresh open
-            # replays the log, and in a bucket that was most of a short run's requests.
-            return self._files(place, open_table(place))
+            table = DeltaTable(place.uri, storage_options=place.options)
+            return self._files(place, table)
         except Exception:  # a table being created, or damaged: nothing to count now
             return None
 

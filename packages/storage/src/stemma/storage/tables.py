@@ -148,8 +148,7 @@ post-commit hook delta-rs runs by default), so opening a table replays at most t
 files. The same as delta-rs's default, set on each table stemma creates so that it stays so;
 docs/design/0012-log-growth.md has the measurements behind it."""
 
-_handles: dict[str, _Handle] = {}
-_handles_lock = threading.Lock()
+_handles = threading.local()
 
 
 @dataclass(kw_only=True)
@@ -160,28 +159,27 @@ class _Handle:
 
 
 def open_table(place: TablePlace) -> DeltaTable:
-    """The table at ``place``, brought up to date; one handle per table per process.
+    """The table at ``place``, brought up to date; handles are kept per thread.
 
     Opening a Delta table replays its log since the last checkpoint (tens of milliseconds on a
-    busy table, and on an object store several requests: the checkpoint pointer, the
-    checkpoint, a listing, each commit since); catching up a handle already open reads only the
-    new commits. So every thread of the process shares one handle per table (delta-rs guards
-    each with its own mutex, for this use): the orchestrator's commits, the step threads'
-    cache lookups and the next run in the same process all catch up the same one. A caught-up
-    handle never moves to a newer checkpoint, though: it keeps every commit since it was
-    opened, and each append through it costs more (about 75 ms more per thousand commits), so
-    once it has caught up :data:`CHECKPOINT_INTERVAL` commits it is opened afresh, from the
-    newest checkpoint.
+    busy table); catching up a handle already open reads only the new commits. A caught-up
+    handle never moves to a newer checkpoint, though: it keeps every commit since it was opened,
+    and each append through it costs more (about 75 ms more per thousand commits), so once it
+    has caught up :data:`CHECKPOINT_INTERVAL` commits it is opened afresh, from the newest
+    checkpoint. Per thread, because a handle is not meant to be shared between threads: one
+    handle per table per process was tried (a bucket root's cached rerun made half the
+    requests) and deadlocked, a step thread's polars scan reading the handle as it collected
+    while the compaction thread caught the same handle up.
     """
-    with _handles_lock:
-        handle = _handles.get(place.uri)
+    cache: dict[str, _Handle] = getattr(_handles, "tables", None) or {}
+    _handles.tables = cache
+    handle = cache.get(place.uri)
     if handle is not None:
         handle.table.update_incremental()
         if handle.table.version() - handle.opened_at < CHECKPOINT_INTERVAL:
             return handle.table
     table = DeltaTable(place.uri, storage_options=place.options)
-    with _handles_lock:
-        _handles[place.uri] = _Handle(table=table, opened_at=table.version())
+    cache[place.uri] = _Handle(table=table, opened_at=table.version())
     return table
 
 
