@@ -36,8 +36,18 @@ from stemma.storage.table_places import TablePlace, table_place
 COMMIT_ATTEMPTS = 8
 """How many times a conflicting commit is tried before :class:`CommitConflictError`."""
 _BACKOFF_SECONDS = 0.05
-_CONTENT = {"content": ColumnProperties(dictionary_enabled=False, statistics_enabled="NONE")}
-WRITER_PROPERTIES = WriterProperties(compression="ZSTD", column_properties=_CONTENT)
+
+
+def _writer(max_row_group_size: int | None = None) -> WriterProperties:
+    content = ColumnProperties(dictionary_enabled=False, statistics_enabled="NONE")
+    return WriterProperties(
+        compression="ZSTD",
+        column_properties={"content": content},
+        max_row_group_size=max_row_group_size,
+    )
+
+
+WRITER_PROPERTIES = _writer()
 """How every Delta data file stemma writes is written (appends and compactions alike).
 
 An artifact's ``content`` is one value per row, unique, often large (a data artifact of 100 MB)
@@ -192,11 +202,7 @@ def _writer_for(rows: pl.DataFrame) -> WriterProperties:
     largest = sizes.max()
     if not isinstance(largest, int) or largest * rows.height <= ROW_GROUP_CONTENT_BYTES:
         return WRITER_PROPERTIES
-    return WriterProperties(
-        compression="ZSTD",
-        column_properties=_CONTENT,
-        max_row_group_size=max(1, ROW_GROUP_CONTENT_BYTES // largest),
-    )
+    return _writer(max_row_group_size=max(1, ROW_GROUP_CONTENT_BYTES // largest))
 
 
 def scan_table(table: DeltaTable, place: TablePlace) -> pl.LazyFrame:

@@ -1,0 +1,67 @@
+"""Large artifact contents (issue 34): stored once, in row groups of about their own size, and
+read back whole, also under a root whose path delta-rs escapes."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from stemma.core.execution_records import ExecutionRecord
+from stemma.core.operations.drafts import DataDraft
+from stemma.storage import DeltaStore
+from stemma.storage.tables import ROW_GROUP_CONTENT_BYTES
+
+RecordFactory = Callable[..., ExecutionRecord]
+
+
+def _csv(size: int, seed: int) -> bytes:
+    """About ``size`` bytes of CSV: random hex, which compresses about 2:1."""
+    rng = random.Random(seed)
+    lines = size // 82
+    text = rng.randbytes(lines * 40).hex()
+    rows = (f"{text[i : i + 40]},{text[i + 40 : i + 80]}" for i in range(0, lines * 80, 80))
+    return ("a,b\n" + "\n".join(rows) + "\n").encode()
+
+
+@pytest.mark.parametrize("root_name", ["root", "root with space é"])
+def test_large_contents_are_kept_once_a_row_group_each_and_read_back_whole(
+    tmp_path: Path, make_record: RecordFactory, root_name: str
+) -> None:
+    store = DeltaStore(tmp_path / root_name)
+    contents = [_csv(3_000_000, seed) for seed in range(2)]
+    assert all(len(c) > ROW_GROUP_CONTENT_BYTES // 2 for c in contents)  # one a row group
+    made = [DataDraft.draft(c, f"big{i}.csv", step_number=1) for i, c in enumerate(contents)]
+    artifacts = [draft.finalize() for draft in made]
+    store.commit_wave([store.stage_execution(make_record(artifacts))])
+
+    [data_file] = (tmp_path / root_name / "delta" / "artifacts" / "data").glob("*.parquet")
+    footer = pq.ParquetFile(data_file).metadata
+    column = footer.schema.to_arrow_schema().names.index("content")
+    chunks = [footer.row_group(g).column(column) for g in range(footer.num_row_groups)]
+    assert footer.num_row_groups == 2  # reading one artifact decodes only its own
+    assert not any(chunk.is_stats_set for chunk in chunks)  # no whole value kept as min or max
+    assert not any(chunk.has_dictionary_page for chunk in chunks)
+    # Kept once, compressed: not again in a footer or a dictionary (it was 3x the content).
+    assert data_file.stat().st_size < sum(len(c) for c in contents)
+
+    again = DeltaStore(tmp_path / root_name)  # a new process's store: nothing cached
+    got = again.load_artifacts([a.artifact_id for a in artifacts])
+    assert [got[a.artifact_id].content for a in artifacts] == contents
+    assert [got[a.artifact_id].size for a in artifacts] == [len(c) for c in contents]
+
+
+def test_small_contents_keep_one_row_group_an_append(
+    store: DeltaStore, make_record: RecordFactory, tmp_path: Path
+) -> None:
+    made = [DataDraft.draft(b"a,b\n%d,2\n" % i, f"small{i}.csv", step_number=1) for i in range(50)]
+    artifacts = [draft.finalize() for draft in made]
+    store.commit_wave([store.stage_execution(make_record(artifacts))])
+
+    [data_file] = (tmp_path / "root" / "delta" / "artifacts" / "data").glob("*.parquet")
+    assert pq.ParquetFile(data_file).metadata.num_row_groups == 1
+    got = store.load_artifacts([a.artifact_id for a in artifacts])
+    assert {got[a.artifact_id].content for a in artifacts} == {d.content for d in made}
