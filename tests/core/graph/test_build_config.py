@@ -134,6 +134,14 @@ def test_build_config_derived_paths_are_keyed_by_their_placeholder_text() -> Non
     assert moved.lower().fingerprint != spec.fingerprint  # the dep's key is in the step's
 
 
+def test_a_path_made_from_the_output_url_is_keyed_by_its_text_not_read_as_a_file() -> None:
+    def config(ctx: StepContext) -> dict[str, Any]:
+        return {"source": pathlib.Path(ctx.output_url) / "a.json", "out_path": ctx.output_path}
+
+    spec = apply("mirrored", read_file, version="v1", build_config=config).lower()
+    assert spec.config["inputs"]["source"] == "<output_url>/a.json"  # no file looked for there
+
+
 def test_build_config_refuses_an_argument_given_twice_naming_it() -> None:
     with pytest.raises(TypeError, match=r"^step 's': argument 'x' is given twice"):
         apply("s", scale, version="v1", x=1, build_config=lambda ctx: {"x": 2, "out_path": OUT})

@@ -13,6 +13,7 @@ from stemma.core.errors import LoweringError
 from stemma.core.graph.markers import (
     OUT,
     OUTPUT_PLACEHOLDER,
+    OUTPUT_URL_PLACEHOLDER,
     PREFIX_PLACEHOLDER,
     REGION_PLACEHOLDER,
     Placeholder,
@@ -23,8 +24,6 @@ if TYPE_CHECKING:
     from stemma.core.graph.step import ArtifactStep
 
 
-OUTPUT_URL_PLACEHOLDER = "<output_url>"
-"""``StepContext.output_url`` at fingerprint time: keyed as this text, the same on every root."""
 REGION_ENV = "STEMMA_REGION"
 """The environment variable a run-time ``StepContext.region`` is read from (None when unset)."""
 

@@ -25,7 +25,15 @@ PREFIX_PLACEHOLDER: Final = "<prefix>"
 """The root (``StepContext.prefix``) at fingerprint time."""
 REGION_PLACEHOLDER: Final = "<region>"
 """The region (``StepContext.region``) at fingerprint time."""
-PLACEHOLDER_STARTS: Final = (OUTPUT_PLACEHOLDER, PREFIX_PLACEHOLDER, REGION_PLACEHOLDER, "<dep:")
+OUTPUT_URL_PLACEHOLDER: Final = "<output_url>"
+"""``StepContext.output_url`` at fingerprint time: keyed as this text, the same on every root."""
+PLACEHOLDER_STARTS: Final = (
+    OUTPUT_PLACEHOLDER,
+    OUTPUT_URL_PLACEHOLDER,
+    PREFIX_PLACEHOLDER,
+    REGION_PLACEHOLDER,
+    "<dep:",
+)
 """How a value made from a placeholder starts: a ``Path`` that does is no input file."""
 
 
