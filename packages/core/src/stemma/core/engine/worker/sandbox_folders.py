@@ -35,7 +35,7 @@ class Sandbox:
         for attempt in range(_ATTEMPTS):
             try:
                 for folder in (sandbox.materialized_inputs, sandbox.preprocess, sandbox.execute):
-                    folder.mkdir(parents=True, exist_ok=True)
+                    make_folder(folder)
                 sandbox.postprocess.mkdir(exist_ok=True)
                 sandbox.log_path.touch()
             except FileNotFoundError:
@@ -94,6 +94,27 @@ class Sandbox:
             return False
 
 
+def make_folder(folder: Path) -> None:
+    """``mkdir -p folder``, where a parent another worker removes meanwhile is always missing.
+
+    ``Path.mkdir(parents=True, exist_ok=True)`` raises ``FileExistsError`` when the folder was
+    there as it tried and gone when it looked again (another worker's ``rmdir`` of a parent it
+    emptied, in between): that is the same race as a parent missing, and is tried again as one.
+
+    Raises:
+        FileNotFoundError: a parent was removed meanwhile (try again).
+        FileExistsError: a file, not a folder, is in the way.
+    """
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        if folder.is_dir():
+            return
+        if folder.exists():
+            raise
+        raise FileNotFoundError(f"{folder} was removed as it was made") from None
+
+
 def remove_with_parents(sandbox: Sandbox) -> None:
     """Remove a unit's sandbox and the ``{cd}`` and ``{ab}`` folders it leaves empty."""
     sandbox.remove()
@@ -115,7 +136,7 @@ def move_folder(source: Path, target: Path) -> None:
     """
     for attempt in range(_ATTEMPTS):
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
+            make_folder(target.parent)
             source.rename(target)
             return
         except FileNotFoundError:
