@@ -10,6 +10,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from benchmarks.bench_ops import random_csv
 from stemma.core.execution_records import ExecutionRecord
 from stemma.core.operations.drafts import DataDraft
 from stemma.storage import DeltaStore
@@ -18,21 +19,12 @@ from stemma.storage.tables import ROW_GROUP_CONTENT_BYTES
 RecordFactory = Callable[..., ExecutionRecord]
 
 
-def _csv(size: int, seed: int) -> bytes:
-    """About ``size`` bytes of CSV: random hex, which compresses about 2:1."""
-    rng = random.Random(seed)
-    lines = size // 82
-    text = rng.randbytes(lines * 40).hex()
-    rows = (f"{text[i : i + 40]},{text[i + 40 : i + 80]}" for i in range(0, lines * 80, 80))
-    return ("a,b\n" + "\n".join(rows) + "\n").encode()
-
-
 @pytest.mark.parametrize("root_name", ["root", "root with space é"])
 def test_large_contents_are_kept_once_a_row_group_each_and_read_back_whole(
     tmp_path: Path, make_record: RecordFactory, root_name: str
 ) -> None:
     store = DeltaStore(tmp_path / root_name)
-    contents = [_csv(3_000_000, seed) for seed in range(2)]
+    contents = [random_csv(random.Random(seed), 3_000_000) for seed in range(2)]
     assert all(len(c) > ROW_GROUP_CONTENT_BYTES // 2 for c in contents)  # one a row group
     made = [DataDraft.draft(c, f"big{i}.csv", step_number=1) for i, c in enumerate(contents)]
     artifacts = [draft.finalize() for draft in made]
