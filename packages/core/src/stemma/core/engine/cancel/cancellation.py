@@ -164,12 +164,6 @@ class Canceller:
             if not held:  # a commit still under way (a loaded machine): the work is killed
                 # now; its steps' final events wait for it a little longer, or none is written
                 held = lock.acquire(timeout=HARD_CLOSE_WAIT)
-                if held:  # the final state again, now that no step can record meanwhile: a
-                    # step whose own final event went in while this waited told the monitor
-                    # its counts with it (RunContext.record), so the state says what the
-                    # tables say
-                    final = self._ctx.monitor.snapshot(final=True)
-                    write_state(self._ctx.store.layout.root, final)
             if held:  # the deferred events (cache hits), and a final event per stopped step
                 with contextlib.suppress(Exception):  # best effort: the process ends anyway
                     self._ctx.close_cancelled({step.number: step for step in final.steps})
