@@ -4,6 +4,8 @@ The store is killed while a step runs and started again three seconds later. obj
 retries what it can (a refused connection); a request cut mid-way fails the commit under way,
 and the run then fails naming the connection: its work stays staged, and the next run commits
 it. Either way every step ends recorded once, and the step committed before is not run again.
+A store that never comes back fails the run after object_store's retries (about 20 s), naming
+the store; what was staged before it went away is committed by the next run, once it is back.
 
 Against an Azurite of this test's own (it keeps its blobs on disk, so it can be killed and
 started again with the bucket as it was), on a port of its own: the shared servers are left
@@ -149,3 +151,49 @@ def test_a_store_killed_mid_run_and_started_again_costs_retries_not_the_run(
     assert done.height == 3  # each step recorded once: nothing lost, nothing twice
     assert done["execution_spec_id"].n_unique() == 3
     assert calls()["slow_square"] <= 4  # the step committed before the outage never ran again
+
+
+def test_a_store_that_never_comes_back_fails_the_run_in_one_line_and_loses_nothing(
+    azurite: OwnAzurite,
+) -> None:
+    root = f"az://{make_container(azurite.endpoint)}/root"
+    runner = subprocess.Popen(
+        [sys.executable, "-m", "tests.storage.object_roots.outage_runner", root],
+        cwd=CHECKOUT,
+        env={**os.environ, "STEMMA_TEST_SLEEP": "1.5"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while calls()["slow_square"] < 2:
+        assert runner.poll() is None, runner.communicate()
+        assert time.monotonic() < deadline, "the run never reached its second step"
+        time.sleep(0.1)
+    azurite.kill()  # and never started again while the run lives
+    out, err = runner.communicate(timeout=600)  # object_store's retries, then the failure
+
+    assert runner.returncode != 0, out
+    assert "values=" not in out
+    said = err.lower()
+    assert "cannot be reached in azure blob storage" in said or "connection" in said, err[-3000:]
+    assert "Traceback" not in err.splitlines()[-1], err[-3000:]
+
+    azurite.start()  # the store is back: the next run finds the first step, does the rest once
+    again = subprocess.run(
+        [sys.executable, "-m", "tests.storage.object_roots.outage_runner", root],
+        cwd=CHECKOUT,
+        env={**os.environ, "STEMMA_TEST_SLEEP": "0"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "values=1,4,9" in again.stdout
+    done = executions(root).filter(pl.col("success"))
+    assert done.height == 3
+    assert done["execution_spec_id"].n_unique() == 3
+    # slow/1 was staged before the store went away and is committed from staging, never run
+    # again; slow/2 and slow/3 could not keep their outputs in the store, so they run again.
+    assert calls()["slow_square"] <= 5
