@@ -13,11 +13,12 @@ from stemma.core.cli.main import main
 from stemma.core.examples import DataGenerator, MetricCalculator, Transform
 from stemma.core.exit_codes import ExitCode
 from stemma.core.front.pipeline import Pipeline
+from tests.roots_under_test import Root, new_root
 
 
 @pytest.fixture(scope="module")
-def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("cli") / "store"
+def root(tmp_path_factory: pytest.TempPathFactory) -> Root:
+    root = new_root(tmp_path_factory.mktemp("cli"), "store")
     pipeline = Pipeline.create("first", root=root, max_workers=1)
     generated = pipeline.run(DataGenerator, params={"count": 2, "rows": 3})
     transformed = pipeline.run(Transform, inputs={"dataset": generated.output("datasets")})
@@ -32,10 +33,14 @@ def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
 
 
 def test_runs_from_history_alone_when_the_live_state_is_gone(
-    root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    root: Root, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    copy = tmp_path / "copy"
-    shutil.copytree(root, copy, ignore=shutil.ignore_patterns("runs"))
+    if isinstance(root, Path):  # the root copied without its live state
+        copy: Root = tmp_path / "copy"
+        shutil.copytree(root, copy, ignore=shutil.ignore_patterns("runs"))
+    else:  # the bucket read from a machine whose local half is new
+        copy = root
+        monkeypatch.setenv("STEMMA_STATE_DIR", str(tmp_path / "another machine"))
     [run] = _json(capsys, "runs", "--root", str(copy))
     assert (run["status"], run["steps"]) == ("completed", "3/3")
     assert main(["status", run["run_id"], "--root", str(copy)]) == ExitCode.OK
@@ -43,7 +48,7 @@ def test_runs_from_history_alone_when_the_live_state_is_gone(
 
 
 def test_artifacts_lists_each_type_and_filters_by_type(
-    root: Path, capsys: pytest.CaptureFixture[str]
+    root: Root, capsys: pytest.CaptureFixture[str]
 ) -> None:
     metrics = _json(capsys, "artifacts", "--root", str(root), "--type", "metric")
     assert len(metrics) == 2
@@ -52,7 +57,7 @@ def test_artifacts_lists_each_type_and_filters_by_type(
 
 
 def test_lineage_walks_up_from_a_metric_and_down_from_its_source(
-    root: Path, capsys: pytest.CaptureFixture[str]
+    root: Root, capsys: pytest.CaptureFixture[str]
 ) -> None:
     metric = _json(capsys, "artifacts", "--root", str(root), "--type", "metric")[0]["artifact_id"]
     up = _json(capsys, "lineage", metric[:10], "--root", str(root))
@@ -63,7 +68,7 @@ def test_lineage_walks_up_from_a_metric_and_down_from_its_source(
 
 
 def test_lineage_of_an_unknown_artifact_exits_not_found(
-    root: Path, capsys: pytest.CaptureFixture[str]
+    root: Root, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["lineage", "ffffffff", "--root", str(root)]) == ExitCode.NOT_FOUND
     assert "stemma artifacts" in capsys.readouterr().err
@@ -72,7 +77,7 @@ def test_lineage_of_an_unknown_artifact_exits_not_found(
 def test_explain_says_which_param_made_a_pipeline_step_run_again(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    root = tmp_path / "store"
+    root = new_root(tmp_path, "store")
     for scale in (1.5, 2.5):
         pipeline = Pipeline.create("scaled", root=root, max_workers=1)
         generated = pipeline.run(DataGenerator, params={"count": 1, "rows": 2})
@@ -90,7 +95,7 @@ def test_explain_says_which_param_made_a_pipeline_step_run_again(
 
 
 def test_explain_and_status_take_a_run_by_its_short_id(
-    root: Path, capsys: pytest.CaptureFixture[str]
+    root: Root, capsys: pytest.CaptureFixture[str]
 ) -> None:
     [run] = _json(capsys, "runs", "--root", str(root))
     short = run["run_id"].rsplit("_", 1)[-1]  # as the dashboard shows it

@@ -13,6 +13,7 @@ import pytest
 
 from stemma.core.exit_codes import ExitCode
 from stemma.core.live import RunStatus, list_states, read_state
+from tests.roots_under_test import Root, new_root
 
 STEMMA = Path(sys.executable).parent / "stemma"
 # Worker processes are spawned, so a script needs the main guard, exactly as under `python`.
@@ -38,7 +39,7 @@ def script(tmp_path: Path) -> Path:
     return path
 
 
-def _stemma(root: Path, *argv: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def _stemma(root: Root, *argv: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(STEMMA), "--root", str(root), *argv],
         capture_output=True,
@@ -51,7 +52,7 @@ def _stemma(root: Path, *argv: str, timeout: float = 120) -> subprocess.Complete
 def test_run_runs_a_script_file_with_its_arguments_on_the_given_root(
     tmp_path: Path, script: Path
 ) -> None:
-    root = tmp_path / "store"
+    root = new_root(tmp_path, "store")
     done = _stemma(root, "run", str(script), "2")
     assert done.returncode == ExitCode.OK, done.stderr
     [state] = list_states(root)
@@ -107,7 +108,7 @@ def test_run_exits_with_the_code_watch_gives_for_how_its_run_ended(
 ) -> None:
     path = tmp_path / "a script.py"
     path.write_text(text)
-    root = tmp_path / "store"
+    root = new_root(tmp_path, "store")
     done = _stemma(root, "run", str(path))
     assert done.returncode == expected, done.stderr
     [state] = list_states(root)
@@ -125,7 +126,7 @@ def test_run_of_a_missing_script_exits_not_found(tmp_path: Path) -> None:
 def test_run_detach_prints_the_run_id_and_the_run_outlives_its_killed_parent(
     tmp_path: Path, script: Path
 ) -> None:
-    root = tmp_path / "store"
+    root = new_root(tmp_path, "store")
     # A parent with its own process group, like a login shell: killing the group kills the
     # parent (as a dropped SSH connection would), and must not reach the detached run.
     parent = subprocess.Popen(

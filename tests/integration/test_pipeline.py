@@ -17,11 +17,12 @@ from stemma.core.errors import StepFailedError
 from stemma.core.examples import DataGenerator, Fail, MetricCalculator, SlowCopy, Transform
 from stemma.core.front.pipeline import Pipeline
 from stemma.storage import artifacts, executions, steps
+from tests.roots_under_test import Root, below, new_root, on_this_machine
 
 
 @pytest.fixture
-def root(tmp_path: pathlib.Path) -> pathlib.Path:
-    return tmp_path / "store"
+def root(tmp_path: pathlib.Path) -> Root:
+    return new_root(tmp_path, "store")
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,7 @@ class FirstRun:
     pipeline: Pipeline
 
 
-def _first_pipeline(root: pathlib.Path, *, scale: float = 2.0, per_unit: int = 1) -> FirstRun:
+def _first_pipeline(root: Root, *, scale: float = 2.0, per_unit: int = 1) -> FirstRun:
     pipeline = Pipeline.create("first", root=root, max_workers=2)
     generated = pipeline.run(DataGenerator, params={"count": 3, "rows": 5})
     transformed = pipeline.run(
@@ -50,7 +51,7 @@ def _outputs(pipeline: Pipeline, step_number: int, role: str) -> set[str]:
     return set(pipeline.artifact_ids(pipeline[step_number].output(role)))
 
 
-def test_pipeline_first_run_builds_every_step(root: pathlib.Path) -> None:
+def test_pipeline_first_run_builds_every_step(root: Root) -> None:
     run = _first_pipeline(root)
     assert run.summary["overall_success"] is True
     assert [s["succeeded"] for s in run.summary["steps"]] == [1, 3, 3]
@@ -63,7 +64,7 @@ def test_pipeline_first_run_builds_every_step(root: pathlib.Path) -> None:
 
 
 def test_an_operation_steps_run_provenance_is_recorded_once_on_its_running_event(
-    root: pathlib.Path,
+    root: Root,
 ) -> None:
     import json
 
@@ -80,7 +81,7 @@ def test_an_operation_steps_run_provenance_is_recorded_once_on_its_running_event
 
 
 def test_pipeline_identical_rerun_is_all_step_hits_with_no_new_execution_rows(
-    root: pathlib.Path,
+    root: Root,
 ) -> None:
     first = _first_pipeline(root)
     before = executions(root).height
@@ -91,14 +92,14 @@ def test_pipeline_identical_rerun_is_all_step_hits_with_no_new_execution_rows(
     assert _outputs(first.pipeline, 2, "metrics") == _outputs(second.pipeline, 2, "metrics")
 
 
-def test_pipeline_changed_param_reruns_that_step_and_below_only(root: pathlib.Path) -> None:
+def test_pipeline_changed_param_reruns_that_step_and_below_only(root: Root) -> None:
     _first_pipeline(root, scale=2.0)
     second = _first_pipeline(root, scale=3.0)
     caches = [r.metadata["cache"] for r in (second.generated, second.transformed, second.scored)]
     assert caches == ["step", None, None]
 
 
-def test_pipeline_changed_batching_only_reruns_nothing(root: pathlib.Path) -> None:
+def test_pipeline_changed_batching_only_reruns_nothing(root: Root) -> None:
     _first_pipeline(root, per_unit=1)
     before = executions(root).height
     second = _first_pipeline(root, per_unit=3)
@@ -106,7 +107,7 @@ def test_pipeline_changed_batching_only_reruns_nothing(root: pathlib.Path) -> No
     assert executions(root).height == before
 
 
-def test_pipeline_same_units_at_a_new_position_are_execution_level_hits(root: pathlib.Path) -> None:
+def test_pipeline_same_units_at_a_new_position_are_execution_level_hits(root: Root) -> None:
     pipeline = _first_pipeline(root).pipeline
     generated_ids = sorted(_outputs(pipeline, 0, "datasets"))
     before = executions(root).height
@@ -123,7 +124,7 @@ def test_pipeline_same_units_at_a_new_position_are_execution_level_hits(root: pa
 
 
 def test_pipeline_partial_failure_under_continue_passes_successes_downstream(
-    root: pathlib.Path,
+    root: Root,
 ) -> None:
     pipeline = Pipeline.create("partial", root=root, max_workers=2)
     generated = pipeline.run(DataGenerator, params={"count": 3})
@@ -134,13 +135,13 @@ def test_pipeline_partial_failure_under_continue_passes_successes_downstream(
     pipeline.finalize()
     assert (failing.success, failing.succeeded_count, failing.failed_count) == (False, 2, 1)
     assert scored.succeeded_count == 2
-    logs = list((root / "logs" / "failures").rglob("*.log"))
+    logs = list((on_this_machine(root) / "logs" / "failures").rglob("*.log"))
     assert len(logs) == 1
     assert "refusing dataset_1.csv" in logs[0].read_text()
 
 
 def test_pipeline_all_failed_step_skips_dependents_not_independent_branches(
-    root: pathlib.Path,
+    root: Root,
 ) -> None:
     pipeline = Pipeline.create("allfail", root=root, max_workers=2)
     generated = pipeline.run(DataGenerator, params={"count": 2})
@@ -160,7 +161,7 @@ def test_pipeline_all_failed_step_skips_dependents_not_independent_branches(
 
 
 def test_a_step_with_nothing_to_do_is_skipped_and_counts_as_a_success(
-    root: pathlib.Path,
+    root: Root,
 ) -> None:
     from stemma.core.operations.builtins import Filter
 
@@ -181,7 +182,7 @@ def test_a_step_with_nothing_to_do_is_skipped_and_counts_as_a_success(
 
 
 def test_an_operation_class_workers_cannot_import_is_refused_before_anything_runs(
-    root: pathlib.Path,
+    root: Root,
 ) -> None:
     from stemma.core import apply, output_of, run
     from stemma.core.errors import UnpicklableStepError
@@ -201,8 +202,8 @@ def test_an_operation_class_workers_cannot_import_is_refused_before_anything_run
     data = apply("data", DataGenerator, params={"count": 1})
     copied = apply("copied", CopyDefinedInATest, dataset=output_of(data, "datasets"))
     with pytest.raises(UnpicklableStepError, match="CopyDefinedInATest"):
-        run(copied, root=root / "lazy")
-    assert not (root / "lazy" / "runs").exists()  # refused before a run opened
+        run(copied, root=below(root, "lazy"))
+    assert not (on_this_machine(below(root, "lazy")) / "runs").exists()  # refused before a run opened
 
 
 def _names_in_unit_order(pipeline: Pipeline, reference: OutputReference) -> list[str]:
@@ -213,7 +214,7 @@ def _names_in_unit_order(pipeline: Pipeline, reference: OutputReference) -> list
 
 
 def test_pipeline_fail_fast_stops_the_packed_units_skips_later_steps_and_raises(
-    root: pathlib.Path,
+    root: Root,
 ) -> None:
     pipeline = Pipeline.create("fast", root=root, max_workers=2, failure_policy="fail_fast")
     datasets = pipeline.run(DataGenerator, params={"count": 8}).output("datasets")
@@ -257,7 +258,7 @@ def test_pipeline_fail_fast_stops_the_packed_units_skips_later_steps_and_raises(
     assert (retried.cached_count, retried.failed_count, retried.succeeded_count) == (position, 1, 7)
 
 
-def test_pipeline_fail_fast_stops_the_steps_other_workers(root: pathlib.Path) -> None:
+def test_pipeline_fail_fast_stops_the_steps_other_workers(root: Root) -> None:
     pipeline = Pipeline.create("fast", root=root, max_workers=2, failure_policy="fail_fast")
     datasets = pipeline.run(DataGenerator, params={"count": 8}).output("datasets")
     first = _names_in_unit_order(pipeline, datasets)[0]
@@ -280,7 +281,7 @@ def test_pipeline_fail_fast_stops_the_steps_other_workers(root: pathlib.Path) ->
 
 
 def test_pipeline_fail_fast_cancelled_ends_as_cancelled_not_as_a_failure(
-    root: pathlib.Path,
+    root: Root,
 ) -> None:
     pipeline = Pipeline.create("fast", root=root, max_workers=1, failure_policy="fail_fast")
     datasets = pipeline.run(DataGenerator, params={"count": 4}).output("datasets")
@@ -297,7 +298,7 @@ def test_pipeline_fail_fast_cancelled_ends_as_cancelled_not_as_a_failure(
     assert summary["overall_success"] is False
 
 
-def test_pipeline_validation_errors_write_nothing(root: pathlib.Path) -> None:
+def test_pipeline_validation_errors_write_nothing(root: Root) -> None:
     pipeline = Pipeline.create("invalid", root=root, max_workers=1)
     with pytest.raises(ValueError, match="unknown param 'scael'"):
         pipeline.submit(Transform, inputs={"dataset": ["0" * 32]}, params={"scael": 2})
@@ -313,7 +314,7 @@ def test_pipeline_validation_errors_write_nothing(root: pathlib.Path) -> None:
 
 
 def test_pipeline_resume_continues_numbering_and_references_finished_steps(
-    root: pathlib.Path,
+    root: Root,
 ) -> None:
     first = Pipeline.create("resumable", root=root, max_workers=1)
     first.run(DataGenerator, params={"count": 2})
@@ -331,12 +332,12 @@ def test_pipeline_resume_continues_numbering_and_references_finished_steps(
     assert row["last_status"] == "completed"
 
 
-def test_pipeline_resume_of_an_unknown_run_says_so(root: pathlib.Path) -> None:
+def test_pipeline_resume_of_an_unknown_run_says_so(root: Root) -> None:
     with pytest.raises(ValueError, match="no run of pipeline 'nothing'"):
         Pipeline.resume(root, name="nothing")
 
 
-def test_pipeline_gpu_operation_runs_one_unit_at_a_time(root: pathlib.Path) -> None:
+def test_pipeline_gpu_operation_runs_one_unit_at_a_time(root: Root) -> None:
     pipeline = Pipeline.create("gpu", root=root, max_workers=2)
     generated = pipeline.run(DataGenerator, params={"count": 3})
     transformed = pipeline.run(
@@ -356,7 +357,7 @@ def test_pipeline_gpu_operation_runs_one_unit_at_a_time(root: pathlib.Path) -> N
         assert ended <= started  # never two at once
 
 
-def test_pipeline_packed_units_commit_every_unit_once(root: pathlib.Path) -> None:
+def test_pipeline_packed_units_commit_every_unit_once(root: Root) -> None:
     pipeline = Pipeline.create("packed", root=root, max_workers=2)
     generated = pipeline.run(DataGenerator, params={"count": 6})
     transformed = pipeline.run(
@@ -370,10 +371,10 @@ def test_pipeline_packed_units_commit_every_unit_once(root: pathlib.Path) -> Non
     rows = executions(root).filter(pl.col("step_name") == "example.transform")
     assert rows.height == 6
     assert rows["execution_run_id"].n_unique() == 6
-    assert not any((root / "staging").glob("*/*/*/*/executions.parquet"))
+    assert not any((on_this_machine(root) / "staging").glob("*/*/*/*/executions.parquet"))
 
 
-def test_pipeline_reference_to_a_role_the_step_lacks_is_refused(root: pathlib.Path) -> None:
+def test_pipeline_reference_to_a_role_the_step_lacks_is_refused(root: Root) -> None:
     pipeline = Pipeline.create("roles", root=root, max_workers=1)
     generated = pipeline.submit(DataGenerator, params={"count": 1})
     wrong = OutputReference(generated.step_number, "dataset", "data")  # the role is "datasets"

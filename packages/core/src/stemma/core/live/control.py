@@ -49,7 +49,7 @@ def request_cancel(
     directory = run_dir(root, run_id)
     if not directory.is_dir():
         raise FileNotFoundError(
-            f"no run {run_id!r} under {Path(root) / 'runs'}; `stemma runs` lists the runs"
+            f"no run {run_id!r} under {directory.parent}; `stemma runs` lists the runs"
         )
     request = CancelRequest(
         level=parsed,

@@ -23,6 +23,8 @@ from typing import Any
 from stemma.core.backends.worker_deaths import process_alive
 from stemma.core.crash_points import crash_point
 from stemma.core.run_ids import check_run_id
+from stemma.core.store.locations import resolve_root
+from stemma.core.store.root_urls import is_url
 from stemma.core.unit_counts import UnitCounts
 
 STATE_FILE = "state.json"
@@ -224,11 +226,24 @@ def _step_state(data: dict[str, Any]) -> StepState:
 def run_dir(root: str | os.PathLike[str], run_id: str) -> Path:
     """``{root}/runs/{run_id}``: the run's live state and control requests.
 
+    A root given as a bucket's URL has its live state in its local half on this machine.
+
     Raises:
         ValueError: ``run_id`` is not a run id (a path, ``..``): nothing outside ``runs/``.
+        RootURLError: ``root`` is a URL that cannot be used here.
     """
     check_run_id(run_id)
-    return Path(root) / "runs" / run_id
+    return live_root(root) / "runs" / run_id
+
+
+def live_root(root: str | os.PathLike[str]) -> Path:
+    """The directory holding ``root``'s live channel: the root, or a bucket root's local half.
+
+    A path is taken as given (relative stays relative: no ``$STEMMA_ROOT``, no ``absolute``),
+    so only a URL costs anything (the local half's marker read, once per call).
+    """
+    given = os.fspath(root)
+    return resolve_root(given) if is_url(given) else Path(given)
 
 
 def write_state(root: str | os.PathLike[str], state: RunState) -> None:
@@ -268,7 +283,7 @@ def list_states(
     """Every run with a state file under ``root``, newest first; unreadable files are skipped."""
     now = dt.datetime.now(dt.UTC)
     found: list[RunState] = []
-    runs = Path(root) / "runs"
+    runs = live_root(root) / "runs"
     paths = list(runs.glob(f"*/{STATE_FILE}")) if runs.is_dir() else list[Path]()
     for path in paths:
         try:
