@@ -41,10 +41,19 @@ _HYPOTHESIS_DIR = (
 if _HYPOTHESIS_DIR is not None:
     os.environ[HYPOTHESIS_ENV] = str(_HYPOTHESIS_DIR)
 
+STATE_DIR_ENV = "STEMMA_STATE_DIR"
+_STATE_DIR = None if STATE_DIR_ENV in os.environ else Path(tempfile.mkdtemp(prefix="stemma-state-"))
+"""Where bucket roots' local halves go outside a test (a module-scoped fixture's root): never
+``~/.local/state``. Each test has its own (``_state_dirs_in_tmp``); removed as the session ends."""
+if _STATE_DIR is not None:
+    os.environ[STATE_DIR_ENV] = str(_STATE_DIR)
+
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    if _HYPOTHESIS_DIR is not None and not _is_xdist_worker(config):
-        shutil.rmtree(_HYPOTHESIS_DIR, ignore_errors=True)
+    if not _is_xdist_worker(config):
+        for made in (_HYPOTHESIS_DIR, _STATE_DIR):
+            if made is not None:
+                shutil.rmtree(made, ignore_errors=True)
 
 
 def _left_in_checkout() -> set[str] | None:
@@ -101,7 +110,7 @@ def _remove_odd_parent(config: pytest.Config, *, passed: bool) -> None:
 @pytest.fixture(autouse=True)
 def _state_dirs_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """An object root's local half goes below the test's directory, never ``~/.local/state``."""
-    monkeypatch.setenv("STEMMA_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv(STATE_DIR_ENV, str(tmp_path / "state"))
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

@@ -22,11 +22,12 @@ from stemma.core.operations.builtins import (
 from stemma.core.operations.registry import get_operation
 from stemma.core.operations.results import ExecuteInput
 from stemma.storage import artifacts, executions, steps
+from tests.roots_under_test import Root, new_root
 
 
 @pytest.fixture
-def root(tmp_path: pathlib.Path) -> pathlib.Path:
-    return tmp_path / "store"
+def root(tmp_path: pathlib.Path) -> Root:
+    return new_root(tmp_path, "store")
 
 
 def _write_csv(path: pathlib.Path, rows: int, *, offset: float = 0.0) -> pathlib.Path:
@@ -39,7 +40,7 @@ def _ids(pipeline: Pipeline, result: StepResult, role: str) -> set[str]:
     return set(pipeline.artifact_ids(result.output(role)))
 
 
-def _ingest(root: pathlib.Path, paths: list[pathlib.Path]) -> tuple[StepResult, set[str]]:
+def _ingest(root: Root, paths: list[pathlib.Path]) -> tuple[StepResult, set[str]]:
     pipeline = Pipeline.create("ingest", root=root, max_workers=2)
     result = pipeline.run(IngestData, params={"paths": [str(p) for p in paths]})
     ids = _ids(pipeline, result, "data")
@@ -61,7 +62,7 @@ def test_builtins_are_registered_by_name() -> None:
 
 
 def test_ingest_data_reads_each_csv_into_a_data_artifact_with_its_name_and_rows(
-    root: pathlib.Path, tmp_path: pathlib.Path
+    root: Root, tmp_path: pathlib.Path
 ) -> None:
     paths = [_write_csv(tmp_path / "in" / "a.csv", 3), _write_csv(tmp_path / "in" / "b.csv", 5)]
 
@@ -75,7 +76,7 @@ def test_ingest_data_reads_each_csv_into_a_data_artifact_with_its_name_and_rows(
 
 
 def test_ingest_data_edited_in_place_is_a_cache_miss_with_new_ids(
-    root: pathlib.Path, tmp_path: pathlib.Path
+    root: Root, tmp_path: pathlib.Path
 ) -> None:
     path = _write_csv(tmp_path / "in" / "a.csv", 3)
     first, first_ids = _ingest(root, [path])
@@ -91,7 +92,7 @@ def test_ingest_data_edited_in_place_is_a_cache_miss_with_new_ids(
 
 
 def test_ingest_data_identical_rerun_and_moved_file_are_step_hits(
-    root: pathlib.Path, tmp_path: pathlib.Path
+    root: Root, tmp_path: pathlib.Path
 ) -> None:
     path = _write_csv(tmp_path / "in" / "a.csv", 4)
     _, first_ids = _ingest(root, [path])
@@ -109,7 +110,7 @@ def test_ingest_data_identical_rerun_and_moved_file_are_step_hits(
 
 
 def test_ingest_data_missing_file_is_a_validation_error_and_writes_nothing(
-    root: pathlib.Path, tmp_path: pathlib.Path
+    root: Root, tmp_path: pathlib.Path
 ) -> None:
     pipeline = Pipeline.create("bad", root=root, max_workers=1)
     missing = tmp_path / "nope.csv"
@@ -133,7 +134,7 @@ def test_ingest_data_refuses_a_file_edited_after_the_step_was_built(tmp_path: pa
 
 
 def test_ingest_files_references_files_in_place_keyed_by_content(
-    root: pathlib.Path, tmp_path: pathlib.Path
+    root: Root, tmp_path: pathlib.Path
 ) -> None:
     single = _write_csv(tmp_path / "in" / "one.csv", 2)
     tree = tmp_path / "in" / "tree"
@@ -156,7 +157,7 @@ def test_ingest_files_references_files_in_place_keyed_by_content(
 
 
 def test_merge_of_two_generators_passes_everything_through_creating_nothing(
-    root: pathlib.Path,
+    root: Root,
 ) -> None:
     pipeline = Pipeline.create("merge", root=root, max_workers=2)
     left = pipeline.run(DataGenerator, params={"count": 3, "seed": 1})
@@ -178,7 +179,7 @@ def test_merge_of_two_generators_passes_everything_through_creating_nothing(
     assert scaled.succeeded_count == 5
 
 
-def test_merge_rerun_is_a_step_hit(root: pathlib.Path) -> None:
+def test_merge_rerun_is_a_step_hit(root: Root) -> None:
     def run() -> StepResult:
         pipeline = Pipeline.create("merge", root=root, max_workers=2)
         left = pipeline.run(DataGenerator, params={"count": 2, "seed": 1})
@@ -197,7 +198,7 @@ Criteria = list[dict[str, object]]
 
 
 def _filtered(
-    root: pathlib.Path,
+    root: Root,
     criteria_for: Callable[[dict[str, float]], Criteria],
     *,
     scale: float | None = None,
@@ -231,7 +232,7 @@ def _filtered(
     return means, kept_ids
 
 
-def test_filter_keeps_only_datasets_whose_mean_y_passes(root: pathlib.Path) -> None:
+def test_filter_keeps_only_datasets_whose_mean_y_passes(root: Root) -> None:
     threshold: list[float] = []
 
     def above_the_median(means: dict[str, float]) -> Criteria:
@@ -244,7 +245,7 @@ def test_filter_keeps_only_datasets_whose_mean_y_passes(root: pathlib.Path) -> N
     assert 0 < len(kept) < len(means)
 
 
-def test_filter_walks_lineage_through_a_transform_to_its_metrics(root: pathlib.Path) -> None:
+def test_filter_walks_lineage_through_a_transform_to_its_metrics(root: Root) -> None:
     threshold: list[float] = []
 
     def scaled_below_the_median(means: dict[str, float]) -> Criteria:
@@ -259,7 +260,7 @@ def test_filter_walks_lineage_through_a_transform_to_its_metrics(root: pathlib.P
 
 
 def test_filter_needs_every_criterion_and_drops_datasets_without_the_metric(
-    root: pathlib.Path,
+    root: Root,
 ) -> None:
     _, kept_all = _filtered(
         root,
@@ -273,7 +274,7 @@ def test_filter_needs_every_criterion_and_drops_datasets_without_the_metric(
 
 
 def test_filter_unknown_operator_is_a_validation_error_listing_the_accepted(
-    root: pathlib.Path,
+    root: Root,
 ) -> None:
     pipeline = Pipeline.create("bad", root=root, max_workers=1)
     generated = pipeline.run(DataGenerator, params={"count": 1})
@@ -320,7 +321,7 @@ def test_criterion_ordering_operator_refuses_a_non_number() -> None:
 
 
 def test_filter_with_the_metrics_role_waits_for_them_and_is_keyed_by_them(
-    root: pathlib.Path,
+    root: Root,
 ) -> None:
     def run(scale: float) -> tuple[StepResult, set[str]]:
         pipeline = Pipeline.create("filter-metrics", root=root, max_workers=2)

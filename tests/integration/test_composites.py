@@ -8,16 +8,15 @@ import pytest
 from stemma.core.examples import DataGenerator, TransformThenScore
 from stemma.core.front.pipeline import Pipeline
 from stemma.storage import artifacts, executions, lineage, steps
+from tests.roots_under_test import Root, new_root
 
 
 @pytest.fixture
-def root(tmp_path: pathlib.Path) -> pathlib.Path:
-    return tmp_path / "store"
+def root(tmp_path: pathlib.Path) -> Root:
+    return new_root(tmp_path, "store")
 
 
-def _collapsed(
-    root: pathlib.Path, intermediates: str | None
-) -> tuple[set[str], set[str], str | None]:
+def _collapsed(root: Root, intermediates: str | None) -> tuple[set[str], set[str], str | None]:
     """Generate two datasets, run the composite on them; (dataset ids, metric ids, cache)."""
     pipeline = Pipeline.create("composite", root=root, max_workers=2)
     generated = pipeline.run(DataGenerator, params={"count": 2, "rows": 5})
@@ -35,16 +34,16 @@ def _collapsed(
     return datasets, metrics, scored.metadata.get("cache")
 
 
-def _edges_up(root: pathlib.Path, metrics: set[str]) -> pl.DataFrame:
+def _edges_up(root: Root, metrics: set[str]) -> pl.DataFrame:
     return pl.concat([lineage(root, metric, "up") for metric in sorted(metrics)])
 
 
-def _counts(root: pathlib.Path) -> dict[str, int]:
+def _counts(root: Root) -> dict[str, int]:
     return dict(artifacts(root)["artifact_type"].value_counts().rows())
 
 
 def test_collapsed_discard_commits_only_final_artifacts_with_shortcut_edges(
-    root: pathlib.Path,
+    root: Root,
 ) -> None:
     datasets, metrics, _ = _collapsed(root, None)  # discard is the default
     assert len(metrics) == 2
@@ -61,7 +60,7 @@ def test_collapsed_discard_commits_only_final_artifacts_with_shortcut_edges(
 
 
 def test_collapsed_persist_commits_intermediates_with_internal_edges_off_boundary(
-    root: pathlib.Path,
+    root: Root,
 ) -> None:
     datasets, metrics, _ = _collapsed(root, "persist")
     assert _counts(root) == {"data": 4, "metric": 2}
@@ -80,7 +79,7 @@ def test_collapsed_persist_commits_intermediates_with_internal_edges_off_boundar
     assert not transformed & datasets
 
 
-def test_collapsed_expose_marks_internal_edges_as_step_boundaries(root: pathlib.Path) -> None:
+def test_collapsed_expose_marks_internal_edges_as_step_boundaries(root: Root) -> None:
     datasets, metrics, _ = _collapsed(root, "expose")
     assert _counts(root) == {"data": 4, "metric": 2}
     edges = _edges_up(root, metrics)
@@ -92,7 +91,7 @@ def test_collapsed_expose_marks_internal_edges_as_step_boundaries(root: pathlib.
 
 
 def test_collapsed_rerun_is_a_step_hit_and_the_policy_is_part_of_the_key(
-    root: pathlib.Path,
+    root: Root,
 ) -> None:
     _, first, _ = _collapsed(root, "discard")
     before = executions(root).height
@@ -107,7 +106,7 @@ def test_collapsed_rerun_is_a_step_hit_and_the_policy_is_part_of_the_key(
 
 
 def test_collapsed_rejects_an_unknown_policy_and_intermediates_on_a_plain_operation(
-    root: pathlib.Path,
+    root: Root,
 ) -> None:
     pipeline = Pipeline.create("composite", root=root)
     with pytest.raises(ValueError, match="unknown intermediates 'keep'"):
@@ -118,7 +117,7 @@ def test_collapsed_rejects_an_unknown_policy_and_intermediates_on_a_plain_operat
     assert steps(root).height == 0
 
 
-def _expanded(root: pathlib.Path) -> tuple[Pipeline, list[str | None], set[str]]:
+def _expanded(root: Root) -> tuple[Pipeline, list[str | None], set[str]]:
     pipeline = Pipeline.create("expanded", root=root, max_workers=2)
     generated = pipeline.run(DataGenerator, params={"count": 2, "rows": 5})
     expanded = pipeline.expand(
@@ -135,7 +134,7 @@ def _expanded(root: pathlib.Path) -> tuple[Pipeline, list[str | None], set[str]]
     return pipeline, [r.metadata.get("cache") for r in results], metrics
 
 
-def test_expanded_composite_runs_each_operation_as_a_named_step(root: pathlib.Path) -> None:
+def test_expanded_composite_runs_each_operation_as_a_named_step(root: Root) -> None:
     pipeline, caches, metrics = _expanded(root)
     assert caches == [None, None]
     assert len(metrics) == 2
@@ -148,7 +147,7 @@ def test_expanded_composite_runs_each_operation_as_a_named_step(root: pathlib.Pa
     assert edges["step_boundary"].all()
 
 
-def test_expanded_composite_identical_rerun_is_all_step_hits(root: pathlib.Path) -> None:
+def test_expanded_composite_identical_rerun_is_all_step_hits(root: Root) -> None:
     _, _, first = _expanded(root)
     before = executions(root).height
     _, caches, again = _expanded(root)
@@ -157,7 +156,7 @@ def test_expanded_composite_identical_rerun_is_all_step_hits(root: pathlib.Path)
     assert executions(root).height == before
 
 
-def test_expanded_composite_refuses_policies_it_cannot_honour(root: pathlib.Path) -> None:
+def test_expanded_composite_refuses_policies_it_cannot_honour(root: Root) -> None:
     pipeline = Pipeline.create("expanded", root=root)
     with pytest.raises(ValueError, match="always 'expose'"):
         pipeline.expand(TransformThenScore, inputs={"dataset": []}, intermediates="discard")

@@ -11,6 +11,7 @@ import polars as pl
 
 from stemma.core import resolve
 from stemma.storage import executions, steps
+from tests.roots_under_test import new_root, on_this_machine
 
 HERE = pathlib.Path(__file__).parent
 sys.path.insert(0, str(HERE))
@@ -27,7 +28,7 @@ def _wait_for(path: pathlib.Path, timeout: float = 60) -> None:
 def test_runner_killed_after_staging_is_committed_once_by_the_runner_waiting_behind_it(
     tmp_path: pathlib.Path,
 ) -> None:
-    root, counter, go = tmp_path / "root", tmp_path / "executions.txt", tmp_path / "go"
+    root, counter, go = new_root(tmp_path), tmp_path / "executions.txt", tmp_path / "go"
     dying = subprocess.Popen(
         [sys.executable, str(HERE / "dying_runner.py"), str(root), str(counter), str(go)],
         stderr=subprocess.PIPE,
@@ -46,5 +47,6 @@ def test_runner_killed_after_staging_is_committed_once_by_the_runner_waiting_beh
     statuses = steps(root).filter(pl.col("status") == "completed")
     assert statuses.height == 1
     # And the next start finds nothing left to commit.
-    assert not any(p.name == "executions.parquet" for p in (root / "staging").rglob("*"))
-    assert os.listdir(root / "outputs")
+    here = on_this_machine(root)
+    assert not any(p.name == "executions.parquet" for p in (here / "staging").rglob("*"))
+    assert os.listdir(here / "outputs")

@@ -15,6 +15,7 @@ from stemma.core import OUT, ArtifactStep, apply, lower, run
 from stemma.core.cli.main import main
 from stemma.core.exit_codes import ExitCode
 from stemma.storage import artifacts, lineage
+from tests.roots_under_test import Root, new_root
 
 
 def count_lines(source: str, out_path: str) -> int:
@@ -34,17 +35,17 @@ def _graph(raw: Path) -> ArtifactStep:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, ArtifactStep]:
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Root, Path, ArtifactStep]:
     folder = tmp_path_factory.mktemp("lazy_lineage")
     raw = folder / "raw.csv"
     raw.write_text("a\nb\nc\n")
-    root = folder / "root"
+    root = new_root(folder)
     handle = _graph(raw)
     run(handle, root=root, name="feat", max_workers=1)
     return root, raw, handle
 
 
-def _made_by(root: Path, step: str, kind: str) -> str:
+def _made_by(root: Root, step: str, kind: str) -> str:
     frame = artifacts(root, step_name=step, artifact_type=kind)
     [artifact_id] = frame.get_column("artifact_id").to_list()
     return str(artifact_id)
@@ -56,7 +57,7 @@ def _content_hash(handle: ArtifactStep) -> str:
 
 
 def test_lineage_names_lazy_outputs_by_their_step_and_ends_at_the_file_read(
-    built: tuple[Path, Path, ArtifactStep],
+    built: tuple[Root, Path, ArtifactStep],
 ) -> None:
     root, raw, handle = built
     value = _made_by(root, "feat/double", "metric")
@@ -75,7 +76,7 @@ def test_lineage_names_lazy_outputs_by_their_step_and_ends_at_the_file_read(
 
 
 def test_lineage_of_a_first_steps_output_is_the_file_it_read(
-    built: tuple[Path, Path, ArtifactStep],
+    built: tuple[Root, Path, ArtifactStep],
 ) -> None:
     root, raw, _ = built
     for kind in ("file_ref", "metric"):
@@ -86,7 +87,7 @@ def test_lineage_of_a_first_steps_output_is_the_file_it_read(
 
 
 def test_stemma_lineage_shows_the_file_path_and_content_and_the_steps_by_name(
-    built: tuple[Path, Path, ArtifactStep], capsys: pytest.CaptureFixture[str]
+    built: tuple[Root, Path, ArtifactStep], capsys: pytest.CaptureFixture[str]
 ) -> None:
     root, raw, handle = built
     value = _made_by(root, "feat/double", "metric")
@@ -101,7 +102,7 @@ def test_stemma_lineage_shows_the_file_path_and_content_and_the_steps_by_name(
 
 
 def test_lineage_down_from_a_raw_file_lists_what_was_made_from_it(
-    built: tuple[Path, Path, ArtifactStep],
+    built: tuple[Root, Path, ArtifactStep],
 ) -> None:
     root, raw, handle = built
     down = lineage(root, raw, "down").sort("depth", "target_role")
@@ -122,7 +123,7 @@ def test_lineage_down_from_a_raw_file_lists_what_was_made_from_it(
 
 
 def test_lineage_takes_a_raw_file_as_a_str_path_relative_to_the_current_directory(
-    built: tuple[Path, Path, ArtifactStep], monkeypatch: pytest.MonkeyPatch
+    built: tuple[Root, Path, ArtifactStep], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root, raw, _ = built
     monkeypatch.chdir(raw.parent)
@@ -132,7 +133,7 @@ def test_lineage_takes_a_raw_file_as_a_str_path_relative_to_the_current_director
 
 
 def test_lineage_up_from_a_raw_file_is_refused_saying_to_walk_down(
-    built: tuple[Path, Path, ArtifactStep],
+    built: tuple[Root, Path, ArtifactStep],
 ) -> None:
     root, raw, _ = built
     with pytest.raises(ValueError, match=r"raw input file.*walk down from it"):
@@ -140,7 +141,7 @@ def test_lineage_up_from_a_raw_file_is_refused_saying_to_walk_down(
 
 
 def test_a_file_no_step_read_made_nothing_and_no_warning_is_given(
-    built: tuple[Path, Path, ArtifactStep],
+    built: tuple[Root, Path, ArtifactStep],
 ) -> None:
     root, raw, _ = built
     with warnings.catch_warnings():
@@ -149,7 +150,7 @@ def test_a_file_no_step_read_made_nothing_and_no_warning_is_given(
 
 
 def test_stemma_lineage_of_a_raw_file_shows_what_was_made_from_it(
-    built: tuple[Path, Path, ArtifactStep], capsys: pytest.CaptureFixture[str]
+    built: tuple[Root, Path, ArtifactStep], capsys: pytest.CaptureFixture[str]
 ) -> None:
     root, raw, handle = built
     assert main(["lineage", str(raw), "--root", str(root)]) == ExitCode.OK

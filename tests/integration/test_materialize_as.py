@@ -29,6 +29,7 @@ from stemma.core.front.pipeline import Pipeline
 from stemma.core.operations import IngestData, IngestFiles
 from stemma.core.store import open_run_store
 from stemma.storage import executions, lineage
+from tests.roots_under_test import Root, new_root, on_this_machine
 
 POEM = "line\nso much depends\nupon\n"
 NOTES = "item\neggs\nmilk\n"
@@ -48,7 +49,9 @@ class Seen:
 
 @dataclass(frozen=True, kw_only=True)
 class Run:
-    root: pathlib.Path
+    root: Root
+    here: pathlib.Path
+    """Where the root's files on the machine that ran it are (a bucket root's local half)."""
     sources: dict[str, pathlib.Path]
     """The files ingested, by name."""
     inputs: dict[str, str]
@@ -56,7 +59,7 @@ class Run:
     cases: dict[str, Seen]
 
 
-def _seen(pipeline: Pipeline, root: pathlib.Path, step: StepResult) -> Seen:
+def _seen(pipeline: Pipeline, root: Root, step: StepResult) -> Seen:
     store = open_run_store(root)
     reports = store.load_artifacts(pipeline.artifact_ids(step.output("seen")))
     copies = store.load_artifacts(pipeline.artifact_ids(step.output("copy")))
@@ -71,7 +74,7 @@ def _seen(pipeline: Pipeline, root: pathlib.Path, step: StepResult) -> Seen:
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Run:
     base = tmp_path_factory.mktemp("materialize")
-    root, refs = base / "root", base / "refs"
+    root, refs = new_root(base), base / "refs"
     refs.mkdir()
     sources = {"poem.csv": base / "poem.csv", "notes.txt": base / "notes.txt"}
     sources["poem.csv"].write_text(POEM)
@@ -98,6 +101,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Run:
     assert summary["overall_success"], summary
     return Run(
         root=root,
+        here=on_this_machine(root),
         sources={**sources, "refs/poem.csv": refs / "poem.csv"},
         inputs={a.original_name: a.artifact_id for a in ingested.values()},
         cases=cases,
@@ -155,7 +159,7 @@ def test_sandbox_lies_under_working_by_step_operation_and_execution(run: Run) ->
     ran = executions(run.root, step_run_id=seen.step.step_run_id)
     run_ids = set(ran.get_column("execution_run_id").to_list())
     for report in seen.reports.values():
-        parts = pathlib.Path(report["sandbox"]).relative_to(run.root).parts
+        parts = pathlib.Path(report["sandbox"]).relative_to(run.here).parts
         working, step_dir, ab, cd, execution_run_id = parts
         assert (working, step_dir) == ("working", f"{seen.step.step_number}_test.see_as_text")
         assert (ab, cd) == (execution_run_id[:2], execution_run_id[2:4])

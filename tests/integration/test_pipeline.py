@@ -203,7 +203,9 @@ def test_an_operation_class_workers_cannot_import_is_refused_before_anything_run
     copied = apply("copied", CopyDefinedInATest, dataset=output_of(data, "datasets"))
     with pytest.raises(UnpicklableStepError, match="CopyDefinedInATest"):
         run(copied, root=below(root, "lazy"))
-    assert not (on_this_machine(below(root, "lazy")) / "runs").exists()  # refused before a run opened
+    assert not (
+        on_this_machine(below(root, "lazy")) / "runs"
+    ).exists()  # refused before a run opened
 
 
 def _names_in_unit_order(pipeline: Pipeline, reference: OutputReference) -> list[str]:
