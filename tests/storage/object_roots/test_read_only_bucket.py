@@ -9,9 +9,8 @@ Each run is its own process on its own machine's local half (``$STEMMA_STATE_DIR
 the SAS it was given (no account key), as a reader elsewhere would run: an ``object_store``
 client keeps the credentials it was made with for the life of its process.
 
-S3 is not here: moto's server enforces IAM policies only when started with
-``INITIAL_NO_AUTH_ACTION_COUNT`` set and its users made through IAM, which the shared server
-of ``scripts/object-stores.sh`` is not; the probe is the same code for both stores.
+S3 has the same tests with an IAM reader's keys, against a moto server that enforces IAM
+(test_read_only_s3.py, which runs :func:`main` too).
 """
 
 from __future__ import annotations
