@@ -19,6 +19,7 @@ from stemma.core.records import StepStatus
 from stemma.core.store import lineage_walk
 from stemma.core.store.locations import RootLayout
 from stemma.storage.artifact_tables import artifact_from_row, table_for_type
+from stemma.storage.content_files import fill_contents
 from stemma.storage.execution_rows import event_from_row, execution_from_row
 from stemma.storage.schemas import (
     ARTIFACT_EDGES,
@@ -150,7 +151,8 @@ def _read_type(
                 **_artifacts(spec, kind, rows),
                 **{i: dataclasses.replace(a, content=None) for i, a in sized.items()},
             }
-    return _artifacts(spec, kind, rows)
+    found = _artifacts(spec, kind, rows)
+    return fill_contents(layout, spec, found) if content else found
 
 
 def _once(rows: pl.DataFrame) -> pl.DataFrame:

@@ -27,6 +27,7 @@ from stemma.core.store.staging.bundle_format import BundleFiles, BundleFormat
 from stemma.core.store.staging.problems import StagedBundleError
 from stemma.core.store.staging.tree import WAVES, safe_name, staged_bundles
 from stemma.core.store.staging.writing import stage_bundle
+from stemma.storage.content_files import keep_large_contents
 from stemma.storage.execution_rows import execution_frames
 from stemma.storage.locks import bundle_lock
 from stemma.storage.schemas import EXECUTIONS, TableSpec, commit_order
@@ -104,7 +105,7 @@ def stage_executions(layout: RootLayout, records: Sequence[ExecutionRecord]) -> 
     Raises:
         ValueError: no records.
     """
-    return stage_bundle(layout, records, DELTA_BUNDLES)
+    return stage_bundle(layout, keep_large_contents(layout, records), DELTA_BUNDLES)
 
 
 def is_complete(bundle: Path) -> bool:

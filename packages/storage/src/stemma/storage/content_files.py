@@ -1,0 +1,163 @@
+"""Large contents kept as files beside the tables, one per artifact, named by its id.
+
+A content of at least :data:`LARGE_CONTENT_BYTES` (a 100 MB data artifact) is not put in its
+content table's Parquet: read back from there it costs zstd's decoding and two copies (Arrow's
+buffer, then the ``bytes`` a unit gets), about 5x reading the same bytes from a file. Such a
+content is written to ``{root}/contents/{id[0:2]}/{id[2:4]}/{id}`` (a root in a bucket: the
+object of that key under the root) by the worker that made it, before its unit is staged; its
+row keeps every column but ``content``, which is null with the size recorded. A row whose
+content is null and whose size is not zero is therefore one whose content is in its file
+(nothing else writes such a row to a table with a content column), and
+:func:`fill_contents` reads it from there when content is asked for.
+
+The file is written whole before the row that refers to it is staged (under a temporary name,
+fsynced, renamed into place), so a committed row never names a missing or partial file. An
+artifact's id is the hash of its content, so two writers of one id write the same bytes and
+either rename wins; a crash after the file and before the commit leaves a file no row refers
+to, reused by the next attempt (same id, same bytes). Keys are unchanged: the id is computed
+from the content before it is kept here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from stemma.core.crash_points import crash_point
+from stemma.core.operations.drafts import FinalizedArtifact
+from stemma.core.store.locations import RootLayout
+from stemma.core.store.staging.writing import fsync_directory
+from stemma.storage import object_roots
+from stemma.storage.artifact_tables import table_for_type
+from stemma.storage.schemas import METRICS, TableSpec
+
+if TYPE_CHECKING:
+    from stemma.core.execution_records import ExecutionRecord
+
+LARGE_CONTENT_BYTES = 4 * 1024 * 1024
+"""Contents of at least this many bytes are kept in their own file (the row-group cut of
+:mod:`stemma.storage.tables`: below it, reading from Parquet costs about what a file read does)."""
+FOLDER = "contents"
+"""The folder under the root (the prefix under a bucket root) the files are kept in."""
+
+
+def kept_apart(spec: TableSpec, content: bytes | None) -> bool:
+    """Whether a content of table ``spec`` goes to its own file (binary and large)."""
+    return (
+        content is not None
+        and len(content) >= LARGE_CONTENT_BYTES
+        and spec is not METRICS
+        and "content" in spec.columns
+    )
+
+
+def in_its_file(spec: TableSpec, content: object, size: int | None) -> bool:
+    """Whether a row read from ``spec`` (its content and size) has its content in a file."""
+    return content is None and bool(size) and spec is not METRICS and "content" in spec.columns
+
+
+def key(artifact_id: str) -> str:
+    """The file's path under the root: ``contents/{ab}/{cd}/{id}``."""
+    return f"{FOLDER}/{artifact_id[0:2]}/{artifact_id[2:4]}/{artifact_id}"
+
+
+def keep_large_contents(
+    layout: RootLayout, records: Sequence[ExecutionRecord]
+) -> list[ExecutionRecord]:
+    """Write each large content of ``records`` to its file; the records without those contents.
+
+    Called by staging before a bundle is written: the rows staged for these artifacts carry
+    their size and no content.
+
+    Raises:
+        OSError: a file cannot be written (the unit fails; nothing refers to a partial file).
+        RootURLError: a put to the root's bucket failed.
+    """
+    kept: list[ExecutionRecord] = []
+    for record in records:
+        artifacts = [_kept(layout, artifact) for artifact in record.artifacts]
+        if all(new is old for new, old in zip(artifacts, record.artifacts, strict=True)):
+            kept.append(record)
+        else:
+            kept.append(dataclasses.replace(record, artifacts=tuple(artifacts)))
+    return kept
+
+
+def _kept(layout: RootLayout, artifact: FinalizedArtifact) -> FinalizedArtifact:
+    if not kept_apart(table_for_type(artifact.artifact_type), artifact.content):
+        return artifact
+    assert artifact.content is not None
+    write_content(layout, artifact.artifact_id, artifact.content)
+    return dataclasses.replace(artifact, content=None, size=len(artifact.content))
+
+
+def write_content(layout: RootLayout, artifact_id: str, content: bytes) -> None:
+    """Keep ``content`` as artifact ``artifact_id``'s file, whole before this returns."""
+    root = layout.store
+    if root is not None:
+        import obstore
+
+        try:  # one put: whole or not there (object stores have no partial objects)
+            obstore.put(object_roots.object_store(root), key(artifact_id), content)
+        except Exception as err:
+            raise object_roots.unreachable(root, err) from err
+        crash_point("content.kept")
+        return
+    final = layout.root / key(artifact_id)
+    if final.is_file() and final.stat().st_size == len(content):
+        return  # the same id is the same bytes: written by an earlier attempt or another unit
+    final.parent.mkdir(parents=True, exist_ok=True)
+    partial = final.with_name(f".{artifact_id}.{os.getpid()}.{uuid.uuid4().hex[:8]}")
+    with partial.open("wb") as stream:
+        stream.write(content)
+        stream.flush()
+        os.fsync(stream.fileno())
+    os.replace(partial, final)
+    fsync_directory(final.parent)
+    crash_point("content.kept")
+
+
+def read_contents(
+    layout: RootLayout, spec: TableSpec, artifact_ids: Iterable[str]
+) -> dict[str, bytes]:
+    """The kept contents of ``artifact_ids`` (rows of ``spec``), read from their files.
+
+    Raises:
+        DamagedTableError: a row says its content is in a file that is not there (the
+            message names the table, the file and ``stemma check``).
+    """
+    from stemma.storage.errors import DamagedTableError
+
+    root = layout.store
+    found: dict[str, bytes] = {}
+    for artifact_id in artifact_ids:
+        try:
+            if root is None:
+                found[artifact_id] = (layout.root / key(artifact_id)).read_bytes()
+            else:
+                import obstore
+
+                reply = obstore.get(object_roots.object_store(root), key(artifact_id))
+                found[artifact_id] = bytes(reply.bytes())
+        except FileNotFoundError as err:  # (obstore's not-found is this too)
+            where = f"{root.url}/" if root is not None else f"{layout.root}{os.sep}"
+            cause = f"artifact {artifact_id}'s content file {where}{key(artifact_id)} is missing"
+            raise DamagedTableError(spec.name, layout.root, cause) from err
+    return found
+
+
+def fill_contents(
+    layout: RootLayout, spec: TableSpec, artifacts: Mapping[str, FinalizedArtifact]
+) -> dict[str, FinalizedArtifact]:
+    """``artifacts`` read from ``spec``, each whose content is in its file given it."""
+    apart = [i for i, a in artifacts.items() if in_its_file(spec, a.content, a.size)]
+    if not apart:
+        return dict(artifacts)
+    contents = read_contents(layout, spec, apart)
+    return {
+        i: dataclasses.replace(a, content=contents[i]) if i in contents else a
+        for i, a in artifacts.items()
+    }
