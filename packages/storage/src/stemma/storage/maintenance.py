@@ -28,6 +28,7 @@ from stemma.storage.bucket_maintenance import compact_tables, vacuum_tables
 from stemma.storage.data_files import check_data_files
 from stemma.storage.delta_log import expired_log_entries, remove_log_entries
 from stemma.storage.errors import StorageError
+from stemma.storage.kept_contents import remove_unreferenced, unreferenced
 from stemma.storage.leftovers import Removal, leftovers, remove
 from stemma.storage.tables import WRITER_PROPERTIES
 
@@ -147,7 +148,8 @@ def vacuum_root(
     """Remove what nothing references any more and is older than ``retain_hours``.
 
     That is: table files that compaction replaced (or that a failed commit left), each table's
-    commit log entries before its newest checkpoint, preserved working directories, quarantined
+    commit log entries before its newest checkpoint, content files no artifact refers to (kept
+    for units never committed), preserved working directories, quarantined
     staging bundles and logs. Without ``apply`` nothing is deleted and the report lists what
     would be.
 
@@ -188,12 +190,14 @@ def vacuum_root(
             # after the files: vacuuming commits to the log, and may write a checkpoint
             log_entries += _log_entries(name, path, cutoff, apply=apply)
     others = leftovers(layout, cutoff, live_run_ids=frozenset(live))
+    contents = unreferenced(layout, cutoff)
     if apply:
         remove(layout, others)
+        remove_unreferenced(layout, contents)
     return VacuumReport(
         applied=apply,
         retain_hours=retain_hours,
-        removals=(*removals, *others),
+        removals=(*removals, *others, *contents),
         log_entries=tuple(log_entries),
     )
 

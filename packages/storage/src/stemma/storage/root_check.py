@@ -29,8 +29,10 @@ from stemma.core.store.locations import RootLayout, resolve_root
 from stemma.core.store.sqlite.schema import DATABASE_FILE
 from stemma.core.store.staging.removal import quarantine_dir
 from stemma.storage.bucket_check import check_bucket_tables
+from stemma.storage.bucket_maintenance import bucket_tables
 from stemma.storage.check_findings import CheckReport, Finding, Problem, Severity, relative
 from stemma.storage.delta_store import DeltaStore
+from stemma.storage.kept_contents import content_problems
 from stemma.storage.maintenance import delta_tables
 from stemma.storage.staging import WAVES, is_complete, staged_bundles
 from stemma.storage.table_check import check_table
@@ -58,6 +60,8 @@ def check_root(root: str | os.PathLike[str] | None = None, *, repair: bool = Fal
     layout = RootLayout(resolve_root(root))
     tables, problems = _tables(layout)
     findings = [_settle(problem, repair) for problem in problems]
+    if not any(f.problem.severity is Severity.DAMAGED for f in findings):  # the tables read
+        findings.extend(_settle(p, repair) for p in content_problems(layout, _names(layout)))
     states = _run_states(layout)
     live = [s.run_id for s in states if isinstance(s, RunState) and s.status is RunStatus.RUNNING]
     tables_sound = all(f.repaired for f in findings if f.problem.severity is Severity.DAMAGED)
@@ -87,6 +91,13 @@ def _tables(layout: RootLayout) -> tuple[int, list[Problem]]:
         return check_bucket_tables(layout)
     tables = delta_tables(layout)
     return len(tables), [p for name, path in tables for p in check_table(layout, name, path)]
+
+
+def _names(layout: RootLayout) -> list[str]:
+    """The names of the root's tables (listed in the bucket for a root in one)."""
+    if layout.store is not None:
+        return [place.name for place in bucket_tables(layout)]
+    return [name for name, _ in delta_tables(layout)]
 
 
 def _count(number: int, noun: str) -> str:
