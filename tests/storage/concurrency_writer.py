@@ -1,7 +1,9 @@
 """One writer of the concurrency table (test_concurrency_table.py), run as its own process.
 
 ``python -m tests.storage.concurrency_writer ROLE ROOT BARRIER INDEX [ARG…]``, with the checkout
-on ``PYTHONPATH``. Every writer imports what it needs, does what it must before the race (stage
+on ``PYTHONPATH``; ROOT is a directory or a bucket's URL, given to every store as it is (a writer
+of a bucket root takes the store's credentials, and its local half's ``$STEMMA_STATE_DIR``, from
+the environment). Every writer imports what it needs, does what it must before the race (stage
 its bundles), touches ``BARRIER/ready-{INDEX}`` and waits for ``BARRIER/go``: the test touches
 it once every writer is ready, so the races start together rather than one process start-up
 apart. A committer touches ``BARRIER/committed-{INDEX}`` when it has finished; the writers that
@@ -62,7 +64,7 @@ def count(barrier: Path, pattern: str) -> int:
     return len(list(barrier.glob(pattern)))
 
 
-def run_pipeline(root: Path, barrier: Path, index: int, seed: int, writers: int) -> dict[str, Any]:
+def run_pipeline(root: str, barrier: Path, index: int, seed: int, writers: int) -> dict[str, Any]:
     """One run of ``RaceGenerate``: what it offers and whether it found the step built."""
     # Imported here: the other roles start faster without the Pipeline and its engine.
     from stemma.core.front.pipeline import Pipeline
@@ -125,7 +127,7 @@ def until_done(barrier: Path, index: int, committers: int, once: Callable[[], T]
     return results
 
 
-def maintain(role: str, root: Path, barrier: Path, index: int, committers: int) -> dict[str, Any]:
+def maintain(role: str, root: str, barrier: Path, index: int, committers: int) -> dict[str, Any]:
     """Recover, vacuum or compact the root until the committers are done; what it did."""
     store = DeltaStore(root)
     if role == "recover":
@@ -150,7 +152,7 @@ def maintain(role: str, root: Path, barrier: Path, index: int, committers: int) 
 
 def main(argv: list[str]) -> None:
     """Parse the command line (see the module docstring), wait for the go, and write."""
-    role, root, barrier, index = argv[0], Path(argv[1]), Path(argv[2]), int(argv[3])
+    role, root, barrier, index = argv[0], argv[1], Path(argv[2]), int(argv[3])
     store = DeltaStore(root, compact=AUTO_POLICY if role == "commit-auto" else None)
     records: Records = []
     staged: list[Path] | None = None

@@ -2,8 +2,13 @@
 
 test_concurrency_table.py starts each writer (``concurrency_writer.py``) as its own process on
 one root, lets them all go at once with :meth:`Root.race`, and then checks, besides its row's
-own outcome, :func:`assert_sound`: each table reads whole, every data file it references is on
-disk, no row is there twice, nothing is left staged.
+own outcome, :func:`assert_sound`: each table reads whole, every data file it references is
+there, no row is there twice, nothing is left staged.
+
+A root is a directory, or a bucket's URL (``s3://…/root``): its tables are then in the bucket,
+read here as the store reads them (:func:`table_places`, delta-rs with the root's storage
+options), and what is staged is in its local half on this machine, which every writer shares
+(the same ``$STEMMA_STATE_DIR``, as processes on one machine do).
 """
 
 from __future__ import annotations
@@ -22,10 +27,13 @@ from urllib.parse import unquote
 import polars as pl
 from deltalake import DeltaTable
 
-from stemma.storage import DeltaStore
+from stemma.core.store.locations import RootLayout, resolve_root
+from stemma.storage import DeltaStore, object_roots
+from stemma.storage.bucket_maintenance import bucket_tables
 from stemma.storage.maintenance import delta_tables
+from stemma.storage.table_places import TablePlace, table_place
 
-from .conftest import FunctionStep, read_delta
+from .conftest import FunctionStep
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 DEADLINE_SECONDS = 120.0
@@ -36,12 +44,27 @@ DEADLINE_SECONDS = 120.0
 class Root:
     """The root a row races on, and the barrier directory its writers meet at."""
 
-    path: Path
+    given: Path | str
+    """The root as a user gives it: a directory, or a bucket's URL (``s3://{bucket}/root``)."""
     barrier: Path
+
+    @property
+    def local(self) -> Path:
+        """Where the root's files on this machine are: the directory, or the bucket's local half."""
+        return resolve_root(self.given)
+
+    @property
+    def in_bucket(self) -> bool:
+        """Whether the root's tables are in an object store."""
+        return isinstance(self.given, str)
+
+    def layout(self) -> RootLayout:
+        """The root's layout, as a store on it sees it."""
+        return DeltaStore(self.given).layout
 
     def start(self, role: str, index: int, *args: object) -> subprocess.Popen[str]:
         """Start a writer; it stops at the barrier until :meth:`race` says go."""
-        argv = ["-m", "tests.storage.concurrency_writer", role, str(self.path), str(self.barrier)]
+        argv = ["-m", "tests.storage.concurrency_writer", role, str(self.given), str(self.barrier)]
         path = os.pathsep.join(filter(None, [str(CHECKOUT), os.environ.get("PYTHONPATH")]))
         return subprocess.Popen(
             [sys.executable, *argv, str(index), *(str(arg) for arg in args)],
@@ -77,12 +100,94 @@ class Root:
         return path
 
 
+# ---------------------------------------------------------------- where the tables are
+
+
+def table_places(layout: RootLayout) -> list[TablePlace]:
+    """Every Delta table of the root: its directories under ``delta/``, or its bucket's, listed."""
+    if layout.store is None:
+        return [table_place(layout, name) for name, _ in delta_tables(layout)]
+    return bucket_tables(layout)
+
+
+def open_table(place: TablePlace) -> DeltaTable:
+    """The table's newest version, opened as the store opens it."""
+    return DeltaTable(place.uri, storage_options=place.options)
+
+
+def table_files(place: TablePlace, under: str = "") -> dict[str, str]:
+    """The files below a table's ``under`` (``_delta_log/``), by name relative to the table.
+
+    Each with where it is: its path, or its URL in the bucket, as vacuum reports a removal.
+    """
+    if place.local is not None:
+        below = place.local / under
+        found = [p for p in below.rglob("*") if p.is_file()] if below.is_dir() else []
+        return {p.relative_to(place.local).as_posix(): str(p) for p in found}
+    table = f"delta/{place.name}/"
+    return {
+        key.removeprefix(table): f"{place.uri}/{key.removeprefix(table)}"
+        for key in bucket_keys(place, table + under)
+    }
+
+
+def bucket_keys(place: TablePlace, prefix: str) -> list[str]:
+    """The keys under ``prefix`` of the bucket root ``place`` is in, relative to that root."""
+    import obstore
+
+    assert place.root is not None, place
+    store = object_roots.object_store(place.root)
+    return [str(meta["path"]) for batch in obstore.list(store, prefix) for meta in batch]
+
+
+def bucket_read(place: TablePlace, name: str) -> bytes:
+    """The bytes of the file ``name`` (relative to the table) of a table in a bucket."""
+    import obstore
+
+    assert place.root is not None, place
+    store = object_roots.object_store(place.root)
+    return bytes(obstore.get(store, f"delta/{place.name}/{name}").bytes())
+
+
+def bucket_create(place: TablePlace, name: str, data: bytes) -> str:
+    """Put a new file ``name`` (relative to the table) in a bucket, only if it is not there.
+
+    Returns its URL, as vacuum reports a removal.
+    """
+    import obstore
+
+    assert place.root is not None, place
+    store = object_roots.object_store(place.root)
+    obstore.put(store, f"delta/{place.name}/{name}", data, mode="create")
+    return f"{place.uri}/{name}"
+
+
+def exists(layout: RootLayout, location: str) -> bool:
+    """Whether a file is there: a path on this machine, or a URL in the root's bucket."""
+    root = layout.store
+    if root is None or not location.startswith(f"{root.url}/"):
+        return Path(location).exists()
+    import obstore
+
+    key = unquote(location.removeprefix(f"{root.url}/"))
+    try:
+        obstore.head(object_roots.object_store(root), key)
+    except FileNotFoundError:
+        return False
+    return True
+
+
 # ---------------------------------------------------------------- what holds after every race
 
 
-def tables(root: Path) -> dict[str, pl.DataFrame]:
+def tables(root: Root) -> dict[str, pl.DataFrame]:
     """Every Delta table of the root by name, each read whole (so: readable)."""
-    return {name: read_delta(path) for name, path in delta_tables(DeltaStore(root).layout)}
+    return {place.name: read_table(place) for place in table_places(root.layout())}
+
+
+def read_table(place: TablePlace) -> pl.DataFrame:
+    """Every row of a table, read with deltalake itself (as ``conftest.read_delta`` reads one)."""
+    return pl.DataFrame(open_table(place).to_pyarrow_table())
 
 
 def duplicates(name: str, frame: pl.DataFrame) -> int:
@@ -98,19 +203,30 @@ def duplicates(name: str, frame: pl.DataFrame) -> int:
     return frame.height - frame.select(key).unique().height
 
 
-def assert_sound(root: Path, expected: str) -> dict[str, pl.DataFrame]:
+def assert_sound(root: Root, expected: str) -> dict[str, pl.DataFrame]:
     """Every table reads, every data file it references is there, no row is there twice."""
-    found = tables(root)
+    found: dict[str, pl.DataFrame] = {}
+    for place in table_places(root.layout()):
+        table = open_table(place)
+        missing = _missing(place, table.file_uris())
+        assert not missing, f"{expected}: {place.name} references removed files {missing}"
+        found[place.name] = pl.DataFrame(table.to_pyarrow_table())
     assert {name: duplicates(name, frame) for name, frame in found.items()} == dict.fromkeys(
         found, 0
     ), expected
-    for name, path in delta_tables(DeltaStore(root).layout):
-        missing = [u for u in DeltaTable(str(path)).file_uris() if not _exists(u)]
-        assert not missing, f"{expected}: {name} references removed files {missing}"
-    left = [p for p in (root / "staging").glob("*/*/*/*") if p.parts[-4] != ".retired"]
+    staging = root.local / "staging"
+    left = [p for p in staging.glob("*/*/*/*") if p.parts[-4] != ".retired"]
     assert not left, f"{expected}: still staged {left}"
-    assert not list((root / "staging").glob(".waves/*")), expected
+    assert not list(staging.glob(".waves/*")), expected
     return found
+
+
+def _missing(place: TablePlace, uris: list[str]) -> list[str]:
+    """The files of ``uris`` (a table's data files) that are not there."""
+    if place.local is not None:
+        return [u for u in uris if not _exists(u)]
+    there = set(table_files(place).values())  # one listing, not a request per file
+    return [u for u in uris if unquote(u) not in there]
 
 
 def _exists(uri: str) -> bool:

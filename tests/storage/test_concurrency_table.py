@@ -5,10 +5,16 @@ Every row starts its writers as separate processes on one real root
 (``race_harness.py``); then it checks the outcome the row states, and what holds after every
 race: each table readable, no row written twice, nothing left staged.
 docs/concepts/store.md ("Concurrency cases") is this table in words.
+
+Every row runs twice: on a local root, and on an S3 root (``s3://{a new bucket}/root`` on the
+local S3 server, ``scripts/object-stores.sh``), its writers processes of one machine: the
+environment a user of that server sets, and one ``$STEMMA_STATE_DIR``, so one local half.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import time
 from collections.abc import Callable
@@ -22,9 +28,23 @@ import pytest
 
 from stemma.storage import ARTIFACT_INDEX, EXECUTIONS, METRICS, STEPS, DeltaStore
 from stemma.storage.maintenance import compact_root, delta_tables
+from tests.roots_under_test import S3_ENDPOINT, S3_USER_ENV
+from tests.storage.object_roots.conftest import make_bucket
 
 from .conftest import FunctionStep, build_function_step, commit_function_step
-from .race_harness import Root, assert_sound, ids, rows, tables
+from .race_harness import (
+    Root,
+    assert_sound,
+    bucket_create,
+    bucket_read,
+    exists,
+    ids,
+    open_table,
+    rows,
+    table_files,
+    table_places,
+    tables,
+)
 
 _STEPS_PER_COMMITTER = 3
 
@@ -50,6 +70,14 @@ class Case:
     """What they do."""
     expected: str
     """The outcome, in words: the assertion message of every check of the row."""
+    in_bucket: str = ""
+    """The outcome on an S3 root, where it differs by design (else :attr:`expected`)."""
+
+    def on(self, kind: str) -> Case:
+        """The row as it runs on a root of ``kind`` (``local``, ``s3``)."""
+        if kind == "local" or not self.in_bucket:
+            return self
+        return dataclasses.replace(self, expected=self.in_bucket)
 
 
 CASES = [
@@ -75,11 +103,25 @@ CASES = [
     Case(2, Race.VACUUM,
          "one process commits while the other vacuums (--apply, an hour's retention): every "
          "commit lands once, no committed row is lost, only the old files nothing references "
-         "and the old log entries before each checkpoint are removed, every table still reads"),
+         "and the old log entries before each checkpoint are removed, every table still reads",
+         in_bucket=(
+         "one process commits while the other vacuums an S3 root (--apply, an hour's "
+         "retention): every commit lands once, no committed row is lost, only the old files "
+         "nothing references are removed (in each table a file its log removed three hours "
+         "ago, and an old failure log in the local half); the old log entries before each "
+         "checkpoint stay, a bucket's log being trimmed by delta-rs's log retention (vacuum "
+         "reports none); every table still reads")),
     Case(4, Race.VACUUM,
          "three processes commit while the fourth vacuums: every commit lands once, no "
          "committed row is lost, only the old files nothing references and the old log "
-         "entries before each checkpoint are removed, every table still reads"),
+         "entries before each checkpoint are removed, every table still reads",
+         in_bucket=(
+         "three processes commit while the fourth vacuums an S3 root: every commit lands "
+         "once, no committed row is lost, only the old files nothing references are removed "
+         "(in each table a file its log removed three hours ago, and an old failure log in "
+         "the local half); the old log entries before each checkpoint stay, a bucket's log "
+         "being trimmed by delta-rs's log retention (vacuum reports none); every table still "
+         "reads")),
     Case(2, Race.COMPACTION,
          "one process commits while the other compacts every table, again and again: every "
          "commit lands once, no row is lost, the tables are compacted and still read"),
@@ -107,7 +149,7 @@ def race_pipelines(root: Root, case: Case) -> None:
     seeds = [0 if same else index for index in range(case.writers)]
     writers = [root.start("pipeline", i, seed, case.writers) for i, seed in enumerate(seeds)]
     reports = root.race(writers)
-    found = assert_sound(root.path, case.expected)
+    found = assert_sound(root, case.expected)
     ran = (root.barrier / "ran").read_text().splitlines()
     executions = found[EXECUTIONS.name]
     index = found[ARTIFACT_INDEX.name]
@@ -161,7 +203,7 @@ def assert_raced(reports: list[dict[str, Any]], case: Case) -> None:
 
 def race_recovery(root: Root, case: Case) -> None:
     """Half the writers commit bundles they staged; the other half recover the root meanwhile."""
-    store = DeltaStore(root.path)
+    store = DeltaStore(root.given)
     dead = _steps("dead", 2)  # a run killed after staging: only recovery commits these
     for step in dead:
         store.stage_execution(step.execution)
@@ -175,7 +217,7 @@ def race_recovery(root: Root, case: Case) -> None:
     reports = root.race(writers)
     assert_raced(reports, case)
     made = [*dead, *(step for batch in batches for step in batch)]
-    found = assert_sound(root.path, case.expected)
+    found = assert_sound(root, case.expected)
     assert_every_commit_once(found, made, case, died=len(dead))
     assert sum(report["committed"] for report in reports) == len(made), case.expected
     assert set(store.completed([s.fingerprint for s in made[len(dead) :]])) == {
@@ -194,6 +236,18 @@ def _history(store: DeltaStore) -> list[FunctionStep]:
         commit_function_step(store, step)
     compact_root(store.layout.root)
     return made
+
+
+@dataclass(frozen=True)
+class Leftovers:
+    """What a vacuum finds on the root before the race: where each file is, as it reports it."""
+
+    removed: list[str]
+    """The files it must remove."""
+    log_entries: list[str]
+    """The commit log entries it must remove."""
+    kept: list[str]
+    """Old files it must leave."""
 
 
 def _old_leftovers(store: DeltaStore) -> tuple[list[Path], list[Path]]:
@@ -222,12 +276,70 @@ def _old_leftovers(store: DeltaStore) -> tuple[list[Path], list[Path]]:
     return old, entries
 
 
+def _old_leftovers_in_bucket(store: DeltaStore) -> Leftovers:
+    """What a vacuum of a bucket root removes: in each table a file removed three hours ago.
+
+    S3 dates an object when it is written, never earlier, so a file no commit references (the
+    local root's orphan) cannot be made older than the retention there; a file the table's log
+    removed can: its age is its removal's, which the removing commit states
+    (``deletionTimestamp``). So each table gets a data file and a commit that removed it three
+    hours ago, as a compaction then would have. An old failure log goes in the local half, as on
+    a local root. The log entries before each checkpoint stay: on a bucket they are delta-rs's to
+    trim, by the table's log retention.
+    """
+    three_hours_ago = time.time() - 3 * 3600
+    removed: list[str] = []
+    entries: list[str] = []
+    for place in table_places(store.layout):
+        log = {
+            name.removeprefix("_delta_log/"): where
+            for name, where in table_files(place, "_delta_log/").items()
+        }
+        checkpoint = max(int(name.split(".")[0]) for name in log if ".checkpoint." in name)
+        entries += [where for name, where in log.items() if _entry_before(name, checkpoint)]
+        data = bucket_read(place, next(n for n in table_files(place) if n.startswith("part-")))
+        orphan = "part-00000-removed-three-hours-ago.zstd.parquet"
+        removed.append(bucket_create(place, orphan, data))
+        gone: dict[str, object] = {
+            "path": orphan,
+            "deletionTimestamp": int(three_hours_ago * 1000),
+            "dataChange": True,
+            "extendedFileMetadata": True,
+            "partitionValues": {},
+            "size": len(data),
+        }
+        info: dict[str, object] = {"timestamp": int(time.time() * 1000), "operation": "DELETE"}
+        commit = f"{json.dumps({'commitInfo': info})}\n{json.dumps({'remove': gone})}\n"
+        version = open_table(place).version() + 1
+        bucket_create(place, f"_delta_log/{version:020}.json", commit.encode())
+    log = store.layout.logs / "failures" / "step_1_old" / "abcd1234.log"
+    log.parent.mkdir(parents=True)
+    log.write_text("Traceback: an old failure")
+    os.utime(log, (three_hours_ago, three_hours_ago))
+    assert entries, "the history left no log entry before a checkpoint: none to keep there"
+    return Leftovers(removed=[*removed, str(log)], log_entries=[], kept=entries)
+
+
+def _entry_before(name: str, checkpoint: int) -> bool:
+    """Whether ``name`` (in ``_delta_log/``) is a commit's entry before version ``checkpoint``."""
+    stem, _, suffix = name.partition(".")
+    return suffix == "json" and stem.isdigit() and int(stem) < checkpoint
+
+
+def _leftovers(root: Root, store: DeltaStore) -> Leftovers:
+    """What a vacuum of the root finds, three hours old, before the race."""
+    if root.in_bucket:
+        return _old_leftovers_in_bucket(store)
+    old, entries = _old_leftovers(store)
+    return Leftovers(removed=[*map(str, old)], log_entries=[*map(str, entries)], kept=[])
+
+
 def race_maintenance(root: Root, case: Case) -> None:
     """All writers but one commit steps; the last vacuums or compacts the root meanwhile."""
-    store = DeltaStore(root.path)
+    store = DeltaStore(root.given)
     before = _history(store)
-    old, entries = _old_leftovers(store) if case.race is Race.VACUUM else ([], [])
-    kept = tables(root.path)
+    leftovers = _leftovers(root, store) if case.race is Race.VACUUM else None
+    kept = tables(root)
     committers = case.writers - 1
     batches = [_steps(f"live{i}", _STEPS_PER_COMMITTER) for i in range(committers)]
     writers = [
@@ -237,35 +349,38 @@ def race_maintenance(root: Root, case: Case) -> None:
     writers.append(root.start(role, committers, committers))
     reports = root.race(writers)
     assert_raced(reports, case)
-    found = assert_sound(root.path, case.expected)
+    found = assert_sound(root, case.expected)
     assert_every_commit_once(found, [*before, *(s for batch in batches for s in batch)], case)
     for name, frame in kept.items():
         assert rows(frame) <= rows(found[name]), f"{case.expected}: {name} lost committed rows"
     (maintenance,) = [r for r in reports if r["role"] == role]
-    if case.race is Race.VACUUM:
-        assert sorted(maintenance["removed"]) == sorted(map(str, old)), case.expected
-        assert sorted(maintenance["log_entries"]) == sorted(map(str, entries)), case.expected
-        assert not any(path.exists() for path in (*old, *entries)), case.expected
+    if leftovers is not None:
+        assert sorted(maintenance["removed"]) == sorted(leftovers.removed), case.expected
+        assert sorted(maintenance["log_entries"]) == sorted(leftovers.log_entries), case.expected
+        gone = (*leftovers.removed, *leftovers.log_entries)
+        assert not any(exists(store.layout, where) for where in gone), case.expected
+        assert all(exists(store.layout, where) for where in leftovers.kept), case.expected
     else:
         assert maintenance["compacted"] > 0, case.expected
-        for _, path in delta_tables(store.layout):
-            assert list((path / "_delta_log").glob("*.checkpoint.parquet")), case.expected
+        for place in table_places(store.layout):
+            log = table_files(place, "_delta_log/")
+            assert [n for n in log if n.endswith(".checkpoint.parquet")], case.expected
 
 
 def race_auto_compaction(root: Root, case: Case) -> None:
     """Every writer commits steps through a store that compacts after its commits."""
-    store = DeltaStore(root.path, compact=False)
+    store = DeltaStore(root.given, compact=False)
     before = _steps("before", 2)
     for step in before:
         commit_function_step(store, step)
-    kept = tables(root.path)
+    kept = tables(root)
     batches = [_steps(f"auto{i}", _STEPS_PER_COMMITTER + 1) for i in range(case.writers)]
     writers = [
         root.start("commit-auto", i, root.committer_records(i, batch))
         for i, batch in enumerate(batches)
     ]
     reports = root.race(writers)
-    found = assert_sound(root.path, case.expected)
+    found = assert_sound(root, case.expected)
     assert_every_commit_once(found, [*before, *(s for batch in batches for s in batch)], case)
     for name, frame in kept.items():
         assert rows(frame) <= rows(found[name]), f"{case.expected}: {name} lost committed rows"
@@ -285,10 +400,29 @@ RACES: dict[Race, Callable[[Root, Case], None]] = {
 }
 
 
+def new_root(kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path | str:
+    """A new root of ``kind``: a directory, or ``s3://{a new bucket}/root``.
+
+    For S3, the environment a user of the local server sets, which every writer inherits
+    (with this test's ``$STEMMA_STATE_DIR``: one local half for all, one machine).
+    """
+    if kind == "local":
+        return tmp_path / "root"
+    for name, value in S3_USER_ENV.items():
+        monkeypatch.setenv(name, value)
+    for name in ("STEMMA_STORAGE_OPTIONS", "STEMMA_STORE"):  # nothing of stemma's own choosing
+        monkeypatch.delenv(name, raising=False)
+    return f"s3://{make_bucket(S3_ENDPOINT)}/root"
+
+
+@pytest.mark.parametrize("kind", ["local", "s3"])
 @pytest.mark.parametrize(
     "case", CASES, ids=[f"{c.writers}-writers-{c.race.replace(' ', '-')}" for c in CASES]
 )
-def test_concurrency_case_ends_as_its_row_says(tmp_path: Path, case: Case) -> None:
+def test_concurrency_case_ends_as_its_row_says(
+    tmp_path: Path, case: Case, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     barrier = tmp_path / "barrier"
     barrier.mkdir()
-    RACES[case.race](Root(path=tmp_path / "root", barrier=barrier), case)
+    root = Root(given=new_root(kind, tmp_path, monkeypatch), barrier=barrier)
+    RACES[case.race](root, case.on(kind))

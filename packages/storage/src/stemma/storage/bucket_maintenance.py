@@ -75,7 +75,10 @@ def vacuum_tables(layout: RootLayout, retain_hours: int, *, apply: bool) -> list
                 full=True,
             )
             sizes = {relative: _size(layout, place, relative) for relative in listed}
-            if apply and listed:
+            # an expired tombstone is listed whether its file is there or not: one already gone
+            # is no removal (see maintenance._table_files)
+            gone = {relative for relative, size in sizes.items() if size is None}
+            if apply and set(listed) - gone:
                 listed = table.vacuum(
                     retention_hours=retain_hours,
                     dry_run=False,
@@ -87,14 +90,15 @@ def vacuum_tables(layout: RootLayout, retain_hours: int, *, apply: bool) -> list
             Removal(
                 kind=f"table {place.name}",
                 path=f"{place.uri}/{relative}",
-                size=sizes.get(relative, 0),
+                size=sizes.get(relative) or 0,
             )
-            for relative in sorted(listed)
+            for relative in sorted(set(listed) - gone)
         ]
     return removals
 
 
-def _size(layout: RootLayout, place: TablePlace, relative: str) -> int:
+def _size(layout: RootLayout, place: TablePlace, relative: str) -> int | None:
+    """The file's size; ``None`` when it is not there."""
     import obstore
 
     assert layout.store is not None
@@ -102,7 +106,9 @@ def _size(layout: RootLayout, place: TablePlace, relative: str) -> int:
         meta = obstore.head(
             object_roots.object_store(layout.store), f"delta/{place.name}/{relative}"
         )
-    except Exception:  # gone already, or unreadable: the removal is still listed
+    except FileNotFoundError:  # gone already (obstore's not-found is this)
+        return None
+    except Exception:  # unreadable: the removal is still listed
         return 0
     return int(meta["size"])
 

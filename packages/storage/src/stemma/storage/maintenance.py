@@ -224,20 +224,28 @@ def _table_files(name: str, path: Path, retain_hours: int, *, apply: bool) -> li
         retention_hours=retain_hours, dry_run=True, enforce_retention_duration=False, full=True
     )
     sizes = {relative: _size(path / relative) for relative in listed}
-    if apply and listed:
+    # delta-rs lists every expired tombstone whether its file is there or not (a tombstone stays
+    # in the log until a checkpoint past the table's deleted-file retention, a week, drops it):
+    # a file an earlier vacuum removed is no removal, and a vacuum of nothing but such files
+    # would commit its start and end to the log for nothing.
+    gone = {relative for relative, size in sizes.items() if size is None}
+    if apply and set(listed) - gone:
         listed = table.vacuum(
             retention_hours=retain_hours, dry_run=False, enforce_retention_duration=False, full=True
         )
         crash_point(f"delta.vacuumed.{_point(name)}")
     return [
-        Removal(kind=f"table {name}", path=path / relative, size=sizes.get(relative, 0))
-        for relative in sorted(listed)
+        Removal(kind=f"table {name}", path=path / relative, size=sizes.get(relative) or 0)
+        for relative in sorted(set(listed) - gone)
     ]
 
 
-def _size(path: Path) -> int:
+def _size(path: Path) -> int | None:
+    """The file's size; ``None`` when it is not there."""
     try:
         return path.stat().st_size
+    except FileNotFoundError:
+        return None
     except OSError:
         return 0
 
