@@ -5,10 +5,10 @@ content table's Parquet: read back from there it costs zstd's decoding and two c
 buffer, then the ``bytes`` a unit gets), about 5x reading the same bytes from a file. Such a
 content is written to ``{root}/contents/{id[0:2]}/{id[2:4]}/{id}`` (a root in a bucket: the
 object of that key under the root) by the worker that made it, before its unit is staged; its
-row keeps every column but ``content``, which is null with the size recorded. A row whose
-content is null and whose size is not zero is therefore one whose content is in its file
-(nothing else writes such a row to a table with a content column), and
-:func:`fill_contents` reads it from there when content is asked for.
+row keeps every column but ``content``, which is null with the size recorded. A read of
+contents (:func:`stemma.storage.pipeline_queries.load_artifacts`) reads the rows without their
+content column, then the file of each large one (:func:`read_kept`), and the content column
+only for the others (and for a large row an older stemma wrote, which has no file).
 
 The file is written whole before the row that refers to it is staged (under a temporary name,
 fsynced, renamed into place), so a committed row never names a missing or partial file. An
@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from stemma.core.crash_points import crash_point
@@ -46,17 +46,12 @@ FOLDER = "contents"
 
 def kept_apart(spec: TableSpec, content: bytes | None) -> bool:
     """Whether a content of table ``spec`` goes to its own file (binary and large)."""
-    return (
-        content is not None
-        and len(content) >= LARGE_CONTENT_BYTES
-        and spec is not METRICS
-        and "content" in spec.columns
-    )
+    return content is not None and len(content) >= LARGE_CONTENT_BYTES and may_keep_apart(spec)
 
 
-def in_its_file(spec: TableSpec, content: object, size: int | None) -> bool:
-    """Whether a row read from ``spec`` (its content and size) has its content in a file."""
-    return content is None and bool(size) and spec is not METRICS and "content" in spec.columns
+def may_keep_apart(spec: TableSpec) -> bool:
+    """Whether some contents of table ``spec`` may be kept in files (binary content tables)."""
+    return spec is not METRICS and "content" in spec.columns
 
 
 def key(artifact_id: str) -> str:
@@ -120,17 +115,12 @@ def write_content(layout: RootLayout, artifact_id: str, content: bytes) -> None:
     crash_point("content.kept")
 
 
-def read_contents(
-    layout: RootLayout, spec: TableSpec, artifact_ids: Iterable[str]
-) -> dict[str, bytes]:
-    """The kept contents of ``artifact_ids`` (rows of ``spec``), read from their files.
+def read_kept(layout: RootLayout, artifact_ids: Iterable[str]) -> dict[str, bytes]:
+    """The contents of ``artifact_ids`` kept in files, read whole; an id with no file is left out.
 
     Raises:
-        DamagedTableError: a row says its content is in a file that is not there (the
-            message names the table, the file and ``stemma check``).
+        RootURLError: the root's bucket did not answer (other than the object being absent).
     """
-    from stemma.storage.errors import DamagedTableError
-
     root = layout.store
     found: dict[str, bytes] = {}
     for artifact_id in artifact_ids:
@@ -142,22 +132,19 @@ def read_contents(
 
                 reply = obstore.get(object_roots.object_store(root), key(artifact_id))
                 found[artifact_id] = bytes(reply.bytes())
-        except FileNotFoundError as err:  # (obstore's not-found is this too)
-            where = f"{root.url}/" if root is not None else f"{layout.root}{os.sep}"
-            cause = f"artifact {artifact_id}'s content file {where}{key(artifact_id)} is missing"
-            raise DamagedTableError(spec.name, layout.root, cause) from err
+        except FileNotFoundError:  # (obstore's not-found is this too): in its table, or lost
+            continue
+        except Exception as err:
+            if root is None:
+                raise
+            raise object_roots.unreachable(root, err) from err
     return found
 
 
-def fill_contents(
-    layout: RootLayout, spec: TableSpec, artifacts: Mapping[str, FinalizedArtifact]
-) -> dict[str, FinalizedArtifact]:
-    """``artifacts`` read from ``spec``, each whose content is in its file given it."""
-    apart = [i for i, a in artifacts.items() if in_its_file(spec, a.content, a.size)]
-    if not apart:
-        return dict(artifacts)
-    contents = read_contents(layout, spec, apart)
-    return {
-        i: dataclasses.replace(a, content=contents[i]) if i in contents else a
-        for i, a in artifacts.items()
-    }
+def missing_content(layout: RootLayout, spec: TableSpec, artifact_id: str) -> Exception:
+    """The error for a row of ``spec`` with no content in its table and no file."""
+    from stemma.storage.errors import DamagedTableError
+
+    where = f"{layout.store.url}/" if layout.store is not None else f"{layout.root}{os.sep}"
+    cause = f"artifact {artifact_id}'s content file {where}{key(artifact_id)} is missing"
+    return DamagedTableError(spec.name, layout.root, cause)

@@ -19,7 +19,12 @@ from stemma.core.records import StepStatus
 from stemma.core.store import lineage_walk
 from stemma.core.store.locations import RootLayout
 from stemma.storage.artifact_tables import artifact_from_row, table_for_type
-from stemma.storage.content_files import fill_contents
+from stemma.storage.content_files import (
+    LARGE_CONTENT_BYTES,
+    may_keep_apart,
+    missing_content,
+    read_kept,
+)
 from stemma.storage.execution_rows import event_from_row, execution_from_row
 from stemma.storage.schemas import (
     ARTIFACT_EDGES,
@@ -136,6 +141,8 @@ def _read_type(
     layout: RootLayout, spec: TableSpec, kind: str, ids: list[str], *, content: bool
 ) -> dict[str, FinalizedArtifact]:
     columns = [c for c in spec.columns if c != "content"]
+    if content and may_keep_apart(spec):
+        return _with_contents(layout, spec, kind, _once(_read_ids(layout, spec, ids, columns)))
     predicate = pl.col("artifact_id").is_in(ids)
     # (content is read by polars' own Parquet reader: large values, no Python file layer)
     rows = _once(
@@ -151,8 +158,34 @@ def _read_type(
                 **_artifacts(spec, kind, rows),
                 **{i: dataclasses.replace(a, content=None) for i, a in sized.items()},
             }
-    found = _artifacts(spec, kind, rows)
-    return fill_contents(layout, spec, found) if content else found
+    return _artifacts(spec, kind, rows)
+
+
+def _with_contents(
+    layout: RootLayout, spec: TableSpec, kind: str, rows: pl.DataFrame
+) -> dict[str, FinalizedArtifact]:
+    """The artifacts of ``rows`` (read without content) with their contents.
+
+    A large one's content is read from its file, with no Parquet read of it at all; the others'
+    from the table's content column, in one scan (as is a large one an older stemma wrote,
+    whose content is in its table and which has no file).
+    """
+    sizes = dict(zip(rows["artifact_id"].to_list(), rows["size"].to_list(), strict=True))
+    large = [i for i, size in sizes.items() if size is not None and size >= LARGE_CONTENT_BYTES]
+    contents: dict[str, bytes | None] = dict(read_kept(layout, large))
+    rest = [i for i in sizes if i not in contents]
+    if rest:
+        predicate = pl.col("artifact_id").is_in(rest)
+        stored = _once(read_table(layout, spec, predicate, ["artifact_id", "content"]))
+        contents.update(stored.iter_rows())
+    artifacts = _artifacts(spec, kind, rows)
+    for artifact_id, artifact in artifacts.items():
+        found = contents.get(artifact_id)
+        if found is None and artifact_id in large:  # no file, and nothing in the table
+            raise missing_content(layout, spec, artifact_id)
+        size = artifact.size if sizes[artifact_id] is not None else len(found or b"")
+        artifacts[artifact_id] = dataclasses.replace(artifact, content=found, size=size)
+    return artifacts
 
 
 def _once(rows: pl.DataFrame) -> pl.DataFrame:
