@@ -2,13 +2,13 @@
 
 A content of at least :data:`LARGE_CONTENT_BYTES` (a 100 MB data artifact) is not put in its
 content table's Parquet: read back from there it costs zstd's decoding and two copies (Arrow's
-buffer, then the ``bytes`` a unit gets), about 5x reading the same bytes from a file. Such a
+buffer, then the ``bytes`` a unit gets), about 3x reading the same bytes from a file. Such a
 content is written to ``{root}/contents/{id[0:2]}/{id[2:4]}/{id}`` (a root in a bucket: the
 object of that key under the root) by the worker that made it, before its unit is staged; its
 row keeps every column but ``content``, which is null with the size recorded. A read of
-contents (:func:`stemma.storage.pipeline_queries.load_artifacts`) reads the rows without their
-content column, then the file of each large one (:func:`read_kept`), and the content column
-only for the others (and for a large row an older stemma wrote, which has no file).
+contents (:func:`stemma.storage.pipeline_queries.load_artifacts`) reads the table as ever, then
+the file of each row with no content and a large size (:func:`read_kept`); a large row an older
+stemma wrote has its content in the table and no file.
 
 The file is written whole before the row that refers to it is staged (under a temporary name,
 fsynced, renamed into place), so a committed row never names a missing or partial file. An

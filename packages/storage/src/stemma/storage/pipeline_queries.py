@@ -141,8 +141,6 @@ def _read_type(
     layout: RootLayout, spec: TableSpec, kind: str, ids: list[str], *, content: bool
 ) -> dict[str, FinalizedArtifact]:
     columns = [c for c in spec.columns if c != "content"]
-    if content and may_keep_apart(spec):
-        return _with_contents(layout, spec, kind, _once(_read_ids(layout, spec, ids, columns)))
     predicate = pl.col("artifact_id").is_in(ids)
     # (content is read by polars' own Parquet reader: large values, no Python file layer)
     rows = _once(
@@ -158,34 +156,29 @@ def _read_type(
                 **_artifacts(spec, kind, rows),
                 **{i: dataclasses.replace(a, content=None) for i, a in sized.items()},
             }
-    return _artifacts(spec, kind, rows)
+    found = _artifacts(spec, kind, rows)
+    return _with_kept_contents(layout, spec, found) if content else found
 
 
-def _with_contents(
-    layout: RootLayout, spec: TableSpec, kind: str, rows: pl.DataFrame
+def _with_kept_contents(
+    layout: RootLayout, spec: TableSpec, found: dict[str, FinalizedArtifact]
 ) -> dict[str, FinalizedArtifact]:
-    """The artifacts of ``rows`` (read without content) with their contents.
+    """``found`` (read with content) with each content kept in a file read from it.
 
-    A large one's content is read from its file, with no Parquet read of it at all; the others'
-    from the table's content column, in one scan (as is a large one an older stemma wrote,
-    whose content is in its table and which has no file).
+    Such a row has no content in its table and the size of a large one
+    (:mod:`stemma.storage.content_files`); one of them with no file is damage, said as such.
     """
-    sizes = dict(zip(rows["artifact_id"].to_list(), rows["size"].to_list(), strict=True))
-    large = [i for i, size in sizes.items() if size is not None and size >= LARGE_CONTENT_BYTES]
-    contents: dict[str, bytes | None] = dict(read_kept(layout, large))
-    rest = [i for i in sizes if i not in contents]
-    if rest:
-        predicate = pl.col("artifact_id").is_in(rest)
-        stored = _once(read_table(layout, spec, predicate, ["artifact_id", "content"]))
-        contents.update(stored.iter_rows())
-    artifacts = _artifacts(spec, kind, rows)
-    for artifact_id, artifact in artifacts.items():
-        found = contents.get(artifact_id)
-        if found is None and artifact_id in large:  # no file, and nothing in the table
+    if not may_keep_apart(spec):
+        return found
+    kept = [i for i, a in found.items() if a.content is None and a.size >= LARGE_CONTENT_BYTES]
+    if not kept:
+        return found
+    contents = read_kept(layout, kept)
+    for artifact_id in kept:
+        if artifact_id not in contents:
             raise missing_content(layout, spec, artifact_id)
-        size = artifact.size if sizes[artifact_id] is not None else len(found or b"")
-        artifacts[artifact_id] = dataclasses.replace(artifact, content=found, size=size)
-    return artifacts
+        found[artifact_id] = dataclasses.replace(found[artifact_id], content=contents[artifact_id])
+    return found
 
 
 def _once(rows: pl.DataFrame) -> pl.DataFrame:
