@@ -93,6 +93,10 @@ class AutoCompaction:
         self._left: dict[str, int] = {}
         self._done: list[Compaction] = []
         self._warned: set[str] = set()
+        self._handles: dict[str, DeltaTable] = {}
+        """One handle per table, caught up at each use: only the one thread running passes uses
+        them (one at a time), never a step's thread. Opening a table anew reads its log from its
+        checkpoint on, each pass: in a bucket, most of the requests a run's upkeep made."""
 
     @property
     def policy(self) -> CompactionPolicy:
@@ -176,10 +180,20 @@ class AutoCompaction:
 
     def _count(self, place: TablePlace) -> TableFiles | None:
         try:
-            table = DeltaTable(place.uri, storage_options=place.options)
-            return self._files(place, table)
+            return self._files(place, self._handle(place))
         except Exception:  # a table being created, or damaged: nothing to count now
+            self._handles.pop(place.name, None)
             return None
+
+    def _handle(self, place: TablePlace) -> DeltaTable:
+        """The table at its newest version: the kept handle caught up, or one opened."""
+        table = self._handles.get(place.name)
+        if table is None:
+            table = DeltaTable(place.uri, storage_options=place.options)
+            self._handles[place.name] = table
+        else:
+            table.update_incremental()  # the log's new entries only
+        return table
 
     def _files(self, place: TablePlace, table: DeltaTable) -> TableFiles:
         if place.local is not None:
@@ -195,8 +209,7 @@ class AutoCompaction:
         if not acquire_within(lock, self._policy.budget_seconds):
             return  # a long commit holds it, or the script ended: still due at the next pass
         try:
-            # the newest version, under the lock
-            table = DeltaTable(place.uri, storage_options=place.options)
+            table = self._handle(place)  # the newest version, under the lock
             before = self._files(place, table)
             if not due([before], self._policy, self._left):
                 return  # another runner compacted it meanwhile
@@ -211,6 +224,7 @@ class AutoCompaction:
             crash_point(POINT)
             after = self._files(place, table)  # the handle is at the compaction's version
         except Exception as err:  # upkeep never fails a run; stemma compact reports it
+            self._handles.pop(name, None)
             self._warn(name, err)
             return
         finally:
