@@ -17,15 +17,18 @@ sys.path.insert(0, str(pathlib.Path(__file__).parent))  # spawned workers inheri
 from worker_modules_probe import (
     AncestryCurator,
     DryModulesSeen,
+    HydratedDataModulesSeen,
     HydratedModulesSeen,
     ModulesSeen,
 )
 
+from benchmarks.bench_ops import MakeData
 from stemma.core.engine.dispatch.input_rows import SMALL_INPUT_BYTES
 from stemma.core.front.pipeline import Pipeline
 from stemma.core.store.protocols import WorkerStore
 from stemma.core.store.worker_store import open_worker_store
 from stemma.storage import DeltaStore, artifacts, executions
+from stemma.storage.content_files import LARGE_CONTENT_BYTES
 from stemma.storage.schemas import COMMIT_ORDER, user_content_table
 from stemma.storage.worker_store import DeltaWorkerStore
 
@@ -98,6 +101,31 @@ def test_a_worker_is_sent_small_inputs_content_and_reads_large_ones_itself(
         assert (report["deltalake"], report["pyarrow"]) == (worker_reads, worker_reads)
         ((artifact_id, content, size),) = report["given"]
         assert (content, size) == (stored[artifact_id]["content"], stored[artifact_id]["size"])
+
+
+def test_a_worker_reads_a_large_input_from_its_file_without_opening_a_table(
+    tmp_path: pathlib.Path,
+) -> None:
+    root = tmp_path / "a root"
+    pipeline = Pipeline.create("large", root=root, max_workers=1)
+    made = pipeline.run(MakeData, params={"count": 2, "size": int(LARGE_CONTENT_BYTES * 1.05)})
+    hydrated = pipeline.run(
+        HydratedDataModulesSeen,
+        inputs={"items": made.output("data")},
+        execution={"artifacts_per_unit": 1},
+    )
+    assert pipeline.finalize()["overall_success"] is True
+    assert hydrated.succeeded_count == 2
+
+    stored = pipeline.store.load_artifacts(pipeline.artifact_ids(made.output("data")))
+    reports = artifacts(root, step_name="test.hydrated_data_modules_seen").get_column("content")
+    for report in map(json.loads, reports.to_list()):
+        # its row came with the unit; its content is read from its file: no Delta, no Arrow
+        assert (report["deltalake"], report["pyarrow"]) == (False, False)
+        ((artifact_id, size, tail),) = report["given"]
+        content = stored[artifact_id].content or b""
+        assert (size, tail) == (len(content), content[-8:].hex())
+        assert size >= LARGE_CONTENT_BYTES
 
 
 def test_the_delta_kind_opens_the_worker_store_and_other_kinds_their_full_store(

@@ -98,3 +98,18 @@ class HydratedModulesSeen(DryModulesSeen):
     def preprocess(self, inp: PreprocessInput) -> dict[str, Any]:
         items = inp.input_artifacts["items"]
         return {"given": [[a.artifact_id, (a.content or b"").decode(), a.size] for a in items]}
+
+
+class HydratedDataModulesSeen(DryModulesSeen):
+    """:class:`DryModulesSeen` over data inputs it hydrates: their sizes and last bytes."""
+
+    name = "test.hydrated_data_modules_seen"
+    inputs: ClassVar = {"items": InputSpec(artifact_type="data")}
+
+    def preprocess(self, inp: PreprocessInput) -> dict[str, Any]:
+        items = inp.input_artifacts["items"]
+        return {
+            "given": [
+                [a.artifact_id, len(a.content or b""), (a.content or b"")[-8:].hex()] for a in items
+            ]
+        }

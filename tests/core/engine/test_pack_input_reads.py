@@ -154,7 +154,7 @@ def test_the_orchestrator_ships_small_inputs_content_and_the_workers_never_read(
     assert seen == [[[True, len(f"x\n{i}\n")]] for i in range(300)]  # as when a worker reads
 
 
-def test_a_unit_with_a_large_input_is_left_to_its_worker_and_the_others_ship(
+def test_a_unit_with_a_large_input_gets_its_row_and_its_worker_reads_only_the_content(
     tmp_path: Path,
 ) -> None:
     store, units = _dry_units(tmp_path, SeenHydrated(), 2)
@@ -163,7 +163,9 @@ def test_a_unit_with_a_large_input_is_left_to_its_worker_and_the_others_ship(
     units.insert(1, make_unit(SeenHydrated(), tmp_path, group(items=[large])))
 
     units = with_input_rows(store, units)
-    assert [u.input_rows is not None for u in units] == [True, False, True]
+    assert [u.input_rows is not None for u in units] == [True, True, True]
+    assert units[1].input_rows is not None
+    assert units[1].input_rows[large.artifact_id].content is None  # its row, not its content
     assert store.reads == [(3, False), (2, True)]  # the large content is never read here
     reports = run_pack(units, store)
     assert all(r.success for r in reports), [r.error for r in reports]
@@ -179,7 +181,10 @@ def test_content_shipped_with_a_window_stops_at_its_budget(
     monkeypatch.setattr(input_rows, "WINDOW_CONTENT_BYTES", 4 * 4)
 
     units = with_input_rows(store, units)
-    assert [u.input_rows is not None for u in units] == [True] * 4 + [False] * 6
+    assert [u.input_rows is not None for u in units] == [True] * 10  # every unit's rows
+    assert [all(a.content is not None for a in (u.input_rows or {}).values()) for u in units] == (
+        [True] * 4 + [False] * 6  # the contents up to the budget
+    )
     assert store.reads == [(10, False), (4, True)]
     reports = run_pack(units, store)
     assert all(r.success for r in reports), [r.error for r in reports]
@@ -213,7 +218,12 @@ def test_a_failed_content_read_leaves_the_hydrating_units_to_their_workers(
                 raise OSError("the metrics table cannot be read")
             return super().load_artifacts(artifact_ids, content=content)
 
-    assert with_input_rows(NoContent(tmp_path, list(store.artifacts.values())), units) == units
+    shipped = with_input_rows(NoContent(tmp_path, list(store.artifacts.values())), units)
+    rows = [u.input_rows or {} for u in shipped]
+    assert all(r and all(a.content is None for a in r.values()) for r in rows)  # rows only
+    reports = run_pack(shipped, store)
+    assert all(r.success for r in reports), [r.error for r in reports]
+    assert store.reads == [(2, True)]  # the workers read the contents
 
 
 def test_a_dry_input_missing_from_the_store_fails_its_unit_as_a_worker_read_would(

@@ -9,9 +9,10 @@ use, importing them then.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -59,6 +60,24 @@ class DeltaWorkerStore(output_mirror.KeepsOutputs):
         """Artifacts from each type's table (content column unread if not ``content``)."""
         return self._full.load_artifacts(artifact_ids, content=content)
 
+    def load_contents(self, rows: Mapping[str, FinalizedArtifact]) -> dict[str, FinalizedArtifact]:
+        """``rows`` (read without content) with their contents: a large one's from its file alone.
+
+        A unit's worker is given its inputs' rows by the orchestrator; the contents kept as
+        files (:mod:`stemma.storage.content_files`) are read from them with no table opened (no
+        deltalake, no pyarrow), the others (and a large one an older stemma kept in its table)
+        by :meth:`load_artifacts`.
+        """
+        from stemma.storage.content_files import LARGE_CONTENT_BYTES, read_kept
+
+        large = [i for i, row in rows.items() if row.size >= LARGE_CONTENT_BYTES and _kept(row)]
+        found = {
+            i: dataclasses.replace(rows[i], content=content)
+            for i, content in read_kept(self._layout, large).items()
+        }
+        rest = [i for i in rows if i not in found]
+        return {**found, **(self.load_artifacts(rest) if rest else {})}
+
     def descendants(
         self, artifact_ids: Collection[str], artifact_type: str | None = None
     ) -> dict[str, frozenset[str]]:
@@ -76,3 +95,15 @@ class DeltaWorkerStore(output_mirror.KeepsOutputs):
         from stemma.storage.delta_store import DeltaStore
 
         return DeltaStore(self._layout.root)
+
+
+def _kept(row: FinalizedArtifact) -> bool:
+    """Whether ``row``'s type may keep its content in a file (its table known here)."""
+    from stemma.core.errors import ArtifactTypeError
+    from stemma.storage.artifact_tables import table_for_type
+    from stemma.storage.content_files import may_keep_apart
+
+    try:
+        return may_keep_apart(table_for_type(row.artifact_type))
+    except ArtifactTypeError:  # a user type not registered here: read as any other
+        return False

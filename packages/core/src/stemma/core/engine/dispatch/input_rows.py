@@ -19,9 +19,12 @@ store for nothing:
   travels with the unit to the worker (pickled with its pack), which is cheaper than a worker's
   scan for a few KB, and the orchestrator's memory holds at most a window's worth.
 
-A larger input is left to the worker, as is every input of a larger window (a whole SLURM wave
-of more than ``MAX_ROWS`` ids): the orchestrator never holds a copy of a large artifact's
-bytes. If a read fails, the workers read as before too, and each unit reports its own error.
+A larger input's content is left to the worker, which gets its row (with every other input's)
+and reads the content alone: a large content kept as a file, just that file, with no table
+read (``input_loading.with_contents``). Every input of a larger window (a whole SLURM wave of
+more than ``MAX_ROWS`` ids) is left to the worker: the orchestrator never holds a copy of a
+large artifact's bytes. If a read fails, the workers read as before too, and each unit reports
+its own error.
 """
 
 from __future__ import annotations
@@ -49,8 +52,9 @@ Roles = dict[str, tuple[str, ...]]
 def with_input_rows(store: RunStore, units: Sequence[ExecutionUnit]) -> list[ExecutionUnit]:
     """``units``, each given its inputs' rows (and small contents) when it can (two reads).
 
-    Units that load no inputs, and hydrating units whose inputs are not all small (or not all
-    in the store), are returned as they were: their workers read.
+    Units that load no inputs, and units whose inputs are not all in the store, are returned as
+    they were: their workers read. A hydrating unit whose inputs are not all small gets their
+    rows without content: its worker reads only the contents.
     """
     roles = [unit.inputs() if unit.operation.loads_inputs else None for unit in units]
     wanted = {i for unit_roles in roles if unit_roles for ids in unit_roles.values() for i in ids}
@@ -73,6 +77,9 @@ def with_input_rows(store: RunStore, units: Sequence[ExecutionUnit]) -> list[Exe
             shipped.append(dataclasses.replace(unit, input_rows=_own_rows(unit_roles, rows)))
         elif all(i in contents for ids in unit_roles.values() for i in ids):
             shipped.append(dataclasses.replace(unit, input_rows=_own_rows(unit_roles, contents)))
+        elif all(i in rows for ids in unit_roles.values() for i in ids):
+            # rows without the contents: the worker reads only those (a large one: its file)
+            shipped.append(dataclasses.replace(unit, input_rows=_own_rows(unit_roles, rows)))
         else:
             shipped.append(unit)
     return shipped

@@ -28,6 +28,8 @@ from stemma.core.operations.drafts import FinalizedArtifact
 from stemma.core.operations.specs import UNDECLARED_INPUT, InputSpec
 from stemma.core.store.protocols import WorkerStore
 
+FILE_REF_TYPE = "file_ref"
+"""The one type whose rows have a size but no content (the bytes stay in the file)."""
 Associated = dict[str, dict[str, dict[str, list[FinalizedArtifact]]]]
 """``{role: {input artifact id: {type: [associated artifacts]}}}``."""
 Inputs = dict[str, list[FinalizedArtifact]]
@@ -62,8 +64,9 @@ def load_inputs(
     roles = unit.inputs()
     specs = type(unit.operation).inputs
     wanted = {artifact_id for ids in roles.values() for artifact_id in ids}
-    if loaded is None:
-        loaded = unit.input_rows  # read by the orchestrator (``engine/dispatch/input_rows.py``)
+    if loaded is None and unit.input_rows is not None:
+        # read by the orchestrator (``engine/dispatch/input_rows.py``): large contents are not
+        loaded = with_contents([unit], unit.input_rows, store)
     if loaded is None:
         loaded = store.load_artifacts(wanted, content=hydrates(unit)) if wanted else {}
     if missing := sorted(i for i in wanted if i not in loaded):  # (not a set of a whole window)
@@ -112,8 +115,11 @@ def _read_window(
     """
     shipped = {i: row for unit in window for i, row in (unit.input_rows or {}).items()}
     unread = [u for u in window if u.input_rows is None and u.operation.loads_inputs]
-    if not unread:  # the orchestrator read them all
-        return shipped
+    if not unread:  # the orchestrator read them all (all but large contents)
+        try:
+            return with_contents(window, shipped, store)
+        except Exception:
+            return None
     if len(window) == 1:
         return None
     wanted = {i for unit in unread for ids in unit.inputs().values() for i in ids}
@@ -124,6 +130,48 @@ def _read_window(
     except Exception:
         return None
     return {**shipped, **{i: found[i] for i in wanted if i in found}}
+
+
+def with_contents(
+    units: Sequence[ExecutionUnit], rows: Mapping[str, FinalizedArtifact], store: WorkerStore
+) -> dict[str, FinalizedArtifact]:
+    """``rows`` (shipped by the orchestrator), with the contents ``units`` hydrate, in one read.
+
+    The orchestrator ships every input's row, but the content only of small ones: a row with no
+    content though it has bytes (a file reference has none to read) is read here. A store that
+    keeps large contents as files reads just those (``load_contents``, stemma-storage's), with
+    no table read; any other store reads the artifacts again, with content.
+    """
+    unread = sorted(
+        {
+            i
+            for unit in units
+            for i in _hydrated_ids(unit)
+            if (row := rows.get(i)) is not None
+            and row.content is None
+            and row.size
+            and row.artifact_type != FILE_REF_TYPE
+        }
+    )
+    if not unread:
+        return dict(rows)
+    reader = getattr(store, "load_contents", None)
+    wanted = {i: rows[i] for i in unread}
+    found = reader(wanted) if reader is not None else store.load_artifacts(unread)
+    return {**rows, **{i: found[i] for i in unread if i in found}}
+
+
+def _hydrated_ids(unit: ExecutionUnit) -> set[str]:
+    """The input ids of ``unit``'s roles that load content."""
+    if not unit.operation.loads_inputs:
+        return set()
+    specs = type(unit.operation).inputs
+    return {
+        i
+        for role, ids in unit.inputs().items()
+        if specs.get(role, UNDECLARED_INPUT).hydrate
+        for i in ids
+    }
 
 
 def _next_window(loaded: Mapping[str, FinalizedArtifact], units: int) -> int:
