@@ -15,6 +15,7 @@ from worker_fakes import FakeStore, final, group, make_unit
 
 from stemma.core.engine.dispatch import input_rows
 from stemma.core.engine.dispatch.input_rows import SMALL_INPUT_BYTES, with_input_rows
+from stemma.core.engine.worker import input_loading
 from stemma.core.engine.worker.input_loading import FIRST_WINDOW, MAX_WINDOW
 from stemma.core.engine.worker.worker import run_pack
 from stemma.core.operations import (
@@ -172,6 +173,20 @@ def test_a_unit_with_a_large_input_gets_its_row_and_its_worker_reads_only_the_co
     assert store.reads[2:] == [(1, True)]  # the worker reads the large input alone
     seen = [json.loads(a.content or b"") for r in store.staged for a in r.artifacts]
     assert seen[1] == [[True, SMALL_INPUT_BYTES + 1]]
+
+
+def test_a_pack_of_large_inputs_reads_one_units_content_at_a_time_from_the_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, units = _dry_units(tmp_path, SeenHydrated(), 5)  # 4 bytes each ("x\n0\n")
+    monkeypatch.setattr(input_rows, "SMALL_INPUT_BYTES", 2)  # all "large": rows only
+    monkeypatch.setattr(input_loading, "WINDOW_BYTES", 6)  # a window holds one unit's
+
+    units = with_input_rows(store, units)
+    assert store.reads == [(5, False)]
+    reports = run_pack(units, store)
+    assert all(r.success for r in reports), [r.error for r in reports]
+    assert store.reads[1:] == [(1, True)] * 5  # never two large contents in memory at once
 
 
 def test_content_shipped_with_a_window_stops_at_its_budget(

@@ -91,7 +91,7 @@ def load_pack(
     """
     # Without content, a window's read costs about the same for 1 unit as for MAX_WINDOW.
     start = 0
-    size = FIRST_WINDOW if any(hydrates(unit) for unit in units) else MAX_WINDOW
+    size = _first_window(units) if any(hydrates(unit) for unit in units) else MAX_WINDOW
     while start < len(units):
         window = units[start : start + size]
         start += len(window)
@@ -172,6 +172,21 @@ def _hydrated_ids(unit: ExecutionUnit) -> set[str]:
         if specs.get(role, UNDECLARED_INPUT).hydrate
         for i in ids
     }
+
+
+def _first_window(units: Sequence[ExecutionUnit]) -> int:
+    """Units in a hydrating pack's first window: fewer than :data:`FIRST_WINDOW` for large inputs.
+
+    The rows the orchestrator sent say the contents' sizes, so a window holds about
+    :data:`WINDOW_BYTES` from the start (eight 100 MB inputs were read at once before).
+    """
+    sized = [u for u in units[:FIRST_WINDOW] if u.input_rows is not None]
+    if not sized:
+        return FIRST_WINDOW
+    per_unit = sum(
+        row.size for u in sized for i, row in (u.input_rows or {}).items() if i in _hydrated_ids(u)
+    ) / len(sized)
+    return max(1, min(FIRST_WINDOW, int(WINDOW_BYTES // max(per_unit, 1.0))))
 
 
 def _next_window(loaded: Mapping[str, FinalizedArtifact], units: int) -> int:
