@@ -94,9 +94,11 @@ class AutoCompaction:
         self._done: list[Compaction] = []
         self._warned: set[str] = set()
         self._handles: dict[str, DeltaTable] = {}
-        """One handle per table, caught up at each use: only the one thread running passes uses
-        them (one at a time), never a step's thread. Opening a table anew reads its log from its
-        checkpoint on, each pass: in a bucket, most of the requests a run's upkeep made."""
+        """One handle per table, caught up at each use, while passes follow one another: opening
+        a table anew reads its log from its checkpoint on, each pass (in a bucket, most of the
+        requests a busy run's upkeep made). Only the thread running passes uses them, never a
+        step's thread; they are let go when it ends, in that thread, so no native handle is left
+        for the interpreter's teardown to destroy."""
 
     @property
     def policy(self) -> CompactionPolicy:
@@ -141,12 +143,14 @@ class AutoCompaction:
             while True:
                 with self._guard:
                     if not self._pending:
+                        self._handles.clear()  # (see below)
                         self._running = False
                         self._idle.set()
                         return
                     self._pending = False
                 self._pass()
         except BaseException:
+            self._handles.clear()
             self._stopped()
             raise
 

@@ -120,9 +120,14 @@ class RunContext:
         ``then`` runs under the same lock once they are written: a step tells the live monitor
         its final counts there, so a hard cancel, which snapshots the live state under that
         lock, sees a step either still open (and writes its final event itself) or finished
-        with the counts its event has, never one without the other.
+        with the counts its event has, never one without the other. Nor does ``then`` run for a
+        step whose attempt the hard cancel closed first: the live state it wrote says cancelled,
+        as the tables do, and a step finishing behind it must not turn that into completed.
         """
         with self.commit_lock:
+            # A hard cancel that took the lock first closed this attempt as cancelled, in the
+            # tables and the live state alike: the step's own end is said by neither.
+            overtaken = any(self._closed(e) for e in events)
             batch = [*self.deferred_events, *events]
             batch = [e for e in batch if not self._closed(e)]
             if batch:
@@ -131,7 +136,7 @@ class RunContext:
             for event in batch:
                 if event.status is not StepStatus.RUNNING:
                     self.open_attempts.pop(event.step_run_id, None)
-            if then is not None:
+            if then is not None and not overtaken:
                 then()
 
     def close_cancelled(self, steps: Mapping[int, StepState]) -> None:
