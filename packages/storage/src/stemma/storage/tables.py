@@ -210,16 +210,16 @@ def scan_table(table: DeltaTable, place: TablePlace) -> pl.LazyFrame:
 
     delta-rs hands out file URIs with a space escaped (``%20``), which polars' Delta scan then
     looks for verbatim; such a root's files are given to polars' Parquet scan unescaped
-    (:func:`_scan_unescaped`). In an object store polars is given the store's options too: its
+    (:func:`scan_files`). In an object store polars is given the store's options too: its
     reader is its own.
     """
     if place.local is not None and "%" in table.table_uri:
-        return _scan_unescaped(table)
+        return scan_files(table)
     return pl.scan_delta(table, storage_options=place.options)
 
 
-def _scan_unescaped(table: DeltaTable) -> pl.LazyFrame:
-    """What ``pl.scan_delta`` scans, for a local table whose path delta-rs escapes.
+def scan_files(table: DeltaTable) -> pl.LazyFrame:
+    """What ``pl.scan_delta`` scans, for a local table (one whose path delta-rs escapes too).
 
     polars' own Parquet reader over the files the log lists (stemma writes neither partitions
     nor deletion vectors), with the table's schema, so a file written before a column was added
