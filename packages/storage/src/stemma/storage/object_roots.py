@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 from typing import Any
 
 from stemma.core.errors import RootURLError
@@ -133,9 +134,11 @@ def unreachable(root: ObjectRoot, err: BaseException) -> RootURLError:
     """The one-line error for ``root`` when a request to its store failed with ``err``."""
     said = _first_line(err)
     lowered = said.lower()
-    if "404" in said or "nosuchbucket" in lowered or "not found" in lowered:
+    # A status as a number of its own: "404" inside a duration ("in 1.898404608s") is not one.
+    status = {int(code) for code in re.findall(r"(?<![\d.])(4\d\d)(?![\d.])", said)}
+    if 404 in status or "nosuchbucket" in lowered or "not found" in lowered:
         fix = f"check the bucket's name ({root.bucket!r}): it does not exist or is not visible"
-    elif "403" in said or "401" in said or "denied" in lowered or "credential" in lowered:
+    elif status & {401, 403} or "denied" in lowered or "credential" in lowered:
         fix = f"check the credentials: {_CREDENTIAL_HINTS[root.scheme]}"
     else:
         fix = (
