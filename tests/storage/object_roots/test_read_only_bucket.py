@@ -101,6 +101,13 @@ def _run_with_sas(
         "STEMMA_STATE_DIR": str(machine),
     }
     env.pop("AZURE_STORAGE_ACCOUNT_KEY")  # (a key would win over the SAS: the reader has none)
+    return run_main(env, root, door, change)
+
+
+def run_main(
+    env: dict[str, str], root: str, door: str, change: str
+) -> tuple[int, dict[str, Any], str]:
+    """Run :func:`main` in its own process with ``env``: its exit, what it said, its stderr."""
     done = subprocess.run(
         [sys.executable, "-c", _MAIN, root, door, change],
         cwd=CHECKOUT,

@@ -10,10 +10,7 @@ was given and a local half of its own, as a reader on another machine runs.
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,12 +20,7 @@ import pytest
 
 from tests.core.lazy_functions import CALLS_ENV, calls
 from tests.storage.object_roots.moto_with_iam import Keys, MotoWithIAM
-
-CHECKOUT = Path(__file__).resolve().parents[3]
-_MAIN = (
-    "import sys; from tests.storage.object_roots.test_read_only_bucket import main; "
-    "sys.exit(main(sys.argv[1:]))"
-)
+from tests.storage.object_roots.test_read_only_bucket import run_main
 
 
 @pytest.fixture
@@ -48,18 +40,7 @@ def _run_with(
     """One run on the bucket's root by a user holding only ``keys``, on its own machine."""
     root = f"s3://{moto.bucket}/root"
     env = {**os.environ, **keys.env(moto.endpoint), "STEMMA_STATE_DIR": str(machine)}
-    done = subprocess.run(
-        [sys.executable, "-c", _MAIN, root, door, change],
-        cwd=CHECKOUT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    lines = done.stdout.strip().splitlines()
-    assert lines, f"the run printed nothing (exit {done.returncode}): {done.stderr[-3000:]}"
-    return done.returncode, json.loads(lines[-1]), done.stderr
+    return run_main(env, root, door, change)
 
 
 def _objects(moto: MotoWithIAM) -> dict[str, str]:

@@ -81,7 +81,7 @@ def kept_files(layout: RootLayout) -> dict[str, KeptFile]:
     return found
 
 
-def content_tables(layout: RootLayout, names: list[str]) -> list[TableSpec]:
+def content_tables(names: list[str]) -> list[TableSpec]:
     """The tables among ``names`` (the root's) whose content may be kept in a file."""
     return [DATA, CONFIGS] + [user_content_table(name, ()) for name in names if name not in BY_NAME]
 
@@ -90,7 +90,7 @@ def content_problems(layout: RootLayout, names: list[str]) -> list[Problem]:
     """A problem for each row whose content file is missing or holds another size."""
     files = kept_files(layout)
     problems: list[Problem] = []
-    for spec in content_tables(layout, names):
+    for spec in content_tables(names):
         large = read_table(
             layout, spec, pl.col("size") >= LARGE_CONTENT_BYTES, ["artifact_id", "size"]
         )

@@ -183,9 +183,9 @@ def _first_window(units: Sequence[ExecutionUnit]) -> int:
     sized = [u for u in units[:FIRST_WINDOW] if u.input_rows is not None]
     if not sized:
         return FIRST_WINDOW
-    per_unit = sum(
-        row.size for u in sized for i, row in (u.input_rows or {}).items() if i in _hydrated_ids(u)
-    ) / len(sized)
+    rows = [(u.input_rows or {}, _hydrated_ids(u)) for u in sized]
+    per_unit = sum(rows_of[i].size for rows_of, ids in rows for i in ids if i in rows_of)
+    per_unit /= len(sized)
     return max(1, min(FIRST_WINDOW, int(WINDOW_BYTES // max(per_unit, 1.0))))
 
 
