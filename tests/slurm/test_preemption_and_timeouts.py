@@ -217,8 +217,9 @@ def test_a_real_time_limit_loses_no_unit_and_says_why_each_failed(
     # first unit (a second's work) is long done.
     pipeline, stalled = _stalling_step(root, "2", warn=False)
 
-    assert (stalled.succeeded_count, stalled.failed_count) == (1, 2)
     rows = executions(root, step_name=stalled.step_name).sort("started_at").to_dicts()
+    why = [(row["success"], row["error"], row["worker_log"]) for row in rows]
+    assert (stalled.succeeded_count, stalled.failed_count) == (1, 2), why
     assert [row["success"] for row in rows] == [True, False, False]  # every unit, once
     assert REASON in rows[1]["error"]
     assert "not started" in rows[2]["error"]

@@ -35,14 +35,22 @@ _REMOVING = threading.Event()
 
 
 def _slow_rmtree(path: str | os.PathLike[str], *args: Any, **kwargs: Any) -> None:
-    """``shutil.rmtree`` with a pause before each entry, to widen any delete-while-read window."""
+    """``shutil.rmtree`` with a pause before each entry, to widen any delete-while-read window.
+
+    Like the real one called with ``ignore_errors=True`` (as every caller in stemma does), a
+    directory another thread removes first is no error: ``recover()`` clears ``.retired`` while
+    the committer is still removing what it retired there.
+    """
     _REMOVING.set()
     directory = Path(path)
-    if directory.is_dir():
+    try:
         for entry in sorted(directory.iterdir()):
             time.sleep(0.004)
             if entry.is_file():
                 entry.unlink(missing_ok=True)
+    except (FileNotFoundError, NotADirectoryError):
+        if not (kwargs.get("ignore_errors") or (args and args[0])):
+            raise
     _REAL_RMTREE(path, *args, **kwargs)
 
 

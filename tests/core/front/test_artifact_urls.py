@@ -90,3 +90,29 @@ def test_an_external_runner_tells_the_step_its_outputs_url(tmp_path: pathlib.Pat
         built = ext.record(call, spec.step.fn(**call.kwargs))
 
     assert built.value == built.url() == built.path().as_uri()
+
+
+def _write_at(where: str) -> str:
+    """Write a one-file output at ``where`` with plain file calls; return what it was told."""
+    pathlib.Path(where).write_text("written at OUT_URL")
+    return where
+
+
+def test_out_url_on_a_root_on_a_filesystem_is_outs_own_path(tmp_path: pathlib.Path) -> None:
+    from stemma.core import OUT_URL
+
+    given = apply(name="urls/own-tools", fn=_write_at, version="v1", where=OUT_URL)
+    asked = apply(
+        name="urls/own-tools",
+        fn=_write_at,
+        version="v1",
+        build_config=lambda ctx: {"where": ctx.write_url},
+    )
+    [built] = run(given, root=tmp_path / "root with space é")
+
+    assert pathlib.Path(built.value).is_absolute()  # a local path, as OUT would be
+    assert built.path().read_text() == "written at OUT_URL"
+    assert lower(asked).fingerprint == lower(given).fingerprint  # asked of the context: one key
+    assert lower(asked).config["inputs"] == {"where": "<write_url>"}
+    by_out = apply(name="urls/own-tools", fn=_write_at, version="v1", where=OUT)
+    assert lower(by_out).fingerprint != lower(given).fingerprint

@@ -20,8 +20,13 @@ import os
 import urllib.error
 import urllib.request
 import uuid
+from pathlib import Path
 
+import obstore
 import pytest
+
+from stemma.core.store.root_urls import ObjectRoot, parse_root_url
+from stemma.storage import object_roots
 
 S3_ENDPOINT = os.environ.get("STEMMA_TEST_S3_ENDPOINT", "http://127.0.0.1:9310")
 AZURITE_ENDPOINT = os.environ.get(
@@ -129,7 +134,6 @@ def s3_root(s3_env: str) -> str:
 
 def bucket_keys(root: str, *, endpoint: str | None = None) -> list[str]:
     """Every key under ``root``, relative to it (read with obstore, as the store reads)."""
-    import obstore
     from obstore.store import from_url
 
     if endpoint is None:
@@ -137,3 +141,32 @@ def bucket_keys(root: str, *, endpoint: str | None = None) -> list[str]:
     else:
         store = from_url(root, endpoint=endpoint, client_options={"allow_http": True})
     return sorted(str(meta["path"]) for batch in obstore.list(store) for meta in batch)
+
+
+def bucket_and_key(url: str) -> tuple[ObjectRoot, str]:
+    """The bucket a URL names (as a root at its top) and the key it names in it."""
+    found = parse_root_url(url)
+    assert isinstance(found, ObjectRoot), url
+    return ObjectRoot(scheme=found.scheme, bucket=found.bucket, prefix=""), found.prefix
+
+
+def objects_under(url: str) -> dict[str, bytes]:
+    """Every object under the prefix ``url`` names, by its name below it, with its bytes."""
+    bucket, prefix = bucket_and_key(url)
+    store = object_roots.object_store(bucket)
+    names = [str(m["path"]) for batch in obstore.list(store, prefix=f"{prefix}/") for m in batch]
+    return {
+        name.removeprefix(f"{prefix}/"): bytes(obstore.get(store, name).bytes()) for name in names
+    }
+
+
+def object_bytes(url: str) -> bytes:
+    """The bytes of the object ``url`` names."""
+    bucket, key = bucket_and_key(url)
+    return bytes(obstore.get(object_roots.object_store(bucket), key).bytes())
+
+
+def local_files(directory: Path) -> dict[str, bytes]:
+    """Every file under ``directory``, by its path below it, with its bytes."""
+    found = sorted(p for p in directory.rglob("*") if p.is_file())
+    return {p.relative_to(directory).as_posix(): p.read_bytes() for p in found}

@@ -11,15 +11,18 @@ import json
 import pathlib
 from pathlib import Path
 
-import obstore
 import pytest
 
 from stemma.core import OUT, Artifact, ArtifactStep, ExternalRun, StepSpec, apply, lower, run
-from stemma.core.store.root_urls import SINGLE_FILE, ObjectRoot, parse_root_url
-from stemma.storage import object_roots
+from stemma.core.store.root_urls import SINGLE_FILE
 from stemma.storage.output_mirror import MANIFEST
 from tests.core.lazy_functions import CALLS_ENV, calls, count, read_and_add, write_json
-from tests.storage.object_roots.conftest import bucket_keys
+from tests.storage.object_roots.conftest import (
+    bucket_keys,
+    local_files,
+    object_bytes,
+    objects_under,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -47,34 +50,6 @@ def _told_step() -> ArtifactStep:
     )
 
 
-def _bucket_and_key(url: str) -> tuple[ObjectRoot, str]:
-    """The bucket a URL names (as a root at its top) and the key it names in it."""
-    found = parse_root_url(url)
-    assert isinstance(found, ObjectRoot), url
-    return ObjectRoot(scheme=found.scheme, bucket=found.bucket, prefix=""), found.prefix
-
-
-def _objects_under(url: str) -> dict[str, bytes]:
-    """Every object under the prefix ``url`` names, by its name below it, with its bytes."""
-    bucket, prefix = _bucket_and_key(url)
-    store = object_roots.object_store(bucket)
-    names = [str(m["path"]) for batch in obstore.list(store, prefix=f"{prefix}/") for m in batch]
-    return {
-        name.removeprefix(f"{prefix}/"): bytes(obstore.get(store, name).bytes()) for name in names
-    }
-
-
-def _object(url: str) -> bytes:
-    """The bytes of the object ``url`` names."""
-    bucket, key = _bucket_and_key(url)
-    return bytes(obstore.get(object_roots.object_store(bucket), key).bytes())
-
-
-def _local_files(directory: Path) -> dict[str, bytes]:
-    found = sorted(p for p in directory.rglob("*") if p.is_file())
-    return {p.relative_to(directory).as_posix(): p.read_bytes() for p in found}
-
-
 def test_an_outputs_url_names_its_files_in_the_bucket_and_the_step_was_told_it(
     bucket_root: str,
 ) -> None:
@@ -83,9 +58,9 @@ def test_an_outputs_url_names_its_files_in_the_bucket_and_the_step_was_told_it(
     url = built.url()
     assert url == f"{bucket_root}/{built.relative_path}"
     assert built.value == url  # what ctx.output_url said while the step ran
-    local = _local_files(built.path())
+    local = local_files(built.path())
     assert set(local) == {"part été/0.txt", "summary.json"}
-    kept = _objects_under(url)
+    kept = objects_under(url)
     assert kept.pop(MANIFEST)  # written last, beside the files
     assert kept == local  # the same names, the same bytes
 
@@ -97,7 +72,7 @@ def test_an_output_written_as_one_file_has_the_url_of_the_object_holding_it(
     [built] = run(made, root=bucket_root)
 
     assert built.url() == f"{bucket_root}/{built.relative_path}/{SINGLE_FILE}"
-    assert _object(built.url()) == built.path().read_bytes() == b'{"a": 1}'
+    assert object_bytes(built.url()) == built.path().read_bytes() == b'{"a": 1}'
 
 
 def test_a_step_told_its_output_url_has_one_key_on_a_laptop_and_in_a_bucket(
@@ -132,7 +107,7 @@ def test_an_external_runners_outputs_are_found_and_fetched_by_another_machine(
     keys = bucket_keys(bucket_root)
     for built in made.values():  # kept in the bucket, each whole (its manifest written last)
         assert f"{built.relative_path}/{MANIFEST}" in keys
-    assert _object(made["data"].url()) == made["data"].path().read_bytes()
+    assert object_bytes(made["data"].url()) == made["data"].path().read_bytes()
 
     monkeypatch.setenv("STEMMA_STATE_DIR", str(tmp_path / "another machine's state"))
     data = apply(name="data", fn=write_json, version="v0", data=[1, 2, 3], out_path=OUT)
@@ -144,6 +119,6 @@ def test_an_external_runners_outputs_are_found_and_fetched_by_another_machine(
     assert calls() == {"write_json": 1, "read_and_add:0": 1}  # nothing ran again
     assert found_data.path() != made["data"].path()  # fetched into this machine's own half
     assert found_data.path().read_bytes() == made["data"].path().read_bytes() == b"[1, 2, 3]"
-    fetched = _local_files(found_total.path())
-    assert fetched == _local_files(made["total"].path()) == {"value.txt": b"3"}
+    fetched = local_files(found_total.path())
+    assert fetched == local_files(made["total"].path()) == {"value.txt": b"3"}
     assert (found_data.url(), found_total.url()) == (made["data"].url(), made["total"].url())

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from stemma.core.front.pipeline import Pipeline
     from stemma.core.graph.context import StepContext
     from stemma.core.graph.explain import config_diff
-    from stemma.core.graph.markers import OUT
+    from stemma.core.graph.markers import OUT, OUT_URL
     from stemma.core.graph.operation_steps import output_of
     from stemma.core.graph.step import ArtifactStep, apply
     from stemma.core.graph.step_spec import StepSpec, lower
@@ -58,6 +58,7 @@ _EXPORTS = {
     "Artifact": "stemma.core.artifact",
     "canonical_json": "stemma.core.canonical",
     "OUT": "stemma.core.graph.context",
+    "OUT_URL": "stemma.core.graph.markers",
     "BackendUnavailableError": "stemma.core.errors",
     "FingerprintMismatchError": "stemma.core.errors",
     "InputsChangedError": "stemma.core.errors",
@@ -106,6 +107,7 @@ def __dir__() -> list[str]:
 __all__ = [
     # building graphs lazily
     "OUT",
+    "OUT_URL",
     "ArtifactStep",
     "StepContext",
     "StepSpec",

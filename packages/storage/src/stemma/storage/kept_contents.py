@@ -144,15 +144,7 @@ def remove_unreferenced(layout: RootLayout, removals: list[Removal]) -> None:
         for removal in removals:
             Path(removal.path).unlink(missing_ok=True)
         return
-    import obstore
-
-    store = object_roots.object_store(root)
-    keys = [str(r.path).removeprefix(f"{root.url}/") for r in removals]
-    try:
-        if keys:
-            obstore.delete(store, keys)
-    except Exception as err:
-        raise object_roots.unreachable(root, err) from err
+    object_roots.delete_objects(root, [str(removal.path) for removal in removals])
 
 
 def _staged_ids(layout: RootLayout) -> set[str]:

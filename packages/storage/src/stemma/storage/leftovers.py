@@ -34,7 +34,8 @@ class Removal:
     """One file or directory a vacuum removes (or, in a dry run, would remove)."""
 
     kind: str
-    """What it is: ``table {name}``, ``working``, ``quarantine`` or ``logs``."""
+    """What it is: ``table {name}``, ``working``, ``quarantine``, ``logs``, ``contents`` or
+    ``attempts`` (what a step that died wrote under ``OUT_URL`` in a bucket)."""
     path: Path | str
     """Where it is, absolute (a URL for a file in a bucket)."""
     size: int

@@ -30,7 +30,9 @@ from stemma.storage.delta_log import expired_log_entries, remove_log_entries
 from stemma.storage.errors import StorageError
 from stemma.storage.kept_contents import remove_unreferenced, unreferenced
 from stemma.storage.leftovers import Removal, leftovers, remove
+from stemma.storage.object_roots import delete_objects
 from stemma.storage.tables import WRITER_PROPERTIES
+from stemma.storage.written_outputs import stale_attempts
 
 DEFAULT_RETAIN_HOURS = 168
 """Files younger than a week are kept by default (Delta's own default retention)."""
@@ -149,7 +151,8 @@ def vacuum_root(
 
     That is: table files that compaction replaced (or that a failed commit left), each table's
     commit log entries before its newest checkpoint, content files no artifact refers to (kept
-    for units never committed), preserved working directories, quarantined
+    for units never committed), what steps that died wrote under ``OUT_URL`` in a bucket
+    (``_stemma/attempts/``), preserved working directories, quarantined
     staging bundles and logs. Without ``apply`` nothing is deleted and the report lists what
     would be.
 
@@ -191,13 +194,16 @@ def vacuum_root(
             log_entries += _log_entries(name, path, cutoff, apply=apply)
     others = leftovers(layout, cutoff, live_run_ids=frozenset(live))
     contents = unreferenced(layout, cutoff)
+    attempts = stale_attempts(layout, cutoff)
     if apply:
         remove(layout, others)
         remove_unreferenced(layout, contents)
+        if layout.store is not None:
+            delete_objects(layout.store, [str(removal.path) for removal in attempts])
     return VacuumReport(
         applied=apply,
         retain_hours=retain_hours,
-        removals=(*removals, *others, *contents),
+        removals=(*removals, *others, *contents, *attempts),
         log_entries=tuple(log_entries),
     )
 

@@ -109,6 +109,18 @@ def _store(url: str, options: str) -> Any:
             del config[unknown]
 
 
+def delete_objects(root: ObjectRoot, urls: list[str]) -> None:
+    """Delete the objects of ``root``'s bucket these URLs name (one absent is no error)."""
+    import obstore
+
+    keys = [url.removeprefix(f"{root.url}/") for url in urls]
+    try:
+        if keys:
+            obstore.delete(object_store(root), keys)
+    except Exception as err:
+        raise unreachable(root, err) from err
+
+
 def check_reachable(layout: RootLayout) -> None:
     """One listing request under the root: the bucket exists and these credentials can read it.
 

@@ -30,6 +30,12 @@ from stemma.core.store import root_urls
 from stemma.core.store.locations import RootLayout
 from stemma.core.store.root_urls import output_key
 from stemma.storage import object_roots
+from stemma.storage.written_outputs import (
+    clear_written,
+    release_written,
+    take_written,
+    written_objects,
+)
 
 MANIFEST = ".stemma-output.json"
 """The object written last under an output's prefix: the files it holds, with their sizes."""
@@ -39,10 +45,13 @@ so ``artifact.url()`` names the same object."""
 _FORMAT = 1
 
 
-def keep_output(layout: RootLayout, relative: str) -> None:
+def keep_output(layout: RootLayout, relative: str, written_at: str | None = None) -> None:
     """Copy the output directory ``relative`` (under the root) to the root's bucket.
 
-    A no-op on a root on a filesystem.
+    A no-op on a root on a filesystem. With ``written_at``, the attempt's prefix the step
+    wrote under with its own tools (``OUT_URL``, :mod:`stemma.storage.written_outputs`): the
+    files that came from there are copied inside the bucket rather than put again, and the
+    prefix is emptied once the manifest is written.
 
     Raises:
         RootURLError: a put failed (the message names the root and what to check); the unit
@@ -62,10 +71,14 @@ def keep_output(layout: RootLayout, relative: str) -> None:
     else:
         files = []
     store = object_roots.object_store(root)
+    written = written_objects(layout, written_at) if written_at else {}
     listed: list[dict[str, Any]] = []
     try:
         for name, path in files:
-            obstore.put(store, output_key(relative, name), path)
+            if name in written:  # already in the bucket: copied there, no bytes through here
+                obstore.copy(store, written[name], output_key(relative, name))
+            else:
+                obstore.put(store, output_key(relative, name), path)
             listed.append({"path": name, "size": path.stat().st_size})
         crash_point("out.copied")  # the files in the bucket, no manifest: not whole yet
         manifest = {"format": _FORMAT, "file": local.is_file(), "files": listed}
@@ -75,6 +88,8 @@ def keep_output(layout: RootLayout, relative: str) -> None:
         raise
     except Exception as err:
         raise object_roots.unreachable(root, err) from err
+    if written_at:
+        release_written(layout, written_at, written)
 
 
 def fetch_output(layout: RootLayout, relative: str) -> bool:
@@ -141,21 +156,31 @@ def _remove(path: Path) -> None:
 
 
 class KeepsOutputs:
-    """The two calls a Delta store (and its worker half) answers for function steps' outputs.
+    """The calls a Delta store (and its worker half) answers for function steps' outputs.
 
     Shared by :class:`~stemma.storage.delta_store.DeltaStore` and
     :class:`~stemma.storage.worker_store.DeltaWorkerStore`, which keep their root's layout in
-    ``_layout``; the engine finds them by name (``keep_output``, ``fetch_output``).
+    ``_layout``; the engine finds them by name (``keep_output``, ``fetch_output``,
+    ``clear_written``, ``take_written``).
     """
 
     _layout: RootLayout
 
-    def keep_output(self, relative: str) -> None:
+    def keep_output(self, relative: str, written_at: str | None = None) -> None:
         """Copy a function step's output to the root's bucket (a no-op on a filesystem).
 
-        Called by the worker after the function returned and before the unit is staged.
+        Called by the worker after the function returned and before the unit is staged;
+        ``written_at`` is the prefix the step was given as ``OUT_URL``, if it was.
         """
-        keep_output(self._layout, relative)
+        keep_output(self._layout, relative, written_at)
+
+    def clear_written(self, url: str) -> None:
+        """Empty the prefix ``OUT_URL`` stands for, before the function is called."""
+        clear_written(self._layout, url)
+
+    def take_written(self, url: str, scratch: str) -> None:
+        """Bring what the function put under ``OUT_URL`` into its scratch output."""
+        take_written(self._layout, url, Path(scratch))
 
     def fetch_output(self, relative: str) -> bool:
         """Bring a function step's output from the root's bucket to this machine, if it is there."""

@@ -24,6 +24,7 @@ from stemma.core.engine.references import StepResult
 from stemma.core.engine.run_context import RunContext
 from stemma.core.engine.step_events import event_factory
 from stemma.core.engine.worker.function_lifecycle import (
+    bring_written,
     function_failed,
     keep_in_store,
     settle_function,
@@ -109,9 +110,15 @@ def record_external_outcome(
     settled_at = dt.datetime.now(dt.UTC)
     unit = opened.unit
     if error is None:
-        # As a worker does: a record committed below never names an output another machine
-        # cannot fetch (a copy that fails fails the step, and nothing is recorded as built).
-        outcome = keep_in_store(unit, ctx.store, settle_function(unit, value))
+        # As a worker does: what it put under OUT_URL becomes its output, and a record
+        # committed below never names an output another machine cannot fetch (a copy that
+        # fails fails the step, and nothing is recorded as built).
+        try:
+            bring_written(unit, ctx.store)
+        except Exception as err:
+            outcome = function_failed(unit, err)
+        else:
+            outcome = keep_in_store(unit, ctx.store, settle_function(unit, value))
     else:
         outcome = function_failed(
             unit, error if isinstance(error, Exception) else RuntimeError(str(error))

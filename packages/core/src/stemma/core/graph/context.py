@@ -12,10 +12,12 @@ from typing import TYPE_CHECKING, Any, cast
 from stemma.core.errors import LoweringError
 from stemma.core.graph.markers import (
     OUT,
+    OUT_URL,
     OUTPUT_PLACEHOLDER,
     OUTPUT_URL_PLACEHOLDER,
     PREFIX_PLACEHOLDER,
     REGION_PLACEHOLDER,
+    WRITE_URL_PLACEHOLDER,
     Placeholder,
     StepHandle,
 )
@@ -49,6 +51,7 @@ class StepContext:
         prefix: str = PREFIX_PLACEHOLDER,
         region: str | None = REGION_PLACEHOLDER,
         output_url: str = OUTPUT_URL_PLACEHOLDER,
+        write_url: str | None = None,
     ) -> None:
         self.output_path = output_path
         """Where this step's output goes: the path ``OUT`` stands for."""
@@ -70,6 +73,21 @@ class StepContext:
         """The run's region: ``$STEMMA_REGION``, None when unset (``<region>`` when keyed)."""
         self._dep_values = dep_values
         self._asked: dict[ArtifactStep, Placeholder] = {}
+        self._write_url = output_path if write_url is None else write_url
+        self.write_url_asked = False
+        """Whether the step was given :attr:`write_url` (``OUT_URL``, or the attribute read)."""
+
+    @property
+    def write_url(self) -> str:
+        """Where the step may write its output with its own tools: what ``OUT_URL`` stands for.
+
+        On a root in an object store, a prefix in its bucket unique to this attempt
+        (``s3://bucket/prefix/_stemma/attempts/{id}``): objects put under it become the
+        step's output (a directory), or one object put at it (a file), once the step returns;
+        on a root on a filesystem, the same local path as ``OUT``. ``<write_url>`` when keyed.
+        """
+        self.write_url_asked = True
+        return self._write_url
 
     @classmethod
     def for_fingerprint(
@@ -91,7 +109,8 @@ class StepContext:
             }
         )
         output = Placeholder(OUTPUT_PLACEHOLDER, OUT)
-        return cls(output_path=output, dep_values=values, at_run_time=False)
+        write_url = Placeholder(WRITE_URL_PLACEHOLDER, OUT_URL)
+        return cls(output_path=output, dep_values=values, at_run_time=False, write_url=write_url)
 
     @classmethod
     def for_run(
@@ -101,6 +120,7 @@ class StepContext:
         *,
         prefix: Path | str,
         output_url: str | None = None,
+        write_url: str | None = None,
         region: str | None = None,
     ) -> StepContext:
         """A context with real paths, used when the step's function is called.
@@ -114,6 +134,9 @@ class StepContext:
                 (:func:`~stemma.core.store.root_urls.output_url`, which the engine passes);
                 without it, ``output_path`` as a ``file://`` URL (a context made by hand knows
                 no root).
+            write_url: what ``OUT_URL`` stands for (an attempt's prefix in the root's bucket,
+                which the engine passes on a root in an object store); ``output_path`` if not
+                given.
             region: the run's region; ``$STEMMA_REGION`` (None when unset) if not given.
         """
         values = {dep: str(path) for dep, path in dep_paths.items()}
@@ -123,6 +146,7 @@ class StepContext:
             at_run_time=True,
             prefix=str(prefix),
             output_url=output_url or Path(output_path).absolute().as_uri(),
+            write_url=write_url,
             region=region if region is not None else os.environ.get(REGION_ENV) or None,
         )
 
@@ -174,6 +198,8 @@ class StepContext:
         """Return ``value`` with ``OUT`` and every handle inside it replaced."""
         if value is OUT:
             return self.output_path
+        if value is OUT_URL:
+            return self.write_url
         if isinstance(value, StepHandle):
             return self.dep(cast("ArtifactStep", value))
         if isinstance(value, dict):

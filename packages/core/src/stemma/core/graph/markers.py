@@ -14,6 +14,9 @@ FUNCTION_KIND: Final = "function"
 """The ``kind`` of a function step in its fingerprint payload."""
 OUT_TAG: Final = "$out"
 """``OUT`` inside a step's encoded inputs."""
+OUT_URL_TAG: Final = "$out_url"
+"""``OUT_URL`` inside a step's encoded inputs (a step that uses it is keyed apart from one
+using ``OUT``; no step without it changes key)."""
 DEP_TAG: Final = "$dep"
 """A dependency handle inside a step's encoded inputs (its index among the deps)."""
 FILE_TAG: Final = "$file"
@@ -27,9 +30,12 @@ REGION_PLACEHOLDER: Final = "<region>"
 """The region (``StepContext.region``) at fingerprint time."""
 OUTPUT_URL_PLACEHOLDER: Final = "<output_url>"
 """``StepContext.output_url`` at fingerprint time: keyed as this text, the same on every root."""
+WRITE_URL_PLACEHOLDER: Final = "<write_url>"
+"""How ``OUT_URL`` (``StepContext.write_url``) reads at fingerprint time."""
 PLACEHOLDER_STARTS: Final = (
     OUTPUT_PLACEHOLDER,
     OUTPUT_URL_PLACEHOLDER,
+    WRITE_URL_PLACEHOLDER,
     PREFIX_PLACEHOLDER,
     REGION_PLACEHOLDER,
     "<dep:",
@@ -46,7 +52,7 @@ class Placeholder(str):
     """
 
     stands_for: object
-    """``OUT``, or the dependency's handle."""
+    """``OUT``, ``OUT_URL``, or the dependency's handle."""
 
     def __new__(cls, text: str, stands_for: object) -> Placeholder:
         """A str reading ``text`` that stands for ``stands_for``."""
@@ -79,6 +85,32 @@ class _OutputPath:
 
 OUT: Final = _OutputPath()
 """Stands for the step's own output path; replaced by the real path when the step runs."""
+
+
+class _OutputWriteURL:
+    """The type of :data:`OUT_URL`; there is exactly one instance."""
+
+    _instance: _OutputWriteURL | None = None
+
+    def __new__(cls) -> _OutputWriteURL:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "OUT_URL"
+
+    def __reduce__(self) -> str:
+        return "OUT_URL"
+
+
+OUT_URL: Final = _OutputWriteURL()
+"""Stands for where the step writes its output with its own tools (``s3://``, ``gs://``, ...).
+
+On a root in an object store, a prefix in the root's bucket unique to the attempt; what the
+step put there becomes its output once it returns. On a root on a filesystem, the same local
+path as ``OUT``.
+"""
 
 
 class StepHandle:

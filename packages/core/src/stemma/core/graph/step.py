@@ -25,6 +25,8 @@ from stemma.core.graph.markers import (
     FUNCTION_KIND,
     OUT,
     OUT_TAG,
+    OUT_URL,
+    OUT_URL_TAG,
     PLACEHOLDER_STARTS,
     Placeholder,
     StepHandle,
@@ -295,8 +297,9 @@ def _template(value: Any, positions: dict[int, int], deps: list[ArtifactStep], p
     Tags cannot be forged: :func:`~stemma.core.canonical.escape_key` doubles a user key's
     leading ``$``. A ``Path`` is keyed by the content of the file or tree it names.
     """
-    if value is OUT:
-        return {OUT_TAG: 0}
+    marker = value.stands_for if isinstance(value, Placeholder) else value  # (build_config's)
+    if marker is OUT or marker is OUT_URL:
+        return {OUT_TAG if marker is OUT else OUT_URL_TAG: 0}
     if isinstance(value, ArtifactStep):
         position = positions.get(id(value))
         if position is None:
@@ -313,9 +316,7 @@ def _template(value: Any, positions: dict[int, int], deps: list[ArtifactStep], p
     if isinstance(value, list | tuple):
         seq: list[Any] | tuple[Any, ...] = value  # pyright: ignore[reportUnknownVariableType]
         return [_template(item, positions, deps, f"{path}[{i}]") for i, item in enumerate(seq)]
-    if isinstance(value, Placeholder):  # from build_config: keyed as OUT or the handle is
-        if value.stands_for is OUT:
-            return {OUT_TAG: 0}
+    if isinstance(value, Placeholder):  # from build_config: keyed as the handle is
         return _template(value.stands_for, positions, deps, path)
     if isinstance(value, PurePath):
         if str(value).startswith(PLACEHOLDER_STARTS):  # made from a placeholder: no file

@@ -20,7 +20,14 @@ from stemma.core.records import Provenance, StepIdentity
 
 if TYPE_CHECKING:
     from stemma.core.graph.step import ArtifactStep
-from stemma.core.graph.markers import DEP_TAG, FUNCTION_KIND, OUT_TAG, OUTPUT_PLACEHOLDER
+from stemma.core.graph.markers import (
+    DEP_TAG,
+    FUNCTION_KIND,
+    OUT_TAG,
+    OUT_URL_TAG,
+    OUTPUT_PLACEHOLDER,
+    WRITE_URL_PLACEHOLDER,
+)
 
 
 @dataclass(frozen=True, eq=False, kw_only=True, slots=True)
@@ -94,6 +101,8 @@ def _readable(value: Any, deps: tuple[StepSpec, ...]) -> Any:
             return {"$step": dep.name, "fingerprint": dep.fingerprint}
         if len(mapping) == 1 and OUT_TAG in mapping:
             return OUTPUT_PLACEHOLDER
+        if len(mapping) == 1 and OUT_URL_TAG in mapping:
+            return WRITE_URL_PLACEHOLDER
         return {key: _readable(item, deps) for key, item in mapping.items()}
     if isinstance(value, list):
         return [_readable(item, deps) for item in cast(list[Any], value)]

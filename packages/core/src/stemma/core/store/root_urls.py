@@ -122,3 +122,19 @@ def output_url(layout: RootLayout, relative: str, *, one_file: bool = False) -> 
     if store is not None:
         return f"{store.url}/{output_key(relative, SINGLE_FILE if one_file else '')}"
     return layout.output_dir(relative).absolute().as_uri()
+
+
+ATTEMPTS = "_stemma/attempts"
+"""Where, under an object root's prefix, steps write with their own tools (``OUT_URL``): one
+prefix per attempt, emptied once its output is kept, and left by an attempt that died for
+``stemma vacuum`` to remove."""
+
+
+def write_url(layout: RootLayout, attempt: str) -> str | None:
+    """What ``OUT_URL`` stands for in the attempt ``attempt`` on this root.
+
+    On a root in an object store, ``{root}/_stemma/attempts/{attempt}``, a prefix no other
+    attempt writes; None on a root on a filesystem (there ``OUT_URL`` is ``OUT``'s path).
+    """
+    store = layout.store
+    return None if store is None else f"{store.url}/{ATTEMPTS}/{attempt}"

@@ -51,7 +51,7 @@ from stemma.core.identity import content_id
 from stemma.core.records import StepRecord, StepStatus
 from stemma.core.run_ids import new_attempt_id
 from stemma.core.store.opening import store_kind
-from stemma.core.store.root_urls import output_url
+from stemma.core.store.root_urls import output_url, write_url
 
 
 def run_function_step(
@@ -204,11 +204,13 @@ def function_unit(
     """
     root = ctx.store.layout.root
     scratch = scratch_for(root, spec.output_relpath)
+    attempt_url = write_url(ctx.store.layout, new_attempt_id())  # None on a filesystem
     context = StepContext.for_run(  # prefix: the root as given (a bucket's URL), never keyed
         Path(scratch),
         {dep.step: deps[dep.fingerprint].path() for dep in spec.deps},
         prefix=ctx.store.layout.shown,
         output_url=output_url(ctx.store.layout, spec.output_relpath),
+        write_url=attempt_url,
     )
     call = FunctionCall(
         fn=spec.step.fn,
@@ -216,6 +218,8 @@ def function_unit(
         output_relpath=spec.output_relpath,
         scratch=scratch,
         output_type=spec.type,
+        # only a step given OUT_URL on a bucket root has objects to bring in once it returns
+        write_url=attempt_url if context.write_url_asked else None,
     )
     op = cast(FunctionOperation, step.operation)
     return ExecutionUnit(

@@ -14,6 +14,7 @@ recorded, so the step runs again) and the error names where it is.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
@@ -41,19 +42,49 @@ VALUE_JSON = "value_json"
 """The key of the return value's canonical JSON in the unit's reply to the orchestrator."""
 
 
-def run_function(unit: ExecutionUnit) -> LifecycleOutcome:
-    """Run a function step's unit; never raises (a failure is an outcome)."""
+def run_function(unit: ExecutionUnit, store: object = None) -> LifecycleOutcome:
+    """Run a function step's unit; never raises (a failure is an outcome).
+
+    A step given ``OUT_URL`` on a root in a bucket (``call.write_url``) starts from an empty
+    prefix there, and what it put under it is brought into its scratch output once it returns,
+    by ``store`` (stemma-storage's ``clear_written`` and ``take_written``); an attempt that
+    fails leaves its objects for ``stemma vacuum``, where they can be looked at.
+    """
     call = cast(FunctionOperation, unit.operation).call
     if call is None:
         return failure_outcome(ValueError("a function unit without its call"), None)
     root = Path(unit.root)
     try:
         (root / call.output_relpath).parent.mkdir(parents=True, exist_ok=True)
+        if call.write_url is not None:  # a retry of this very unit finds nothing of the first
+            _store_call(store, "clear_written")(call.write_url)
         with running_under(root):
             value = call.fn(**call.kwargs)
+        bring_written(unit, store)
     except Exception as err:
         return function_failed(unit, err)
     return settle_function(unit, value)
+
+
+def bring_written(unit: ExecutionUnit, store: object) -> None:
+    """Bring what the function put under ``OUT_URL`` into its scratch output, if it was told one.
+
+    Called once the function returned, before :func:`settle_function` (by a worker, and for an
+    external runner's step): from there the output is what ``OUT`` would have made.
+    """
+    call = cast(FunctionOperation, unit.operation).call
+    if call is not None and call.write_url is not None:
+        _store_call(store, "take_written")(call.write_url, call.scratch)
+
+
+def _store_call(store: object, name: str) -> Callable[..., None]:
+    found = getattr(store, name, None)
+    if found is None:
+        raise TypeError(
+            f"OUT_URL names a prefix in an object store, but this unit's store "
+            f"({type(store).__name__}) cannot read one: install stemma-storage"
+        )
+    return cast(Callable[..., None], found)
 
 
 def keep_in_store(
@@ -71,7 +102,10 @@ def keep_in_store(
     if not outcome.success or keep is None or call is None:
         return outcome
     try:
-        keep(call.output_relpath)
+        if call.write_url is None:
+            keep(call.output_relpath)
+        else:  # what came from the bucket is copied inside it, and the prefix emptied
+            keep(call.output_relpath, call.write_url)
     except Exception as err:
         return failure_outcome(err, None, prefix="could not keep the output in the root's store: ")
     return outcome

@@ -53,6 +53,10 @@ class FunctionCall:
     """The absolute path ``OUT`` stands for while ``fn`` runs (renamed to the output after)."""
     output_type: str | None = None
     """The artifact's type given to ``apply`` (``type=``), put in the output's metadata."""
+    write_url: str | None = None
+    """Where the function was told to write with its own tools (``OUT_URL``) on a root in an
+    object store: what it put there is brought into ``scratch`` once it returns. None when the
+    step did not ask for it, or its root is on a filesystem (``OUT_URL`` is then ``scratch``)."""
 
 
 class FunctionOperation(OperationDefinition):

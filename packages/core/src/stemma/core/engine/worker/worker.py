@@ -174,7 +174,7 @@ def _execute(
 ) -> LifecycleOutcome:
     if unit.operation.kind is OperationKind.FUNCTION:
         # its inputs are its deps' outputs, on disk: nothing to load
-        return keep_in_store(unit, store, run_function(unit))
+        return keep_in_store(unit, store, run_function(unit, store))
     if loaded is None:
         try:
             loaded = load_inputs(unit, store)
