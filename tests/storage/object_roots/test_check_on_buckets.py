@@ -68,7 +68,7 @@ def _filled(root: str, steps: int = 1) -> None:
 
 
 def _stemma_check(
-    root: str, backtrace: str | None = None, endpoint: str | None = None
+    root: str, backtrace: str | None = None, endpoint: str | None = None, *, repair: bool = False
 ) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "RUST_BACKTRACE"}
     if backtrace is not None:
@@ -76,7 +76,11 @@ def _stemma_check(
     if endpoint is not None:
         env["AWS_ENDPOINT_URL"] = endpoint
     return subprocess.run(
-        [sys.executable, "-m", "stemma.core.cli.main", "check", "--root", root],
+        [
+            sys.executable,
+            *("-m", "stemma.core.cli.main", "check", "--root", root),
+            *(["--repair"] if repair else []),
+        ],
         capture_output=True,
         text=True,
         check=False,
@@ -150,7 +154,10 @@ def test_a_data_file_overwritten_in_the_bucket_is_named_with_its_table(
     assert said in out
     assert "the table orchestration/steps cannot be read" in out
     assert "fix: put it back from a backup of the bucket" in out
-    assert out.endswith(f"{bucket_root}: 1 problem, 1 need you\n")
+    assert out.endswith(  # the steps table's rows are made again by rerunning: repairable
+        f"{bucket_root}: 1 problem, 1 need you; `stemma check --repair {bucket_root}` repairs 1 "
+        "of them\n"
+    )
 
 
 def test_a_data_file_deleted_from_the_bucket_is_named_missing(bucket_root: str) -> None:
@@ -162,7 +169,7 @@ def test_a_data_file_deleted_from_the_bucket_is_named_missing(bucket_root: str) 
 
     report = check_root(bucket_root, repair=True)
 
-    (finding,) = report.needs_you  # nothing in a bucket is repaired
+    (finding,) = report.needs_you  # the index's rows are nowhere else: no repair is safe
     assert finding.problem.severity is Severity.DAMAGED
     assert finding.problem.path == f"{bucket_root}/{key}"
     assert finding.problem.what == (
@@ -238,3 +245,73 @@ def test_a_read_of_a_table_damaged_in_the_bucket_names_the_table_and_the_check(
 
     with pytest.raises(DamagedTableError, match=r"table orchestration/steps of .*stemma check"):
         steps(bucket_root)
+
+
+def test_a_damaged_file_of_the_steps_table_is_moved_out_by_repair_and_the_step_runs_again(
+    bucket_root: str,
+) -> None:
+    import obstore
+
+    _filled(bucket_root)
+    key = _data_files(bucket_root, "orchestration/steps")[0]
+    store = _store(bucket_root)
+    junk = _junk_of_another_size(b"")
+    obstore.put(store, key, junk)
+
+    done = _stemma_check(bucket_root, "1", repair=True)
+
+    assert done.returncode == ExitCode.REPAIRED, done.stdout + done.stderr
+    _nothing_native(done)
+    quarantined = f"quarantine/delta/orchestration/steps/{key.rsplit('/', 1)[-1]}"
+    assert f"repaired   {bucket_root}/{key}\n" in done.stdout
+    assert f"moved it to {bucket_root}/{quarantined} and dropped it" in done.stdout
+    assert bytes(obstore.get(store, quarantined).bytes()) == junk  # kept, to be looked at
+    assert key not in _objects(bucket_root)
+    assert check_root(bucket_root).clean
+    [again] = run(apply(name="squares/0", fn=square, version="v1", x=0), root=bucket_root)
+    assert again.value == 0
+    assert steps(bucket_root).height >= 1  # the table reads, and records again
+
+
+def test_a_damaged_checkpoint_in_the_bucket_is_replaced_by_repair(bucket_root: str) -> None:
+    import obstore
+
+    from stemma.storage import compact_root
+
+    _filled(bucket_root, steps=2)
+    compact_root(bucket_root)  # a checkpoint of each table
+    log = "delta/orchestration/executions/_delta_log"
+    [checkpoint] = [k for k in _objects(bucket_root) if k.startswith(log) and "checkpoint." in k]
+    store = _store(bucket_root)
+    obstore.put(store, checkpoint, _junk_of_another_size(b""))
+
+    (finding,) = check_root(bucket_root).findings
+    assert finding.problem.path == f"{bucket_root}/{checkpoint}"
+    assert "`stemma check --repair" in finding.problem.fix
+
+    report = check_root(bucket_root, repair=True)
+
+    assert [f.problem.path for f in report.repaired] == [f"{bucket_root}/{checkpoint}"]
+    assert "wrote a new checkpoint at version" in (report.repaired[0].done or "")
+    assert check_root(bucket_root).clean
+    assert len(steps(bucket_root).filter(steps(bucket_root)["status"] == "completed")) == 2
+
+
+def test_a_long_log_in_the_bucket_gets_a_checkpoint_from_repair(
+    bucket_root: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import stemma.storage.bucket_check as bucket_check
+
+    _filled(bucket_root, steps=3)
+    monkeypatch.setattr(bucket_check, "CHECKPOINT_AFTER", 1)  # three commits is "long" here
+
+    found = check_root(bucket_root).findings
+    assert {f.problem.severity for f in found} == {Severity.ATTENTION}
+    assert all("`stemma check --repair" in f.problem.fix for f in found)
+
+    report = check_root(bucket_root, repair=True)
+
+    assert len(report.repaired) == len(found)
+    assert all("wrote a checkpoint at version" in (f.done or "") for f in report.repaired)
+    assert check_root(bucket_root).clean
+    assert any("checkpoint.parquet" in key for key in _objects(bucket_root))

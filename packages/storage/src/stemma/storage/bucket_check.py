@@ -24,8 +24,11 @@ So O(F) requests a table and O(tables + files) for a root, with the listings of
 commit before the checkpoint is not read: no reader reads it (on a filesystem, where a read
 costs nothing, it is).
 
-Read-only: nothing is written to the bucket, and ``--repair`` repairs no table in a bucket:
-each problem's fix says what to do.
+Nothing is written to the bucket unless ``--repair`` is given; then the safe repairs a table
+on a filesystem gets are made in the bucket (:mod:`stemma.storage.bucket_repairs`): a
+checkpoint written, a damaged checkpoint replaced, a damaged file of a table whose rows are
+made again by rerunning moved to the root's quarantine. Every other problem's fix says what to
+do.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from stemma.core.store.locations import RootLayout
 from stemma.storage import object_roots
 from stemma.storage.bucket_maintenance import bucket_tables
 from stemma.storage.bucket_parquet import MISSING, object_problem
+from stemma.storage.bucket_repairs import checkpoint, quarantine_file, replace_checkpoint
 from stemma.storage.check_findings import Problem, Severity
 from stemma.storage.damage_signs import cause, is_damage
 from stemma.storage.data_files import logged_paths
@@ -155,7 +159,7 @@ def _problems(
         size = objects.get(key)
         found = MISSING if size is None else object_problem(store, _at(place, key), size, expected)
         if found is not None:
-            problems.append(_damaged_file(place, f"{place.uri}/{key}", found))
+            problems.append(_damaged_file(layout, place, key, found))
     since = max(commits, default=0) - (sound if sound is not None else -1)
     if not problems and since > CHECKPOINT_AFTER:
         problems.append(
@@ -163,7 +167,8 @@ def _problems(
                 severity=Severity.ATTENTION,
                 path=f"{place.uri}/{_LOG}",
                 what=f"has {since} commits since its last checkpoint: every open replays them",
-                fix=f"`stemma compact {layout.shown}` writes a checkpoint of each table",
+                fix=f"`stemma check --repair {layout.shown}` writes a checkpoint",
+                repair=checkpoint(place),
             )
         )
     return problems
@@ -217,9 +222,9 @@ def _damaged_checkpoint(
             severity=Severity.DAMAGED,
             path=url,
             what=f"{said}: the table is opened from this checkpoint, so it cannot be",
-            fix=f"remove it and the `_last_checkpoint` beside it (every commit it sums up is "
-            f"still in the log, and the table then opens from them); `stemma compact "
-            f"{layout.shown}` then writes a new one",
+            fix=f"`stemma check --repair {layout.shown}` moves it aside and writes a new one "
+            "(every commit it sums up is still in the log)",
+            repair=replace_checkpoint(place, name),
         )
     return Problem(
         severity=Severity.DAMAGED,
@@ -249,14 +254,16 @@ def _unopenable(place: TablePlace, error: BaseException) -> Problem:
     )
 
 
-def _damaged_file(place: TablePlace, url: str, problem: str) -> Problem:
+def _damaged_file(layout: RootLayout, place: TablePlace, key: str, problem: str) -> Problem:
+    url = f"{place.uri}/{key}"
     if place.name in REBUILDABLE:
         return Problem(
             severity=Severity.DAMAGED,
             path=url,
             what=f"{problem}: the table {place.name} cannot be read",
-            fix=_RESTORE + "; `stemma check --repair` moves such a file out of a table on "
-            "a filesystem, not yet in a bucket",
+            fix=_RESTORE + f", or `stemma check --repair {layout.shown}` moves it out of the "
+            "table (the units whose rows it held run again when next asked for)",
+            repair=quarantine_file(place, key),
         )
     return Problem(
         severity=Severity.DAMAGED,

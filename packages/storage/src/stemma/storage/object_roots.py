@@ -20,6 +20,7 @@ rename.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -114,9 +115,15 @@ def delete_objects(root: ObjectRoot, urls: list[str]) -> None:
     import obstore
 
     keys = [url.removeprefix(f"{root.url}/") for url in urls]
+    store = object_store(root)
     try:
-        if keys:
-            obstore.delete(object_store(root), keys)
+        try:
+            if keys:
+                obstore.delete(store, keys)
+        except FileNotFoundError:  # (a store that says so for a batch: one by one, then)
+            for key in keys:
+                with contextlib.suppress(FileNotFoundError):
+                    obstore.delete(store, key)
     except Exception as err:
         raise unreachable(root, err) from err
 

@@ -6,9 +6,9 @@ once they read again), and each says what it did. Nothing here deletes a file: w
 is moved aside.
 
 A root in an object store is read the same way: its tables found by listing the bucket and
-checked there (:mod:`stemma.storage.bucket_check`: O(tables + files) requests, read-only, and no
-repair of a table in a bucket), and the rest (staging, runs, ledgers, locks) in its local half
-on this machine, where it lives.
+checked there (:mod:`stemma.storage.bucket_check`: O(tables + files) requests, nothing written
+unless repairing, :mod:`stemma.storage.bucket_repairs`), and the rest (staging, runs, ledgers,
+locks) in its local half on this machine, where it lives.
 
 The job ledgers that stemma-slurm writes are read as JSON lines, without importing stemma-slurm:
 a root is checked the same wherever stemma-slurm is not installed.
@@ -45,8 +45,8 @@ def check_root(root: str | os.PathLike[str] | None = None, *, repair: bool = Fal
     """Read every part of a root, name each problem with its file and fix; repair what is safe.
 
     On a root in an object store, the tables are read in the bucket with O(tables + files)
-    requests (:mod:`stemma.storage.bucket_check` counts them) and nothing is written there; the
-    only repair made on such a root is the commit of staged work, as a run makes it.
+    requests (:mod:`stemma.storage.bucket_check` counts them), and nothing is written there
+    but the safe repairs, when asked for.
 
     Args:
         root: the stemma root (default: ``$STEMMA_ROOT``, else ``.stemma``), or its URL.
