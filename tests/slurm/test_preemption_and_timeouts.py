@@ -202,6 +202,8 @@ def test_the_time_limit_warning_commits_finished_units_and_fails_the_rest_clearl
     assert REASON in rows[2]["error"]
     for row in rows:
         assert "_log.out <==" in row["worker_log"]  # the element's log, with every unit
+    assert "(most recent call first)" in rows[1]["worker_log"]  # where it was when warned
+    assert "refusal" in rows[1]["worker_log"]  # (the stalled unit's own frame)
     logs = sorted((root / "logs" / "failures").rglob("*.log"))
     assert len(logs) == 2
     assert all("--- worker log" in log.read_text() for log in logs)

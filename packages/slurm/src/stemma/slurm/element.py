@@ -10,6 +10,7 @@ function, was preempted without a requeue).
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import pickle
 import signal
@@ -21,11 +22,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TextIO
 
 from stemma.core.backends.base import WorkerCrashedError
 from stemma.core.shared_paths import warn_if_writable_by_others
 from stemma.core.store.failure_logs import tail_lines
+
+_stacks_to: TextIO | None = None
+"""The element's log, where the warning signal writes every thread's stack (kept open)."""
 
 REQUEUE_PAUSES = (1.0, 3.0)
 """Seconds before each further ``scontrol requeue`` when submitit's own request failed."""
@@ -70,7 +74,8 @@ def run_element(fn: Callable[[Any], Any], payload: Any) -> ElementResult:
 def _stop_before_time_limit() -> None:
     """Wrap submitit's warning-signal handler: on a timeout, stop the pack instead of dying.
 
-    SLURM signals the job ``signal_delay_s`` before its limit (up to a minute earlier).
+    SLURM signals the job ``signal_delay_s`` before its limit (up to a minute earlier); the
+    signal also dumps every thread's stack into the element's log (``faulthandler``).
     submitit's handler requeues a preempted job and exits: this attempt then ends at once,
     staging nothing, as the requeued one reruns the pack. For a job that timed out (any
     warning, when the limit is 10 minutes or less) it raises ``UncompletedJobError``: then the
@@ -102,6 +107,14 @@ def _stop_before_time_limit() -> None:
             _requeue_again(job, error)
 
     signal.signal(signal.SIGUSR2, on_warning)
+    # The warning also writes every thread's stack to the element's log, at the C level: where
+    # a job that ran out of time was is then in its log, even if it was stuck in native code,
+    # where no Python handler runs (``chain``: the handler above still runs after it). To a
+    # copy of the log's descriptor: a unit captures its tools' output by swapping fd 2.
+    global _stacks_to
+    if _stacks_to is None:
+        _stacks_to = os.fdopen(os.dup(sys.stderr.fileno()), "w", closefd=True)
+    faulthandler.register(signal.SIGUSR2, file=_stacks_to, all_threads=True, chain=True)
 
 
 def _requeue_again(job: str, error: Exception) -> NoReturn:
