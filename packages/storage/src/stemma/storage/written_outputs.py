@@ -37,7 +37,8 @@ def written_objects(layout: RootLayout, url: str) -> dict[str, str]:
     """The objects under the attempt's prefix ``url``, by their name in the output.
 
     An object at the prefix itself is named :data:`SINGLE_FILE` (the output is that one
-    file). One listing, and a ``HEAD`` only when the listing is empty.
+    file). One listing and one ``HEAD`` (of the prefix itself, so that an object there beside
+    others under it is refused rather than left out).
 
     Raises:
         WrittenOutputError: the step put an object at the prefix and others under it.
