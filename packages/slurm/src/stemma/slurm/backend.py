@@ -222,7 +222,13 @@ class SlurmBackend:
         executor.update_parameters(**parameters)
         with self._lock:
             self.sbatch_calls += 1
-        return executor.map_array(functools.partial(run_element, fn), payloads)
+        element = functools.partial(
+            run_element,
+            fn,
+            time_limit_s=float(parameters["time"]) * 60,
+            signal_delay_s=float(parameters.get("signal_delay_s", 30)),
+        )
+        return executor.map_array(element, payloads)
 
     def job_states(self, step_number: int) -> dict[str, int]:
         """How many of a step's elements are in each scheduler state (``{"RUNNING": 2, …}``).

@@ -27,6 +27,7 @@ from typing import Any, NoReturn, TextIO
 from stemma.core.backends.base import WorkerCrashedError
 from stemma.core.shared_paths import warn_if_writable_by_others
 from stemma.core.store.failure_logs import tail_lines
+from stemma.slurm import own_warning
 
 _stacks_to: TextIO | None = None
 """The element's log, where the warning signal writes every thread's stack (kept open)."""
@@ -47,16 +48,25 @@ class RemoteUnitError(RuntimeError):
     """A unit raised an exception that cannot be pickled; this carries its type and traceback."""
 
 
-def run_element(fn: Callable[[Any], Any], payload: Any) -> ElementResult:
+def run_element(
+    fn: Callable[[Any], Any],
+    payload: Any,
+    *,
+    time_limit_s: float | None = None,
+    signal_delay_s: float = 30.0,
+) -> ElementResult:
     """Run ``fn(payload)`` in the job; return its value, or the exception it raised.
 
     SIGTERM gets its default action back (submitit ignores it), so cancelling with
-    ``scancel --signal=TERM`` stops the unit at once, as SIGTERM stops a local worker.
+    ``scancel --signal=TERM`` stops the unit at once, as SIGTERM stops a local worker. Given
+    the job's ``time_limit_s``, the element warns itself ``signal_delay_s`` before it should
+    SLURM's warning not have come (:mod:`stemma.slurm.own_warning`).
     """
     from submitit.core.utils import UncompletedJobError
 
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    _stop_before_time_limit()
+    if _stop_before_time_limit() and time_limit_s is not None:
+        own_warning.arm(time_limit_s, signal_delay_s)
     try:
         return ElementResult(value=fn(payload))
     except UncompletedJobError:  # submitit's own timeout or preemption: the job's business
@@ -71,7 +81,7 @@ def run_element(fn: Callable[[Any], Any], payload: Any) -> ElementResult:
         return ElementResult(error=error)
 
 
-def _stop_before_time_limit() -> None:
+def _stop_before_time_limit() -> bool:
     """Wrap submitit's warning-signal handler: on a timeout, stop the pack instead of dying.
 
     SLURM signals the job ``signal_delay_s`` before its limit (up to a minute earlier); the
@@ -82,6 +92,9 @@ def _stop_before_time_limit() -> None:
     unit running fails with a clear reason, and the units not started are recorded as failed
     without running (:mod:`stemma.core.backends.worker_stop`), so the pack is staged and its
     finished units committed before the hard kill.
+
+    Returns:
+        Whether the handler is in place (False outside submitit, which installs the first).
     """
     from submitit.core.utils import UncompletedJobError
 
@@ -89,10 +102,11 @@ def _stop_before_time_limit() -> None:
 
     original = signal.getsignal(signal.SIGUSR2)
     if not callable(original):
-        return
+        return False  # not under submitit: no warning to wait for
     job = _job_id()
 
     def on_warning(signum: int, frame: FrameType | None) -> None:
+        own_warning.note_warning()
         try:
             original(signum, frame)
         except SystemExit:  # preempted: submitit asked SLURM to requeue the job, which reruns
@@ -115,6 +129,7 @@ def _stop_before_time_limit() -> None:
     if _stacks_to is None:
         _stacks_to = os.fdopen(os.dup(sys.stderr.fileno()), "w", closefd=True)
     faulthandler.register(signal.SIGUSR2, file=_stacks_to, all_threads=True, chain=True)
+    return True
 
 
 def _requeue_again(job: str, error: Exception) -> NoReturn:
