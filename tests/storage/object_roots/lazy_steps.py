@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import time
+import urllib.request
 from pathlib import Path
 
 from tests.core.lazy_functions import count
@@ -75,3 +76,13 @@ def write_both(out_path: str, out_url: str) -> None:
     count("write_both")
     _put(out_path, "a.txt", b"local")
     _put(out_url, "a.txt", b"bucket")
+
+
+def write_beside_a_folder_marker(out_url: str) -> None:
+    """Write ``dir/f.txt`` under ``out_url`` on S3, and the empty ``dir/`` object a console's
+    "Create folder" (or Hadoop's S3A) leaves, with a plain HTTP PUT to the local server."""
+    count("write_beside_a_folder_marker")
+    _put(out_url, "dir/f.txt", b"in a folder")
+    where = out_url.removeprefix("s3://")
+    marker = f"{os.environ['AWS_ENDPOINT_URL']}/{where}/dir/"
+    urllib.request.urlopen(urllib.request.Request(marker, data=b"", method="PUT"), timeout=10)

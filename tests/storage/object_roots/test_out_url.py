@@ -25,6 +25,7 @@ from tests.storage.object_roots.conftest import (
     objects_under,
 )
 from tests.storage.object_roots.lazy_steps import (
+    write_beside_a_folder_marker,
     write_both,
     write_one_object,
     write_parts,
@@ -139,3 +140,15 @@ def test_an_external_runners_step_writes_under_out_url_too(bucket_root: str) -> 
     [found] = run(step, root=bucket_root)
     assert found.cached
     assert found.artifact_id == built.artifact_id
+
+
+def test_an_empty_folder_object_beside_the_files_is_not_taken_for_a_file(s3_root: str) -> None:
+    step = apply(
+        name="own-tools/marker", fn=write_beside_a_folder_marker, version="v1", out_url=OUT_URL
+    )
+    [built] = run(step, root=s3_root)
+
+    assert local_files(built.path()) == {"dir/f.txt": b"in a folder"}
+    kept = objects_under(built.url())
+    assert kept.pop(MANIFEST)
+    assert kept == {"dir/f.txt": b"in a folder"}

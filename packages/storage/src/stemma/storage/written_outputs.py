@@ -48,21 +48,39 @@ def written_objects(layout: RootLayout, url: str) -> dict[str, str]:
     import obstore
 
     store = object_roots.object_store(root)
-    found: dict[str, str] = {}
+    listed: dict[str, tuple[str, int]] = {}
     try:
         for batch in obstore.list(store, f"{key}/"):
             for meta in batch:
                 path = str(meta["path"])
-                found[path.removeprefix(f"{key}/")] = path
+                if path != key:  # (a folder marker "…/{id}/" for the prefix itself)
+                    listed[path.removeprefix(f"{key}/")] = (path, int(meta["size"]))
         at_prefix = _exists(store, key)
     except Exception as err:
         raise object_roots.unreachable(root, err) from err
+    found = _without_folder_markers(listed)
     if at_prefix and found:
         raise WrittenOutputError(
             f"the step wrote {url} as one object and also {len(found)} object(s) under "
             f"{url}/: write the output as one file at OUT_URL, or as files under it, not both"
         )
     return {SINGLE_FILE: key} if at_prefix else found
+
+
+def _without_folder_markers(listed: dict[str, tuple[str, int]]) -> dict[str, str]:
+    """The objects by name, less the empty ones that name a folder of others.
+
+    A folder made by a console's "Create folder", Hadoop's S3A or ``rclone mkdir`` is an empty
+    object whose key ends in ``/``; listed, it reads as a file of that folder's name, which the
+    files under it could not then be written beside. (Such a marker is left under the attempt's
+    prefix when it is emptied, for ``stemma vacuum``.)
+    """
+    folders = {
+        name.rsplit("/", depth)[0] for name in listed for depth in range(1, name.count("/") + 1)
+    }
+    return {
+        name: path for name, (path, size) in listed.items() if not (size == 0 and name in folders)
+    }
 
 
 def clear_written(layout: RootLayout, url: str) -> None:
