@@ -152,3 +152,23 @@ def test_an_empty_folder_object_beside_the_files_is_not_taken_for_a_file(s3_root
     kept = objects_under(built.url())
     assert kept.pop(MANIFEST)
     assert kept == {"dir/f.txt": b"in a folder"}
+
+
+def test_an_object_the_store_will_not_copy_is_put_from_this_machines_copy(
+    s3_root: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import obstore
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("the store copies at most 5 GB in one request")  # as S3 refuses
+
+    step = apply(name="own-tools/parts", fn=write_parts, version="v1", out_url=OUT_URL, parts=2)
+    with ExternalRun(root=s3_root, name="my-scheduler") as ext:  # kept in this process
+        call = ext.prepare(lower(step))
+        monkeypatch.setattr(obstore, "copy", refused)
+        built = ext.record(call, write_parts(**call.kwargs))
+
+    kept = objects_under(built.url())
+    assert kept.pop(MANIFEST)
+    assert kept == _PARTS  # each put from the output's local copy instead
+    assert _attempt_keys(s3_root) == []

@@ -75,9 +75,7 @@ def keep_output(layout: RootLayout, relative: str, written_at: str | None = None
     listed: list[dict[str, Any]] = []
     try:
         for name, path in files:
-            if name in written:  # already in the bucket: copied there, no bytes through here
-                obstore.copy(store, written[name], output_key(relative, name))
-            else:
+            if name not in written or not _copied(store, written[name], output_key(relative, name)):
                 obstore.put(store, output_key(relative, name), path)
             listed.append({"path": name, "size": path.stat().st_size})
         crash_point("out.copied")  # the files in the bucket, no manifest: not whole yet
@@ -90,6 +88,21 @@ def keep_output(layout: RootLayout, relative: str, written_at: str | None = None
         raise object_roots.unreachable(root, err) from err
     if written_at:
         release_written(layout, written_at, written)
+
+
+def _copied(store: Any, source: str, target: str) -> bool:
+    """Copy an object inside the bucket (no bytes through this machine); False if refused.
+
+    A store may refuse a copy it cannot make in one request (S3 copies at most 5 GB so): the
+    caller then puts the file from this machine's copy instead.
+    """
+    import obstore
+
+    try:
+        obstore.copy(store, source, target)
+    except Exception:
+        return False
+    return True
 
 
 def fetch_output(layout: RootLayout, relative: str) -> bool:
