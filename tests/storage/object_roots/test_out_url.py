@@ -172,3 +172,28 @@ def test_an_object_the_store_will_not_copy_is_put_from_this_machines_copy(
     assert kept.pop(MANIFEST)
     assert kept == _PARTS  # each put from the output's local copy instead
     assert _attempt_keys(s3_root) == []
+
+
+def test_a_retry_starts_from_an_empty_prefix_whatever_the_first_try_left(s3_root: str) -> None:
+    import obstore
+    from obstore.store import from_url
+
+    from stemma.core.store.locations import RootLayout, resolve_root
+    from stemma.storage.written_outputs import (
+        WrittenOutputError,
+        clear_written,
+        written_objects,
+    )
+
+    layout = RootLayout(resolve_root(s3_root))
+    url = f"{s3_root}/_stemma/attempts/first-try"
+    store = from_url(s3_root)
+    for key in ("_stemma/attempts/first-try", "_stemma/attempts/first-try/dir/b.txt"):
+        obstore.put(store, key, b"half")
+    with pytest.raises(WrittenOutputError, match="as one object and also 1 object"):
+        written_objects(layout, url)  # no output could be made of this
+
+    clear_written(layout, url)
+
+    assert _attempt_keys(s3_root) == []
+    assert written_objects(layout, url) == {}

@@ -44,20 +44,7 @@ def written_objects(layout: RootLayout, url: str) -> dict[str, str]:
         WrittenOutputError: the step put an object at the prefix and others under it.
         RootURLError: the bucket cannot be read.
     """
-    root, key = _attempt(layout, url)
-    import obstore
-
-    store = object_roots.object_store(root)
-    listed: dict[str, tuple[str, int]] = {}
-    try:
-        for batch in obstore.list(store, f"{key}/"):
-            for meta in batch:
-                path = str(meta["path"])
-                if path != key:  # (a folder marker "…/{id}/" for the prefix itself)
-                    listed[path.removeprefix(f"{key}/")] = (path, int(meta["size"]))
-        at_prefix = _exists(store, key)
-    except Exception as err:
-        raise object_roots.unreachable(root, err) from err
+    key, listed, at_prefix = _listing(layout, url)
     found = _without_folder_markers(listed)
     if at_prefix and found:
         raise WrittenOutputError(
@@ -72,8 +59,8 @@ def _without_folder_markers(listed: dict[str, tuple[str, int]]) -> dict[str, str
 
     A folder made by a console's "Create folder", Hadoop's S3A or ``rclone mkdir`` is an empty
     object whose key ends in ``/``; listed, it reads as a file of that folder's name, which the
-    files under it could not then be written beside. (Such a marker is left under the attempt's
-    prefix when it is emptied, for ``stemma vacuum``.)
+    files under it could not then be written beside. (Such a marker stays under the attempt's
+    prefix: ``object_store`` cannot name a key ending in ``/``, so nothing here can delete it.)
     """
     folders = {
         name.rsplit("/", depth)[0] for name in listed for depth in range(1, name.count("/") + 1)
@@ -84,8 +71,32 @@ def _without_folder_markers(listed: dict[str, tuple[str, int]]) -> dict[str, str
 
 
 def clear_written(layout: RootLayout, url: str) -> None:
-    """Delete whatever is under the attempt's prefix ``url`` (a retry's first try's objects)."""
-    _delete(layout, url, list(written_objects(layout, url).values()))
+    """Delete whatever is at or under the attempt's prefix ``url`` (a retry's first try's).
+
+    Everything stemma can name: an object at the prefix beside others under it too, which
+    :func:`written_objects` would refuse (not a folder marker, a key ending in ``/``, which
+    ``object_store`` cannot name, and :func:`written_objects` leaves out).
+    """
+    key, listed, at_prefix = _listing(layout, url)
+    _delete(layout, url, [path for path, _ in listed.values()] + ([key] if at_prefix else []))
+
+
+def _listing(layout: RootLayout, url: str) -> tuple[str, dict[str, tuple[str, int]], bool]:
+    """The attempt's key, its objects by name below it (key and size), and whether one is at it."""
+    root, key = _attempt(layout, url)
+    import obstore
+
+    store = object_roots.object_store(root)
+    listed: dict[str, tuple[str, int]] = {}
+    try:
+        for batch in obstore.list(store, f"{key}/"):
+            for meta in batch:
+                path = str(meta["path"])
+                if path != key:  # (a folder marker "…/{id}/" for the prefix itself)
+                    listed[path.removeprefix(f"{key}/")] = (path, int(meta["size"]))
+        return key, listed, _exists(store, key)
+    except Exception as err:
+        raise object_roots.unreachable(root, err) from err
 
 
 def take_written(layout: RootLayout, url: str, scratch: Path) -> None:
