@@ -168,7 +168,7 @@ def _problems(
                 path=f"{place.uri}/{_LOG}",
                 what=f"has {since} commits since its last checkpoint: every open replays them",
                 fix=f"`stemma check --repair {layout.shown}` writes a checkpoint",
-                repair=checkpoint(place),
+                repair=lambda: checkpoint(place),
             )
         )
     return problems
@@ -224,7 +224,7 @@ def _damaged_checkpoint(
             what=f"{said}: the table is opened from this checkpoint, so it cannot be",
             fix=f"`stemma check --repair {layout.shown}` moves it aside and writes a new one "
             "(every commit it sums up is still in the log)",
-            repair=replace_checkpoint(place, name),
+            repair=lambda: replace_checkpoint(place, name),
         )
     return Problem(
         severity=Severity.DAMAGED,
@@ -263,7 +263,7 @@ def _damaged_file(layout: RootLayout, place: TablePlace, key: str, problem: str)
             what=f"{problem}: the table {place.name} cannot be read",
             fix=_RESTORE + f", or `stemma check --repair {layout.shown}` moves it out of the "
             "table (the units whose rows it held run again when next asked for)",
-            repair=quarantine_file(place, key),
+            repair=lambda: quarantine_file(place, key),
         )
     return Problem(
         severity=Severity.DAMAGED,

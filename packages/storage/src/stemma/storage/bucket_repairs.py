@@ -20,8 +20,6 @@ open and its commit or checkpoint.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from deltalake import DeltaTable
 
 from stemma.storage import object_roots
@@ -31,44 +29,32 @@ QUARANTINE = "quarantine"
 """Where, under the root, a repair moves what it takes out of a table (as on a filesystem)."""
 
 
-def checkpoint(place: TablePlace) -> Callable[[], str]:
-    """The repair of a long log: a checkpoint of the table at its newest version."""
-
-    def repair() -> str:
-        table = _open(place)
-        table.create_checkpoint()
-        return f"wrote a checkpoint at version {table.version()}"
-
-    return repair
+def checkpoint(place: TablePlace) -> str:
+    """Repair a long log: a checkpoint of the table at its newest version; say what was done."""
+    table = _open(place)
+    table.create_checkpoint()
+    return f"wrote a checkpoint at version {table.version()}"
 
 
-def replace_checkpoint(place: TablePlace, name: str) -> Callable[[], str]:
-    """The repair of a damaged checkpoint ``_delta_log/{name}`` whose commits are all in the log."""
-
-    def repair() -> str:
-        log = f"delta/{place.name}/_delta_log"
-        moved = _move_to_quarantine(place, f"{log}/{name}", f"_delta_log/{name}")
-        # It names the checkpoint just moved: without it, delta-rs lists the log instead.
-        _delete(place, [f"{log}/_last_checkpoint"])
-        fresh = _open(place)
-        fresh.create_checkpoint()
-        return f"moved it to {moved} and wrote a new checkpoint at version {fresh.version()}"
-
-    return repair
+def replace_checkpoint(place: TablePlace, name: str) -> str:
+    """Repair a damaged checkpoint ``_delta_log/{name}`` whose commits are all in the log."""
+    log = f"delta/{place.name}/_delta_log"
+    moved = _move_to_quarantine(place, f"{log}/{name}", f"_delta_log/{name}")
+    # It names the checkpoint just moved: without it, delta-rs lists the log instead.
+    _delete(place, [f"{log}/_last_checkpoint"])
+    fresh = _open(place)
+    fresh.create_checkpoint()
+    return f"moved it to {moved} and wrote a new checkpoint at version {fresh.version()}"
 
 
-def quarantine_file(place: TablePlace, key: str) -> Callable[[], str]:
-    """The repair of a damaged data file ``key`` (relative to the table): out of the table."""
-
-    def repair() -> str:
-        moved = _move_to_quarantine(place, f"delta/{place.name}/{key}", key.rsplit("/", 1)[-1])
-        _open(place).repair()  # drops the file it can no longer find from the log
-        return (
-            f"moved it to {moved} and dropped it from the table's log; what it recorded runs "
-            "again when asked for"
-        )
-
-    return repair
+def quarantine_file(place: TablePlace, key: str) -> str:
+    """Repair a damaged data file ``key`` (relative to the table): move it out of the table."""
+    moved = _move_to_quarantine(place, f"delta/{place.name}/{key}", key.rsplit("/", 1)[-1])
+    _open(place).repair()  # drops the file it can no longer find from the log
+    return (
+        f"moved it to {moved} and dropped it from the table's log; what it recorded runs "
+        "again when asked for"
+    )
 
 
 def _open(place: TablePlace) -> DeltaTable:

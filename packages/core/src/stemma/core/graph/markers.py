@@ -65,46 +65,26 @@ class Placeholder(str):
         return (str, (str(self),))
 
 
-class _OutputPath:
-    """The type of :data:`OUT`; there is exactly one instance."""
+class _Marker:
+    """The type of :data:`OUT` and :data:`OUT_URL`: one instance each, compared by identity."""
 
-    _instance: _OutputPath | None = None
+    __slots__ = ("_name",)
 
-    def __new__(cls) -> _OutputPath:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
+    def __init__(self, name: str) -> None:
+        self._name = name
 
     def __repr__(self) -> str:
-        return "OUT"
+        return self._name
 
     def __reduce__(self) -> str:
-        # Pickles as the module-level name, so OUT survives a trip to a worker process.
-        return "OUT"
+        # Pickles as the module-level name, so a marker is itself again in a worker process.
+        return self._name
 
 
-OUT: Final = _OutputPath()
+OUT: Final = _Marker("OUT")
 """Stands for the step's own output path; replaced by the real path when the step runs."""
 
-
-class _OutputWriteURL:
-    """The type of :data:`OUT_URL`; there is exactly one instance."""
-
-    _instance: _OutputWriteURL | None = None
-
-    def __new__(cls) -> _OutputWriteURL:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "OUT_URL"
-
-    def __reduce__(self) -> str:
-        return "OUT_URL"
-
-
-OUT_URL: Final = _OutputWriteURL()
+OUT_URL: Final = _Marker("OUT_URL")
 """Stands for where the step writes its output with its own tools (``s3://``, ``gs://``, ...).
 
 On a root in an object store, a prefix in the root's bucket unique to the attempt; what the

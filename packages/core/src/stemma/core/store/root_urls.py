@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
 from stemma.core.errors import RootURLError
+from stemma.core.run_ids import new_attempt_id
 
 if TYPE_CHECKING:
     from stemma.core.store.locations import RootLayout
@@ -130,11 +131,11 @@ prefix per attempt, emptied once its output is kept, and left by an attempt that
 ``stemma vacuum`` to remove."""
 
 
-def write_url(layout: RootLayout, attempt: str) -> str | None:
-    """What ``OUT_URL`` stands for in the attempt ``attempt`` on this root.
+def write_url(layout: RootLayout) -> str | None:
+    """What ``OUT_URL`` stands for in a new attempt on this root.
 
-    On a root in an object store, ``{root}/_stemma/attempts/{attempt}``, a prefix no other
+    On a root in an object store, ``{root}/_stemma/attempts/{new id}``, a prefix no other
     attempt writes; None on a root on a filesystem (there ``OUT_URL`` is ``OUT``'s path).
     """
     store = layout.store
-    return None if store is None else f"{store.url}/{ATTEMPTS}/{attempt}"
+    return None if store is None else f"{store.url}/{ATTEMPTS}/{new_attempt_id()}"

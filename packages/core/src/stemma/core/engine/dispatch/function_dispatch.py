@@ -204,7 +204,7 @@ def function_unit(
     """
     root = ctx.store.layout.root
     scratch = scratch_for(root, spec.output_relpath)
-    attempt_url = write_url(ctx.store.layout, new_attempt_id())  # None on a filesystem
+    attempt_url = write_url(ctx.store.layout)  # None on a filesystem
     context = StepContext.for_run(  # prefix: the root as given (a bucket's URL), never keyed
         Path(scratch),
         {dep.step: deps[dep.fingerprint].path() for dep in spec.deps},

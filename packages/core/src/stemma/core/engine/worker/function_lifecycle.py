@@ -102,10 +102,8 @@ def keep_in_store(
     if not outcome.success or keep is None or call is None:
         return outcome
     try:
-        if call.write_url is None:
-            keep(call.output_relpath)
-        else:  # what came from the bucket is copied inside it, and the prefix emptied
-            keep(call.output_relpath, call.write_url)
+        # (with OUT_URL's prefix, what came from the bucket is copied inside it, then cleared)
+        keep(call.output_relpath, call.write_url)
     except Exception as err:
         return failure_outcome(err, None, prefix="could not keep the output in the root's store: ")
     return outcome
