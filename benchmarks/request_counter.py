@@ -11,6 +11,7 @@ import http.client
 import re
 import socket
 import threading
+import time
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
@@ -28,6 +29,8 @@ class RequestCounter:
         self.paths: Counter[str] = Counter()
         """Requests by method and path with digits folded (``GET /b/r/delta/x/_delta_log/N.json``),
         kept across takes, for finding where requests come from."""
+        self.trace: list[tuple[float, str, str]] | None = None
+        """When set to a list, each request's (start time, method, path) is appended, in order."""
         self._lock = threading.Lock()
         self._local = threading.local()
         self._upstream: list[http.client.HTTPConnection] = []  # every one, closed by stop()
@@ -87,6 +90,8 @@ class RequestCounter:
         with self._lock:
             self._counts[method] += 1
             self.paths[f"{method} {_folded(path)}"] += 1
+            if self.trace is not None:
+                self.trace.append((time.perf_counter(), method, path))
 
     def take(self) -> dict[str, int]:
         """The counts since the last take, by method, and their total; then start again."""

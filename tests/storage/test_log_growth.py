@@ -31,7 +31,8 @@ _T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 _HOURS_AGO_3 = time.time() - 3 * 3600
 
 
-def _commit(layout: RootLayout, number: int) -> bool:
+def commit_numbered(layout: RootLayout, number: int) -> bool:
+    """Commit one execution row numbered ``number`` through stemma's commit path."""
     row = {
         "execution_run_id": f"run-{number}",
         "execution_spec_id": f"spec-{number}",
@@ -52,7 +53,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("busy") / "root"
     layout = RootLayout(root)
     for number in range(_COMMITS):
-        assert _commit(layout, number)
+        assert commit_numbered(layout, number)
     return root
 
 
@@ -105,18 +106,38 @@ def test_table_open_reads_only_the_log_since_the_last_checkpoint(root: Path) -> 
     assert sorted(pl.DataFrame(table.to_pyarrow_table()).rows(), key=repr) == rows
 
 
+def test_expired_log_entries_go_with_the_next_checkpoint_not_at_every_commit(root: Path) -> None:
+    layout = RootLayout(root)
+    rows = _rows(root)
+    log = _log(root)
+    _age(sorted(log.iterdir()), time.time() - 40 * 24 * 3600)  # past the 30-day retention
+    before = _versions(log)
+
+    assert commit_numbered(layout, _COMMITS)  # no checkpoint with this one: the log stays
+    assert _versions(log) == [*before, _COMMITS + 1]
+
+    next_checkpoint = 2 * CHECKPOINT_INTERVAL - 1
+    for number in range(_COMMITS + 1, next_checkpoint):  # the last makes that version
+        assert commit_numbered(layout, number)
+
+    # the checkpoint's commit removed the expired entries before the previous checkpoint
+    assert newest_checkpoint(log) == next_checkpoint
+    assert _versions(log) == list(range(CHECKPOINT_INTERVAL - 1, next_checkpoint + 1))
+    assert len(_rows(root)) == len(rows) + next_checkpoint - _COMMITS
+
+
 def test_open_table_reopens_a_handle_from_the_newest_checkpoint_once_it_lags(
     tmp_path: Path,
 ) -> None:
     layout = RootLayout(tmp_path)
-    _commit(layout, 0)
+    commit_numbered(layout, 0)
     path = table_place(layout, EXECUTIONS.name)
     first = open_table(path)
     for number in range(1, CHECKPOINT_INTERVAL):  # each append catches the handle up
-        _commit(layout, number)
+        commit_numbered(layout, number)
     assert open_table(path) is first  # 99 commits caught up: still the first handle
 
-    _commit(layout, CHECKPOINT_INTERVAL)
+    commit_numbered(layout, CHECKPOINT_INTERVAL)
 
     again = open_table(path)
     assert again is not first  # a caught-up handle keeps every commit; a fresh one does not
@@ -144,8 +165,8 @@ def test_vacuum_removes_log_entries_before_the_checkpoint_and_keeps_rows_and_ide
     assert _rows(root) == rows
     # the application transactions of the removed commits live on in the checkpoint: a retry
     # of the very first commit is still recognised, and skipped
-    assert not _commit(layout, 0)
-    assert _commit(layout, _COMMITS)
+    assert not commit_numbered(layout, 0)
+    assert commit_numbered(layout, _COMMITS)
     assert len(_rows(root)) == len(rows) + 1
 
 
@@ -169,7 +190,7 @@ def test_vacuum_keeps_log_entries_younger_than_the_retention_and_a_dry_run_keeps
 def test_vacuum_removes_no_log_entry_of_a_table_without_a_checkpoint(tmp_path: Path) -> None:
     layout = RootLayout(tmp_path)
     for number in range(5):
-        _commit(layout, number)
+        commit_numbered(layout, number)
     log = _log(tmp_path)
     _age(list(log.iterdir()))
 

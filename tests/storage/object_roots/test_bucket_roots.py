@@ -18,6 +18,7 @@ import pytest
 from stemma.core import OUT, ArtifactStep, Pipeline, RootURLError, apply, lower, run
 from stemma.core.engine.references import StepResult
 from stemma.core.examples import DataGenerator, MetricCalculator
+from stemma.core.store.locations import RootLayout, resolve_root
 from stemma.storage import (
     CompactionPolicy,
     DeltaStore,
@@ -29,9 +30,11 @@ from stemma.storage import (
 )
 from stemma.storage.compaction_policy import DEFAULT_SMALL_FILES, DEFAULT_SMALL_FILES_IN_BUCKET
 from stemma.storage.output_mirror import MANIFEST, SINGLE_FILE
+from stemma.storage.tables import BUCKET_CHECKPOINT_INTERVAL
 from tests.core.lazy_functions import CALLS_ENV, calls, write_json
 from tests.storage.object_roots.conftest import bucket_keys
 from tests.storage.object_roots.lazy_steps import add, square, where
+from tests.storage.test_log_growth import commit_numbered
 
 
 @pytest.fixture(autouse=True)
@@ -264,6 +267,19 @@ def test_a_bucket_roots_tables_are_compacted_after_its_commits(bucket_root: str)
     assert executions(bucket_root).height == 4  # every row still there, once
     [again] = run(apply(name="squares/2", fn=square, version="v1", x=2), root=bucket_root)
     assert (again.cached, again.value) == (True, 4)
+
+
+def test_a_bucket_roots_tables_checkpoint_every_ten_commits(bucket_root: str) -> None:
+    layout = RootLayout(resolve_root(bucket_root))
+    for number in range(BUCKET_CHECKPOINT_INTERVAL):  # versions 1-10 (version 0 creates it)
+        assert commit_numbered(layout, number)
+
+    log = "delta/orchestration/executions/_delta_log/"
+    checkpoints = [key for key in bucket_keys(bucket_root) if key.startswith(f"{log}0")]
+    checkpoints = [key for key in checkpoints if ".checkpoint" in key]
+    # an open replays at most ten commits, two requests each, after this checkpoint
+    assert checkpoints == [f"{log}{BUCKET_CHECKPOINT_INTERVAL - 1:020}.checkpoint.parquet"]
+    assert executions(bucket_root).height == BUCKET_CHECKPOINT_INTERVAL
 
 
 def test_a_bucket_roots_store_compacts_at_the_bucket_default(

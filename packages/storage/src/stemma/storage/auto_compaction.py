@@ -45,7 +45,7 @@ from stemma.storage.data_files import check_data_files, logged_files
 from stemma.storage.lock_waits import acquire_within
 from stemma.storage.maintenance import Compaction, table_lock
 from stemma.storage.table_places import TablePlace, table_place
-from stemma.storage.tables import WRITER_PROPERTIES
+from stemma.storage.tables import WRITER_PROPERTIES, post_commit_hooks
 
 log = logging.getLogger(__name__)
 
@@ -224,6 +224,7 @@ class AutoCompaction:
                 target_size=self._policy.target_bytes,
                 max_concurrent_tasks=1,  # the other core is the run's
                 writer_properties=WRITER_PROPERTIES,
+                post_commithook_properties=post_commit_hooks(table),
             )
             crash_point(POINT)
             after = self._files(place, table)  # the handle is at the compaction's version

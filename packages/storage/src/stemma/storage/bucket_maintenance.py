@@ -27,7 +27,7 @@ from stemma.storage import object_roots
 from stemma.storage.leftovers import Removal
 from stemma.storage.locks import table_lock_path
 from stemma.storage.table_places import TablePlace, table_place
-from stemma.storage.tables import WRITER_PROPERTIES
+from stemma.storage.tables import WRITER_PROPERTIES, post_commit_hooks
 
 
 def bucket_tables(layout: RootLayout) -> list[TablePlace]:
@@ -54,7 +54,11 @@ def compact_tables(layout: RootLayout, target_size: int | None) -> Iterator[tupl
         with FileLock(table_lock_path(layout, place.name)):
             table = DeltaTable(place.uri, storage_options=place.options)
             before = len(table.file_uris())
-            table.optimize.compact(target_size=target_size, writer_properties=WRITER_PROPERTIES)
+            table.optimize.compact(
+                target_size=target_size,
+                writer_properties=WRITER_PROPERTIES,
+                post_commithook_properties=post_commit_hooks(table),
+            )
             crash_point(f"delta.compacted.{_point(place.name)}")
             table.create_checkpoint()
             crash_point(f"delta.checkpoint.{_point(place.name)}")

@@ -31,7 +31,7 @@ from stemma.storage.errors import StorageError
 from stemma.storage.kept_contents import remove_unreferenced, unreferenced
 from stemma.storage.leftovers import Removal, leftovers, remove
 from stemma.storage.object_roots import delete_objects
-from stemma.storage.tables import WRITER_PROPERTIES
+from stemma.storage.tables import WRITER_PROPERTIES, post_commit_hooks
 from stemma.storage.written_outputs import stale_attempts
 
 DEFAULT_RETAIN_HOURS = 168
@@ -130,7 +130,11 @@ def compact_root(
             table = DeltaTable(path)
             check_data_files(layout, name, table)  # before delta-rs reads them to rewrite them
             before = len(table.file_uris())
-            table.optimize.compact(target_size=target_size, writer_properties=WRITER_PROPERTIES)
+            table.optimize.compact(
+                target_size=target_size,
+                writer_properties=WRITER_PROPERTIES,
+                post_commithook_properties=post_commit_hooks(table),
+            )
             crash_point(f"delta.compacted.{_point(name)}")
             table.create_checkpoint()  # readers replay the log from here, not from version 0
             crash_point(f"delta.checkpoint.{_point(name)}")

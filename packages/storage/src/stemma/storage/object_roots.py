@@ -132,7 +132,9 @@ def check_reachable(layout: RootLayout) -> None:
     """One listing request under the root: the bucket exists and these credentials can read it.
 
     Made before a run sends any work, so a typo'd bucket or a missing credential is said once,
-    in one line, instead of by the first commit after the work is done.
+    in one line, instead of by the first commit after the work is done. A listing by folder
+    (``delta/``, ``_stemma/``, ...): its answer is a few names whatever the root holds, where a
+    plain listing's first page names up to 1,000 objects (0.09 s on the local S3 server at 650).
 
     Raises:
         RootURLError: the listing failed; the message names the root, what the store said
@@ -144,7 +146,7 @@ def check_reachable(layout: RootLayout) -> None:
     import obstore
 
     try:
-        next(iter(obstore.list(object_store(root), "delta", chunk_size=1)), None)
+        obstore.list_with_delimiter(object_store(root))
     except Exception as err:  # obstore's errors are per store kind; each is worth one line
         raise unreachable(root, err) from err
 
