@@ -16,15 +16,15 @@ so the copies cost little):
 - ``vacuumed``: after ``vacuum_root(..., apply=True)``, which removes the log entries before
   the newest checkpoint.
 
-Per way: the time to open the table (``DeltaTable(path)``, what ``open_table`` does first), to
+Per way: the time to open the table (``DeltaTable(path)``, what ``table_handle`` does first), to
 read it (stemma's scan, every row), to commit one more row to it (``way_commit_ms``, median of
 ``--commits``, through the same path), the files in ``_delta_log`` and the commits a reader
 replays; per size, a commit's time during the build (median of the last 100 before it) and a
 checkpoint's.
 
 ``--handles N`` instead times N commits to each of two tables, one commit to each in turn: one
-through a handle that is only ever caught up (what ``open_table`` did before it reopened a
-handle that lags the newest checkpoint), one through ``open_table`` as it is; it prints the
+through a handle that is only ever caught up (what ``table_handle`` did before it reopened a
+handle that lags the newest checkpoint), one through ``table_handle`` as it is; it prints the
 median commit time of each hundred commits.
 
     uv run python benchmarks/bench_table_open.py [--sizes 100,1000,10000] [--repeats 5]
@@ -51,7 +51,7 @@ from deltalake import DeltaTable
 from harness import Table, load, spread, write_results
 
 from stemma.core.store.locations import RootLayout
-from stemma.storage import tables
+from stemma.storage import table_handles
 from stemma.storage.commit import app_id, commit_frames
 from stemma.storage.delta_log import commits_since_checkpoint
 from stemma.storage.maintenance import compact_root, vacuum_root
@@ -151,8 +151,8 @@ def _checkpoint_ms(root: pathlib.Path) -> float:
 
 
 def _handles(commits: int) -> list[dict[str, Any]]:
-    """Commit times through a handle only ever caught up, and through ``open_table``'s."""
-    reopened = tables.CHECKPOINT_INTERVAL
+    """Commit times through a handle only ever caught up, and through ``table_handle``'s."""
+    reopened = table_handles.REOPEN_AFTER_COMMITS
     never = 10**12  # a handle this far behind is never reopened: the behaviour before
     table = Table([("commits", ">7,d"), ("caught_up_ms", ">12.1f"), ("reopened_ms", ">11.1f")])
     rows: list[dict[str, Any]] = []
@@ -165,7 +165,7 @@ def _handles(commits: int) -> list[dict[str, Any]]:
         try:
             for number in range(commits):
                 for name, (layout, interval) in layouts.items():
-                    tables.CHECKPOINT_INTERVAL = interval
+                    table_handles.REOPEN_AFTER_COMMITS = interval
                     start = time.perf_counter()
                     _commit(layout, number)
                     seconds[name].append(time.perf_counter() - start)
@@ -176,7 +176,7 @@ def _handles(commits: int) -> list[dict[str, Any]]:
                     table.row(row)
                     rows.append(row)
         finally:
-            tables.CHECKPOINT_INTERVAL = reopened
+            table_handles.REOPEN_AFTER_COMMITS = reopened
     write_results("table_open_handles", config={"commits": commits}, rows=rows)
     return rows
 

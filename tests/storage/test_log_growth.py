@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -23,8 +24,9 @@ from stemma.storage.commit import app_id, commit_frames
 from stemma.storage.delta_log import commits_since_checkpoint, newest_checkpoint
 from stemma.storage.maintenance import vacuum_root
 from stemma.storage.schemas import EXECUTIONS
+from stemma.storage.table_handles import REOPEN_AFTER_COMMITS, table_handle
 from stemma.storage.table_places import table_place
-from stemma.storage.tables import CHECKPOINT_INTERVAL, open_table, read_table
+from stemma.storage.tables import CHECKPOINT_INTERVAL, read_table
 
 _COMMITS = CHECKPOINT_INTERVAL + 30
 _T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
@@ -126,23 +128,56 @@ def test_expired_log_entries_go_with_the_next_checkpoint_not_at_every_commit(roo
     assert len(_rows(root)) == len(rows) + next_checkpoint - _COMMITS
 
 
-def test_open_table_reopens_a_handle_from_the_newest_checkpoint_once_it_lags(
+def test_a_tables_handle_is_reopened_from_the_newest_checkpoint_once_it_lags(
     tmp_path: Path,
 ) -> None:
     layout = RootLayout(tmp_path)
     commit_numbered(layout, 0)
     path = table_place(layout, EXECUTIONS.name)
-    first = open_table(path)
-    for number in range(1, CHECKPOINT_INTERVAL):  # each append catches the handle up
+    with table_handle(path) as first:
+        pass
+    # The handle was opened at version 0, as the first commit created the table.
+    for number in range(1, REOPEN_AFTER_COMMITS - 1):  # each append catches the handle up
         commit_numbered(layout, number)
-    assert open_table(path) is first  # 99 commits caught up: still the first handle
+    with table_handle(path) as caught_up:
+        assert caught_up is first  # 99 commits caught up: still the first handle
 
-    commit_numbered(layout, CHECKPOINT_INTERVAL)
+    commit_numbered(layout, REOPEN_AFTER_COMMITS - 1)
 
-    again = open_table(path)
-    assert again is not first  # a caught-up handle keeps every commit; a fresh one does not
-    assert again.version() == CHECKPOINT_INTERVAL + 1  # version 0 created the table
-    assert read_table(layout, EXECUTIONS).height == CHECKPOINT_INTERVAL + 1
+    with table_handle(path) as again:
+        assert again is not first  # a caught-up handle keeps every commit; a fresh one does not
+        assert again.version() == REOPEN_AFTER_COMMITS
+    assert read_table(layout, EXECUTIONS).height == REOPEN_AFTER_COMMITS
+
+
+def test_one_handle_of_a_table_is_lent_to_one_thread_at_a_time(tmp_path: Path) -> None:
+    layout = RootLayout(tmp_path)
+    commit_numbered(layout, 0)
+    path = table_place(layout, EXECUTIONS.name)
+    borrowed = threading.Event()
+    given_back = threading.Event()
+    seen: list[object] = []
+
+    def borrow() -> None:
+        with table_handle(path) as table:
+            seen.append(table)
+            borrowed.set()
+            given_back.wait(10)
+
+    holder = threading.Thread(target=borrow)
+    holder.start()
+    assert borrowed.wait(10)
+    waiter = threading.Thread(target=lambda: seen.append(read_table(layout, EXECUTIONS)))
+    waiter.start()
+    waiter.join(0.5)
+    assert waiter.is_alive()  # the reader waits for the handle, not a second copy of it
+    given_back.set()
+    holder.join(10)
+    waiter.join(10)
+    assert not waiter.is_alive()
+    assert seen[1].height == 1  # type: ignore[union-attr]
+    with table_handle(path) as table:
+        assert table is seen[0]  # one handle for the process, caught up for each thread
 
 
 def test_vacuum_removes_log_entries_before_the_checkpoint_and_keeps_rows_and_idempotency(

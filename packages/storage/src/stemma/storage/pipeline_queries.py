@@ -38,8 +38,9 @@ from stemma.storage.schemas import (
 )
 from stemma.storage.table_damage import read_table_checked as read_table
 from stemma.storage.table_damage import reading
+from stemma.storage.table_handles import table_handle
 from stemma.storage.table_places import table_place
-from stemma.storage.tables import open_table, scan_files
+from stemma.storage.tables import scan_files
 
 
 def latest_step(
@@ -211,8 +212,7 @@ def _read_ids(
     place = table_place(layout, spec.name)
     if not place.exists():
         return read_table(layout, spec, columns=columns)
-    with reading(layout, spec):
-        table = open_table(place)
+    with reading(layout, spec), table_handle(place) as table:
         if place.local is not None:
             check_data_files(layout, spec.name, table)
             scan = scan_files(table)

@@ -8,11 +8,9 @@ writer on the root. Delta's own conflict detection stays as the backstop, with r
 from __future__ import annotations
 
 import random
-import threading
 import time
 import urllib.parse
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import polars as pl
 from deltalake import (
@@ -32,6 +30,7 @@ from stemma.storage.data_files import check_data_files
 from stemma.storage.errors import CommitConflictError
 from stemma.storage.locks import table_lock_path
 from stemma.storage.schemas import TableSpec
+from stemma.storage.table_handles import table_handle
 from stemma.storage.table_places import TablePlace, table_place
 
 COMMIT_ATTEMPTS = 8
@@ -87,18 +86,22 @@ def read_table(
         DamagedTableError: a data file of the table is missing or damaged (it is named).
     """
     place = table_place(layout, spec.name)
-    if place.exists():
-        table = open_table(place)
+    if not place.exists():
+        return _selected(spec.empty().lazy(), predicate, columns).collect()
+    with table_handle(place) as table:  # collected before the handle is given back
         if place.local is not None:
             check_data_files(layout, spec.name, table)
-        scan = scan_table(table, place)
-    else:
-        scan = spec.empty().lazy()
+        return _selected(scan_table(table, place), predicate, columns).collect()
+
+
+def _selected(
+    scan: pl.LazyFrame, predicate: pl.Expr | None, columns: Sequence[str] | None
+) -> pl.LazyFrame:
     if predicate is not None:
         scan = scan.filter(predicate)
     if columns is not None:  # before collecting: the Parquet reads skip the other columns
         scan = scan.select(columns)
-    return scan.collect()
+    return scan
 
 
 def append_rows(
@@ -120,36 +123,51 @@ def append_rows(
     """
     place = table_place(layout, spec.name)
     with FileLock(table_lock_path(layout, spec)):
+        _create_if_missing(place, spec)
         for attempt in range(COMMIT_ATTEMPTS):
-            table = _open_or_create(place, spec)
-            if app_id is not None and table.transaction_version(app_id) is not None:
-                return False
-            if spec.key is not None and place.local is not None:
-                check_data_files(layout, spec.name, table)  # polars panics on a damaged file
-            rows = _new_rows(table, place, spec, frame)
-            if rows.is_empty():
-                return False
-            properties = CommitProperties(
-                app_transactions=[Transaction(app_id, 1)] if app_id is not None else None
-            )
-            try:
-                write_deltalake(
-                    table,
-                    spec.to_arrow(rows),
-                    mode="append",
-                    writer_properties=_writer_for(rows),
-                    commit_properties=properties,
-                    post_commithook_properties=post_commit_hooks(table),
-                )
-            except CommitFailedError:
-                # Another writer (one not holding our lock) committed first: back off, re-read.
-                time.sleep(_BACKOFF_SECONDS * 2**attempt * (1 + random.random()))
-                continue
-            return True
+            with table_handle(place) as table:
+                written = _append(layout, place, spec, frame, table, app_id)
+            if written is not None:
+                return written
+            # Another writer (one not holding our lock) committed first: back off, re-read.
+            time.sleep(_BACKOFF_SECONDS * 2**attempt * (1 + random.random()))
     raise CommitConflictError(
         f"appending to {spec.name} conflicted {COMMIT_ATTEMPTS} times; the staged bundle is "
         "kept and the next recover() commits it"
     )
+
+
+def _append(
+    layout: RootLayout,
+    place: TablePlace,
+    spec: TableSpec,
+    frame: pl.DataFrame,
+    table: DeltaTable,
+    app_id: str | None,
+) -> bool | None:
+    """One try of :func:`append_rows`: whether rows were written (None: another writer won)."""
+    if app_id is not None and table.transaction_version(app_id) is not None:
+        return False
+    if spec.key is not None and place.local is not None:
+        check_data_files(layout, spec.name, table)  # polars panics on a damaged file
+    rows = _new_rows(table, place, spec, frame)
+    if rows.is_empty():
+        return False
+    properties = CommitProperties(
+        app_transactions=[Transaction(app_id, 1)] if app_id is not None else None
+    )
+    try:
+        write_deltalake(
+            table,
+            spec.to_arrow(rows),
+            mode="append",
+            writer_properties=_writer_for(rows),
+            commit_properties=properties,
+            post_commithook_properties=post_commit_hooks(table),
+        )
+    except CommitFailedError:
+        return None
+    return True
 
 
 CHECKPOINT_INTERVAL = 100
@@ -187,41 +205,6 @@ def post_commit_hooks(table: DeltaTable) -> PostCommitHookProperties:
     # delta-rs checkpoints a commit of version v when (v + 1) % interval == 0
     checkpoint_due = (table.version() + 2) % interval == 0
     return PostCommitHookProperties(create_checkpoint=True, cleanup_expired_logs=checkpoint_due)
-
-
-_handles = threading.local()
-
-
-@dataclass(kw_only=True)
-class _Handle:
-    table: DeltaTable
-    opened_at: int
-    """The version the handle was loaded at: it replays its log from the checkpoint before it."""
-
-
-def open_table(place: TablePlace) -> DeltaTable:
-    """The table at ``place``, brought up to date; handles are kept per thread.
-
-    Opening a Delta table replays its log since the last checkpoint (tens of milliseconds on a
-    busy table); catching up a handle already open reads only the new commits. A caught-up
-    handle never moves to a newer checkpoint, though: it keeps every commit since it was opened,
-    and each append through it costs more (about 75 ms more per thousand commits), so once it
-    has caught up :data:`CHECKPOINT_INTERVAL` commits it is opened afresh, from the newest
-    checkpoint. Per thread, because a handle is not meant to be shared between threads: one
-    handle per table per process was tried (a bucket root's cached rerun made half the
-    requests) and deadlocked, a step thread's polars scan reading the handle as it collected
-    while the compaction thread caught the same handle up.
-    """
-    cache: dict[str, _Handle] = getattr(_handles, "tables", None) or {}
-    _handles.tables = cache
-    handle = cache.get(place.uri)
-    if handle is not None:
-        handle.table.update_incremental()
-        if handle.table.version() - handle.opened_at < CHECKPOINT_INTERVAL:
-            return handle.table
-    table = DeltaTable(place.uri, storage_options=place.options)
-    cache[place.uri] = _Handle(table=table, opened_at=table.version())
-    return table
 
 
 def _writer_for(rows: pl.DataFrame) -> WriterProperties:
@@ -274,12 +257,12 @@ def scan_files(table: DeltaTable) -> pl.LazyFrame:
     )
 
 
-def _open_or_create(place: TablePlace, spec: TableSpec) -> DeltaTable:
+def _create_if_missing(place: TablePlace, spec: TableSpec) -> None:
     if place.exists():
-        return open_table(place)
+        return
     if place.local is not None:
         place.local.mkdir(parents=True, exist_ok=True)
-    return DeltaTable.create(
+    DeltaTable.create(
         place.uri,
         spec.arrow_schema,
         mode="ignore",
