@@ -33,6 +33,7 @@ from stemma.core.store.staging.writing import fsync_directory
 from stemma.storage import object_roots
 from stemma.storage.artifact_tables import table_for_type
 from stemma.storage.schemas import METRICS, TableSpec
+from stemma.storage.whole_reads import copy_whole, read_whole
 
 if TYPE_CHECKING:
     from stemma.core.execution_records import ExecutionRecord
@@ -126,12 +127,12 @@ def read_kept(layout: RootLayout, artifact_ids: Iterable[str]) -> dict[str, byte
     for artifact_id in artifact_ids:
         try:
             if root is None:
-                found[artifact_id] = (layout.root / key(artifact_id)).read_bytes()
+                found[artifact_id] = read_whole(layout.root / key(artifact_id))
             else:
                 import obstore
 
                 reply = obstore.get(object_roots.object_store(root), key(artifact_id))
-                found[artifact_id] = bytes(reply.bytes())
+                found[artifact_id] = copy_whole(memoryview(reply.bytes()))
         except FileNotFoundError:  # (obstore's not-found is this too): in its table, or lost
             continue
         except Exception as err:
