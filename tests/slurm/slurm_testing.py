@@ -1,5 +1,6 @@
 """Test doubles and helpers shared by the SLURM tests (imported by name, like slurm_tasks)."""
 
+import os
 import pathlib
 import shutil
 import subprocess
@@ -62,6 +63,27 @@ def queued(tag: str, *states: str) -> list[str]:
         ["squeue", "-h", "-r", *filters, "-o", "%i|%j"], capture_output=True, text=True, check=True
     ).stdout
     return [line for line in out.splitlines() if f"|{tag}-" in line]
+
+
+def processes_under(directory: pathlib.Path) -> list[int]:
+    """Live processes whose command line names ``directory`` (a job's log folder, say).
+
+    A command line is bytes, matched as bytes: another process's may be anything (a test fed
+    random bytes as an argument), and one that is not UTF-8 must not fail the search.
+    """
+    wanted = os.fsencode(directory)
+    found: list[int] = []
+    for proc in pathlib.Path("/proc").iterdir():
+        if not proc.name.isdigit():  # self, thread-self: this process again
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ")
+            state = (proc / "stat").read_text(errors="replace").rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if wanted in cmdline and state != "Z":
+            found.append(int(proc.name))
+    return found
 
 
 def wait_until(condition: Callable[[], object], seconds: float, what: str) -> None:

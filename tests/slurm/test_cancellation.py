@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import slurm_tasks
-from slurm_testing import Run, queued, wait_until
+from slurm_testing import Run, processes_under, queued, wait_until
 
 from stemma.core.backends.base import WorkerCrashedError
 from stemma.core.cancel_levels import CancelLevel
@@ -20,19 +20,6 @@ from stemma.slurm import SlurmBackend, reap
 pytestmark = pytest.mark.slurm
 
 HERE = pathlib.Path(__file__).parent
-
-
-def _processes_under(directory: pathlib.Path) -> list[int]:
-    found: list[int] = []
-    for proc in pathlib.Path("/proc").iterdir():
-        try:
-            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            state = (proc / "stat").read_text().split(") ")[-1][:1]
-        except OSError:
-            continue
-        if str(directory) in cmdline and state != "Z":
-            found.append(int(proc.name))
-    return found
 
 
 def _started(flag: pathlib.Path) -> list[pathlib.Path]:
@@ -57,7 +44,7 @@ def test_slurm_cancel_leaves_no_job_and_no_process_of_the_run(
             assert "the run was cancelled" in str(error)
     assert sum(future.cancelled() for future in futures) == 2
     log_dir = run.root / "logs" / "slurm" / run.run_id
-    wait_until(lambda: not _processes_under(log_dir), 10, "the jobs' processes to exit")
+    wait_until(lambda: not processes_under(log_dir), 10, "the jobs' processes to exit")
     assert len(_started(flag)) == 2
 
 

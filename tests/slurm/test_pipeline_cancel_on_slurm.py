@@ -15,7 +15,7 @@ from typing import Any
 
 import polars as pl
 import pytest
-from slurm_testing import queued, wait_until
+from slurm_testing import processes_under, queued, wait_until
 
 from stemma.core.live import RunStatus, read_state
 from stemma.core.store import open_run_store
@@ -56,19 +56,6 @@ def _final_events(root: pathlib.Path, run_id: str) -> dict[str, tuple[str, dict[
     return final
 
 
-def _processes_under(directory: pathlib.Path) -> list[int]:
-    found: list[int] = []
-    for proc in pathlib.Path("/proc").iterdir():
-        try:
-            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if str(directory) in cmdline and state != "Z":
-            found.append(int(proc.name))
-    return found
-
-
 @pytest.mark.parametrize("presses", [2, 3])
 def test_slurm_pipeline_force_and_hard_presses_leave_no_job_and_no_process(
     tmp_path: pathlib.Path, slurm_cluster: None, presses: int
@@ -82,7 +69,7 @@ def test_slurm_pipeline_force_and_hard_presses_leave_no_job_and_no_process(
     wait_until(lambda: not queued(tag), 30, f"squeue to hold no job of {tag}")
     assert time.monotonic() - started < 60  # the 120 s units were not waited for
     log_dir = root / "logs" / "slurm" / run_id
-    wait_until(lambda: not _processes_under(log_dir), 15, "the jobs' processes to exit")
+    wait_until(lambda: not processes_under(log_dir), 15, "the jobs' processes to exit")
     state = read_state(root, run_id)
     assert state.cancel_level == presses
     assert state.status is RunStatus.CANCELLED
