@@ -23,22 +23,24 @@ def make(seed: int, out_path: str) -> dict[str, int]:
     return {"seed": seed}
 
 
-def _steps(batch: str) -> list[ArtifactStep]:
+def _steps(batch: str, count: int) -> list[ArtifactStep]:
     return [
-        apply(name=f"t/{batch}/{i}", fn=make, version="v1", seed=i, out_path=OUT) for i in range(2)
+        apply(name=f"t/{batch}/{i}", fn=make, version="v1", seed=i, out_path=OUT)
+        for i in range(count)
     ]
 
 
-def _run(root: Path, batch: str) -> list[bool]:
-    """Run a batch of two steps; whether each was a cache hit."""
-    return [a.cached for a in run(*_steps(batch), root=root, backend="local-thread")]
+def _run(root: Path, batch: str, count: int = 2) -> list[bool]:
+    """Run a batch of ``count`` steps; whether each was a cache hit."""
+    return [a.cached for a in run(*_steps(batch, count), root=root, backend="local-thread")]
 
 
 def test_run_on_a_table_missing_a_commit_keeps_its_work_staged_then_commits_it_once(
     tmp_path: Path,
 ) -> None:
     root = tmp_path / "root"
-    _run(root, "first")  # two steps: the artifact index has commits 0, 1 and 2
+    for step in _steps("first", 3):  # a run each: the artifact index has commits 0, 1 and 2
+        run(step, root=root, backend="local-thread")
     commit = root / "delta" / "artifacts" / "index" / "_delta_log" / f"{1:020d}.json"
     backup = tmp_path / "backup.json"
     commit.rename(backup)
@@ -68,9 +70,9 @@ def test_run_on_a_table_missing_a_commit_keeps_its_work_staged_then_commits_it_o
     assert [f.done for f in after.repaired] == ["committed 2 staged bundles, each once"]
 
     rows = executions(root).get_column("step_name").to_list()
-    assert sorted(rows) == ["t/first/0", "t/first/1", "t/second/0", "t/second/1"]
+    assert sorted(rows) == ["t/first/0", "t/first/1", "t/first/2", "t/second/0", "t/second/1"]
     assert _run(root, "second") == [True, True]  # committed work is a cache hit: nothing reruns
-    assert len(executions(root)) == 4
+    assert len(executions(root)) == 5
     assert check_root(root).clean
 
 
@@ -89,8 +91,8 @@ def test_pipeline_on_a_damaged_table_raises_it_named_then_commits_once_after_the
     tmp_path: Path,
 ) -> None:
     root = tmp_path / "root"
-    _generate(root, 1)
-    _generate(root, 2)  # the artifact index: commits 0, 1 and 2
+    for seed in (0, 1, 2):  # the artifact index: commits 0, 1 and 2
+        _generate(root, seed)
     commit = root / "delta" / "artifacts" / "index" / "_delta_log" / f"{1:020d}.json"
     backup = tmp_path / "backup.json"
     commit.rename(backup)
@@ -104,5 +106,5 @@ def test_pipeline_on_a_damaged_table_raises_it_named_then_commits_once_after_the
     backup.rename(commit)
     assert _generate(root, 3)  # its start committed the staged unit: a cache hit
     seeds = executions(root, step_name="example.generate").get_column("success")
-    assert seeds.to_list() == [True, True, True]  # one execution row per unit run, none twice
+    assert seeds.to_list() == [True] * 4  # one execution row per unit run, none twice
     assert check_root(root).clean

@@ -28,7 +28,8 @@ from stemma.storage.table_handles import REOPEN_AFTER_COMMITS, table_handle
 from stemma.storage.table_places import table_place
 from stemma.storage.tables import CHECKPOINT_INTERVAL, read_table
 
-_COMMITS = CHECKPOINT_INTERVAL + 30
+_LATEST = CHECKPOINT_INTERVAL + 30
+"""The built table's newest version: its commits are numbered 0 to this, as its versions are."""
 _T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 _HOURS_AGO_3 = time.time() - 3 * 3600
 
@@ -51,10 +52,11 @@ def commit_numbered(layout: RootLayout, number: int) -> bool:
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A root whose executions table has had ``_COMMITS`` commits (version 0 creates it)."""
+    """A root whose executions table has versions 0 to ``_LATEST``, one commit each (the first
+    creates the table with its row)."""
     root = tmp_path_factory.mktemp("busy") / "root"
     layout = RootLayout(root)
-    for number in range(_COMMITS):
+    for number in range(_LATEST + 1):
         assert commit_numbered(layout, number)
     return root
 
@@ -91,8 +93,8 @@ def test_commits_checkpoint_the_table_every_interval(built: Path) -> None:
     assert settings == {"delta.checkpointInterval": str(CHECKPOINT_INTERVAL)}
     assert (log / "_last_checkpoint").is_file()
     assert newest_checkpoint(log) == CHECKPOINT_INTERVAL - 1
-    # versions 0.._COMMITS: a reader replays the ones after the checkpoint, not all of them
-    assert commits_since_checkpoint(log.parent) == _COMMITS - CHECKPOINT_INTERVAL + 1
+    # versions 0.._LATEST: a reader replays the ones after the checkpoint, not all of them
+    assert commits_since_checkpoint(log.parent) == _LATEST - CHECKPOINT_INTERVAL + 1
 
 
 def test_table_open_reads_only_the_log_since_the_last_checkpoint(root: Path) -> None:
@@ -104,7 +106,7 @@ def test_table_open_reads_only_the_log_since_the_last_checkpoint(root: Path) -> 
 
     table = DeltaTable(log.parent)
 
-    assert table.version() == _COMMITS
+    assert table.version() == _LATEST
     assert sorted(pl.DataFrame(table.to_pyarrow_table()).rows(), key=repr) == rows
 
 
@@ -115,17 +117,17 @@ def test_expired_log_entries_go_with_the_next_checkpoint_not_at_every_commit(roo
     _age(sorted(log.iterdir()), time.time() - 40 * 24 * 3600)  # past the 30-day retention
     before = _versions(log)
 
-    assert commit_numbered(layout, _COMMITS)  # no checkpoint with this one: the log stays
-    assert _versions(log) == [*before, _COMMITS + 1]
+    assert commit_numbered(layout, _LATEST + 1)  # no checkpoint with this one: the log stays
+    assert _versions(log) == [*before, _LATEST + 1]
 
     next_checkpoint = 2 * CHECKPOINT_INTERVAL - 1
-    for number in range(_COMMITS + 1, next_checkpoint):  # the last makes that version
+    for number in range(_LATEST + 2, next_checkpoint + 1):  # the last makes that version
         assert commit_numbered(layout, number)
 
     # the checkpoint's commit removed the expired entries before the previous checkpoint
     assert newest_checkpoint(log) == next_checkpoint
     assert _versions(log) == list(range(CHECKPOINT_INTERVAL - 1, next_checkpoint + 1))
-    assert len(_rows(root)) == len(rows) + next_checkpoint - _COMMITS
+    assert len(_rows(root)) == len(rows) + next_checkpoint - _LATEST
 
 
 def test_a_tables_handle_is_reopened_from_the_newest_checkpoint_once_it_lags(
@@ -136,18 +138,18 @@ def test_a_tables_handle_is_reopened_from_the_newest_checkpoint_once_it_lags(
     path = table_place(layout, EXECUTIONS.name)
     with table_handle(path) as first:
         pass
-    # The handle was opened at version 0, as the first commit created the table.
-    for number in range(1, REOPEN_AFTER_COMMITS - 1):  # each append catches the handle up
+    # The handle was opened at version 0, which the first commit made with its row.
+    for number in range(1, REOPEN_AFTER_COMMITS):  # each append catches the handle up
         commit_numbered(layout, number)
     with table_handle(path) as caught_up:
         assert caught_up is first  # 99 commits caught up: still the first handle
 
-    commit_numbered(layout, REOPEN_AFTER_COMMITS - 1)
+    commit_numbered(layout, REOPEN_AFTER_COMMITS)
 
     with table_handle(path) as again:
         assert again is not first  # a caught-up handle keeps every commit; a fresh one does not
         assert again.version() == REOPEN_AFTER_COMMITS
-    assert read_table(layout, EXECUTIONS).height == REOPEN_AFTER_COMMITS
+    assert read_table(layout, EXECUTIONS).height == REOPEN_AFTER_COMMITS + 1
 
 
 def test_one_handle_of_a_table_is_lent_to_one_thread_at_a_time(tmp_path: Path) -> None:
@@ -195,13 +197,13 @@ def test_vacuum_removes_log_entries_before_the_checkpoint_and_keeps_rows_and_ide
     assert {entry.kind for entry in report.log_entries} == {f"log {EXECUTIONS.name}"}
     assert report.log_bytes > 0
     assert not any(path.exists() for path in expired)
-    assert _versions(log) == list(range(checkpoint, _COMMITS + 1))
+    assert _versions(log) == list(range(checkpoint, _LATEST + 1))
     assert (log / f"{checkpoint:020}.checkpoint.parquet").is_file()
     assert _rows(root) == rows
     # the application transactions of the removed commits live on in the checkpoint: a retry
     # of the very first commit is still recognised, and skipped
     assert not commit_numbered(layout, 0)
-    assert commit_numbered(layout, _COMMITS)
+    assert commit_numbered(layout, _LATEST + 1)
     assert len(_rows(root)) == len(rows) + 1
 
 
@@ -219,7 +221,7 @@ def test_vacuum_keeps_log_entries_younger_than_the_retention_and_a_dry_run_keeps
     done = vacuum_root(root, retain_hours=2, apply=True)
 
     assert {entry.path for entry in done.log_entries} == set(old)
-    assert _versions(log) == list(range(10, _COMMITS + 1))
+    assert _versions(log) == list(range(10, _LATEST + 1))
 
 
 def test_vacuum_removes_no_log_entry_of_a_table_without_a_checkpoint(tmp_path: Path) -> None:
@@ -232,7 +234,7 @@ def test_vacuum_removes_no_log_entry_of_a_table_without_a_checkpoint(tmp_path: P
     report = vacuum_root(tmp_path, retain_hours=0, min_retain_hours=0, apply=True)
 
     assert report.log_entries == ()
-    assert _versions(log) == list(range(6))
+    assert _versions(log) == list(range(5))
     assert read_table(layout, EXECUTIONS).height == 5
 
 
@@ -249,7 +251,7 @@ def test_vacuum_keeps_the_checkpoint_last_checkpoint_names_even_when_a_newer_exi
     vacuum_root(root, retain_hours=0, min_retain_hours=0, apply=True)
 
     assert _versions(log)[0] == CHECKPOINT_INTERVAL - 1
-    assert DeltaTable(log.parent).version() == _COMMITS
+    assert DeltaTable(log.parent).version() == _LATEST
 
 
 def test_stemma_vacuum_says_how_many_log_entries_it_removed(root: Path) -> None:

@@ -1,6 +1,6 @@
 """A large content on a bucket root: kept as an object of its own beside the tables.
 
-A data artifact of 4 MiB or more is put at ``{root}/contents/{ab}/{cd}/{id}`` by the worker
+A data artifact of 512 KiB or more is put at ``{root}/contents/{ab}/{cd}/{id}`` by the worker
 that made it, before its unit is staged; its row in the bucket's data table has no content. A
 unit of a later step (another worker process) reads it back whole through ``item.content``.
 """

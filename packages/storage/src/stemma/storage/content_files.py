@@ -1,14 +1,14 @@
 """Large contents kept as files beside the tables, one per artifact, named by its id.
 
-A content of at least :data:`LARGE_CONTENT_BYTES` (a 100 MB data artifact) is not put in its
-content table's Parquet: read back from there it costs zstd's decoding and two copies (Arrow's
-buffer, then the ``bytes`` a unit gets), about 3x reading the same bytes from a file. Such a
-content is written to ``{root}/contents/{id[0:2]}/{id[2:4]}/{id}`` (a root in a bucket: the
-object of that key under the root) by the worker that made it, before its unit is staged; its
-row keeps every column but ``content``, which is null with the size recorded. A read of
-contents (:func:`stemma.storage.pipeline_queries.load_artifacts`) reads the table as ever, then
-the file of each row with no content and a large size (:func:`read_kept`); a large row an older
-stemma wrote has its content in the table and no file.
+A content of at least :data:`LARGE_CONTENT_BYTES` (a 1 MB or a 100 MB data artifact) is not put
+in its content table's Parquet: read back from there it costs zstd's decoding and two copies
+(Arrow's buffer, then the ``bytes`` a unit gets), about 3-4x reading the same bytes from a
+file. Such a content is written to ``{root}/contents/{id[0:2]}/{id[2:4]}/{id}`` (a root in a
+bucket: the object of that key under the root) by the worker that made it, before its unit is
+staged; its row keeps every column but ``content``, which is null with the size recorded. A
+read of contents (:func:`stemma.storage.pipeline_queries.load_artifacts`) reads the table as
+ever, then the file of each row with no content and a large size (:func:`read_kept`); a large
+row an older stemma wrote has its content in the table and no file.
 
 The file is written whole before the row that refers to it is staged (under a temporary name,
 fsynced, renamed into place), so a committed row never names a missing or partial file. An
@@ -38,9 +38,13 @@ from stemma.storage.whole_reads import copy_whole, read_whole
 if TYPE_CHECKING:
     from stemma.core.execution_records import ExecutionRecord
 
-LARGE_CONTENT_BYTES = 4 * 1024 * 1024
-"""Contents of at least this many bytes are kept in their own file (the row-group cut of
-:mod:`stemma.storage.tables`: below it, reading from Parquet costs about what a file read does)."""
+LARGE_CONTENT_BYTES = 512 * 1024
+"""Contents of at least this many bytes are kept in their own file. Measured cold on one worker
+(benchmarks/README.md, "A unit that reads a 1 MB input"): a 1 MB input read from its file costs a
+unit 0.9 ms against 3.7 ms from Parquet, and making 128 of them 2.2 s against 4.0 s (zstd's
+encoding); at 256 KiB the two reads cost about the same (2.4 and 2.6 ms), so smaller contents
+stay in their table, one file for many. Lowering it keeps older rows readable (their content is
+in their table); raising it would leave newer rows' files unread."""
 FOLDER = "contents"
 """The folder under the root (the prefix under a bucket root) the files are kept in."""
 
