@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import pathlib
@@ -9,10 +10,11 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from stemma.core import OUT, ArtifactStep, apply, run
+from stemma.core import OUT, ArtifactStep, apply, run, run_ids
 from stemma.core.cli.main import main
 from stemma.core.exit_codes import ExitCode
 
@@ -128,3 +130,24 @@ def test_explain_takes_a_step_number_with_the_run_named_by_its_pipeline(
     code, said, err = _explain(capsys, "9", "--run", "ml", "--root", str(root))
     assert code == ExitCode.NOT_FOUND
     assert "has no step 9 (its steps: 0 ml/tune, 1 ml/eval, 2 ml/report)" in err
+
+
+def test_a_pipeline_name_means_its_newest_run_when_two_started_within_one_second(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Both ids hold the same second; the newer one's random end sorts first.
+    second = dt.datetime(2026, 12, 7, 10, 43, 52, tzinfo=dt.UTC)
+    ends = iter(["ffffffff", "00000000"])
+    monkeypatch.setattr(run_ids, "secrets", SimpleNamespace(token_hex=lambda _: next(ends)))
+    monkeypatch.setattr(
+        run_ids, "dt", SimpleNamespace(UTC=dt.UTC, datetime=SimpleNamespace(now=lambda _: second))
+    )
+    root = tmp_path / "root"
+    for factor in (3, 4):
+        run(_graph(factor), root=root, name="ml", max_workers=1)
+
+    code, said, _ = _explain(capsys, "0", "--run", "ml", "--root", str(root))
+
+    assert code == ExitCode.OK
+    assert said.startswith("step ml/tune in ml_20261207_104352_00000000"), said
+    assert said.splitlines()[2:] == ["  params.inputs.factor: 3 → 4"]

@@ -108,3 +108,17 @@ def test_pipeline_on_a_damaged_table_raises_it_named_then_commits_once_after_the
     seeds = executions(root, step_name="example.generate").get_column("success")
     assert seeds.to_list() == [True] * 4  # one execution row per unit run, none twice
     assert check_root(root).clean
+
+
+def test_a_run_on_a_table_missing_its_first_commit_names_that_commit(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    _run(root, "first")
+    first = root / "delta" / "artifacts" / "index" / "_delta_log" / f"{0:020d}.json"
+    first.unlink()  # the commit that made the table, with its metadata (no checkpoint yet)
+
+    with pytest.raises(StepFailedError) as failure:
+        _run(root, "second")
+
+    said = str(failure.value)
+    assert f"commit {0:020d}.json of its log, the first, is missing" in said
+    assert "Nothing is lost: the work is staged" in said

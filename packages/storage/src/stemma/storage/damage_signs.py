@@ -25,6 +25,9 @@ GAP = re.compile(
     re.DOTALL,
 )
 """delta-rs's words for a log with a commit missing: the table, and the commits either side."""
+NO_METADATA = "No table metadata or protocol found in delta log"
+"""delta-rs's words for a log with neither a checkpoint nor its first commit, which holds the
+table's metadata (the table was made by that commit)."""
 _CAUSE_LENGTH = 160
 
 
@@ -46,6 +49,8 @@ def cause(error: BaseException) -> str:
     if isinstance(error, FileNotFoundError):
         return "a data file its log lists is missing"
     text = str(error)
+    if NO_METADATA in text:
+        return f"commit {0:020d}.json of its log, the first, is missing"
     if type(error).__name__ == "PanicException" or "parquet" in text.lower():
         return "one of its data files is not readable Parquet"
     first = text.strip().splitlines()[0] if text.strip() else type(error).__name__

@@ -192,10 +192,8 @@ def missing_commits(commits: Collection[int], checkpoint: int | None) -> list[tu
     for version in (v for v in range(first, present[-1]) if v not in commits):
         after = min(v for v in present if v > version)
         before = max((v for v in commits if v < version), default=None)
-        there = f"commit {after}" if before is None else f"commits {before} and {after}"
-        found.append(
-            (version, f"is missing ({there} are there): nothing of this table can be read")
-        )
+        there = f"commit {after} is" if before is None else f"commits {before} and {after} are"
+        found.append((version, f"is missing ({there} there): nothing of this table can be read"))
     return found
 
 

@@ -62,16 +62,21 @@ def resolve_run_id(root: Path, given: str) -> str:
         return given
     live = _live_ids(root)
     try:
-        history = {event.pipeline_run_id for event in history_events(root)}
+        events = history_events(root)
     except DamagedStoreError as err:
         _warn_damaged(err, "Runs with a state file are still found.")
-        history = set[str]()
-    known = live | history
+        events = []
+    known = live | {event.pipeline_run_id for event in events}
     if given in known:
         return given
     named = sorted(run_id for run_id in known if run_name(run_id) == given)
     if named:
-        return named[-1]  # a pipeline's name: its newest run (ids sort by start time)
+        # A pipeline's name: its newest run, by when it started (rows come newest first). The
+        # greatest id only where no row says: an id holds the second its run started, and two
+        # runs started within one second sort by chance.
+        rows = merge_runs(list_states(root), events)
+        newest = (row.run_id for row in rows if run_name(row.run_id) == given)
+        return next(newest, named[-1])
     matches = sorted(
         run_id for run_id in known if run_id.startswith(given) or run_id.endswith(given)
     )
