@@ -138,9 +138,18 @@ def test_a_pipeline_name_means_its_newest_run_when_two_started_within_one_second
     # Both ids hold the same second; the newer one's random end sorts first.
     second = dt.datetime(2026, 12, 7, 10, 43, 52, tzinfo=dt.UTC)
     ends = iter(["ffffffff", "00000000"])
-    monkeypatch.setattr(run_ids, "secrets", SimpleNamespace(token_hex=lambda _: next(ends)))
+
+    def token_hex(nbytes: int) -> str:
+        del nbytes
+        return next(ends)
+
+    def now(tz: dt.tzinfo) -> dt.datetime:
+        del tz
+        return second
+
+    monkeypatch.setattr(run_ids, "secrets", SimpleNamespace(token_hex=token_hex))
     monkeypatch.setattr(
-        run_ids, "dt", SimpleNamespace(UTC=dt.UTC, datetime=SimpleNamespace(now=lambda _: second))
+        run_ids, "dt", SimpleNamespace(UTC=dt.UTC, datetime=SimpleNamespace(now=now))
     )
     root = tmp_path / "root"
     for factor in (3, 4):
