@@ -40,11 +40,11 @@ if TYPE_CHECKING:
 
 LARGE_CONTENT_BYTES = 512 * 1024
 """Contents of at least this many bytes are kept in their own file. Measured cold on one worker
-(benchmarks/README.md, "A unit that reads a 1 MB input"): a 1 MB input read from its file costs a
-unit 0.9 ms against 3.7 ms from Parquet, and making 128 of them 2.2 s against 4.0 s (zstd's
-encoding); at 256 KiB the two reads cost about the same (2.4 and 2.6 ms), so smaller contents
-stay in their table, one file for many. Lowering it keeps older rows readable (their content is
-in their table); raising it would leave newer rows' files unread."""
+(benchmarks/README.md, "a fairer `cat`, and 1 MB inputs in files"): a 1 MB input read from its
+file costs a unit 0.9 ms against 3.7 ms from Parquet, and making 128 of them 2.2 s against 4.0 s
+(zstd's encoding); at 256 KiB the two reads cost about the same (2.4 and 2.6 ms), so smaller
+contents stay in their table, one file for many. Lowering it keeps older rows readable (their
+content is in their table); raising it would leave newer rows' files unread."""
 FOLDER = "contents"
 """The folder under the root (the prefix under a bucket root) the files are kept in."""
 
