@@ -28,6 +28,8 @@ GAP = re.compile(
 NO_METADATA = "No table metadata or protocol found in delta log"
 """delta-rs's words for a log with neither a checkpoint nor its first commit, which holds the
 table's metadata (the table was made by that commit)."""
+LOG_FILE_GONE = re.compile(r"File not found: .*?_delta_log/(?P<version>\d+)\.json")
+"""delta-rs's words for a commit it listed (or an open handle knew) gone when it came to read it."""
 _CAUSE_LENGTH = 160
 
 
@@ -42,19 +44,26 @@ def is_damage(error: BaseException) -> bool:
 
 def cause(error: BaseException) -> str:
     """What went wrong, in a few words (the file itself is for ``stemma check`` to find)."""
-    gap = GAP.search(str(error))
+    text = str(error)
+    gap = GAP.search(text)
     if gap is not None:
-        missing = int(gap["before"]) + 1
-        return f"commit {missing:020d}.json of its log is missing"
+        return _commit_missing(int(gap["before"]) + 1)
+    gone = LOG_FILE_GONE.search(text)
+    if gone is not None:
+        return _commit_missing(int(gone["version"]))
+    if NO_METADATA in text:
+        return _commit_missing(0)
     if isinstance(error, FileNotFoundError):
         return "a data file its log lists is missing"
-    text = str(error)
-    if NO_METADATA in text:
-        return f"commit {0:020d}.json of its log, the first, is missing"
     if type(error).__name__ == "PanicException" or "parquet" in text.lower():
         return "one of its data files is not readable Parquet"
     first = text.strip().splitlines()[0] if text.strip() else type(error).__name__
     return first[:_CAUSE_LENGTH]
+
+
+def _commit_missing(version: int) -> str:
+    first = ", the first," if version == 0 else ""
+    return f"commit {version:020d}.json of its log{first} is missing"
 
 
 def damaged_table_named(layout: RootLayout, error: BaseException) -> str | None:
