@@ -6,6 +6,7 @@ import pathlib
 from pathlib import Path
 
 import pytest
+from deltalake.exceptions import DeltaError
 
 from stemma.core import OUT, ArtifactStep, apply, run
 from stemma.core.errors import StepFailedError
@@ -13,6 +14,7 @@ from stemma.core.examples import DataGenerator
 from stemma.core.front.pipeline import Pipeline
 from stemma.storage import executions
 from stemma.storage.check_findings import Severity
+from stemma.storage.damage_signs import cause
 from stemma.storage.errors import DamagedTableError
 from stemma.storage.root_check import check_root
 
@@ -122,3 +124,18 @@ def test_a_run_on_a_table_missing_its_first_commit_names_that_commit(tmp_path: P
     said = str(failure.value)
     assert f"commit {0:020d}.json of its log, the first, is missing" in said
     assert "Nothing is lost: the work is staged" in said
+
+
+@pytest.mark.parametrize(
+    ("said", "named"),
+    [
+        ("Kernel error: No table metadata or protocol found in delta log.", 0),
+        ("Kernel error: File not found: /r/delta/t/_delta_log/00000000000000000000.json", 0),
+        ("Kernel error: File not found: /r w é/delta/t/_delta_log/00000000000000000007.json", 7),
+    ],
+)
+def test_each_way_delta_rs_says_a_commit_is_gone_names_that_commit(said: str, named: int) -> None:
+    # delta-rs says it in the words of how it met the loss: a fresh open finds no metadata, a
+    # handle that had listed the commit finds its file gone.
+    first = ", the first," if named == 0 else ""
+    assert cause(DeltaError(said)) == f"commit {named:020d}.json of its log{first} is missing"
