@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from deltalake import DeltaTable
 
 from stemma.core import OUT, ArtifactStep, Pipeline, RootURLError, apply, lower, run
 from stemma.core.engine.references import StepResult
@@ -28,6 +29,7 @@ from stemma.storage import (
     steps,
     vacuum_root,
 )
+from stemma.storage import auto_compaction as auto_compaction_module
 from stemma.storage.compaction_policy import DEFAULT_SMALL_FILES, DEFAULT_SMALL_FILES_IN_BUCKET
 from stemma.storage.output_mirror import MANIFEST, SINGLE_FILE
 from stemma.storage.tables import BUCKET_CHECKPOINT_INTERVAL
@@ -267,6 +269,38 @@ def test_a_bucket_roots_tables_are_compacted_after_its_commits(bucket_root: str)
     assert executions(bucket_root).height == 4  # every row still there, once
     [again] = run(apply(name="squares/2", fn=square, version="v1", x=2), root=bucket_root)
     assert (again.cached, again.value) == (True, 4)
+
+
+def test_a_compaction_pass_opens_only_the_tables_whose_listing_holds_enough_small_files(
+    bucket_root: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    opened: list[str] = []
+
+    class CountedOpens(DeltaTable):
+        def __init__(self, uri: str, **options: Any) -> None:
+            opened.append(uri.rstrip("/").split("/delta/")[-1])
+            super().__init__(uri, **options)
+
+    monkeypatch.setattr(auto_compaction_module, "DeltaTable", CountedOpens)
+    store = DeltaStore(bucket_root, compact=CompactionPolicy(small_files=3, budget_seconds=60))
+    assert store.compaction is not None
+    run(apply(name="squares/0", fn=square, version="v1", x=0), store=store)
+    assert store.compaction.wait(60)  # the pass at the run's first commit
+
+    data = [key for key in bucket_keys(bucket_root) if key.endswith(".parquet")]
+    files = {name: sum(f"delta/{name}/part-" in key for key in data) for name in _TABLES}
+    assert files["orchestration/executions"] == 1
+    assert "orchestration/executions" not in opened  # one file: listed, never opened
+    assert all(files[name] >= 3 for name in opened), (opened, files)
+
+    for number in range(1, 4):  # then three files in every table: each is opened, and compacted
+        run(apply(name=f"squares/{number}", fn=square, version="v1", x=number), store=store)
+    assert store.compaction.wait(60)
+    assert "orchestration/executions" in opened
+    assert "orchestration/executions" in {c.table for c in store.compaction.compactions}
+
+
+_TABLES = ("orchestration/executions", "orchestration/steps", "artifacts/index")
 
 
 def test_a_bucket_roots_tables_checkpoint_every_ten_commits(bucket_root: str) -> None:

@@ -33,7 +33,7 @@ from deltalake import DeltaTable
 
 from stemma.core.crash_points import crash_point
 from stemma.core.store.locations import RootLayout
-from stemma.storage.bucket_maintenance import bucket_tables
+from stemma.storage.bucket_maintenance import bucket_tables, small_objects
 from stemma.storage.compaction_policy import (
     CompactionPolicy,
     TableFiles,
@@ -159,6 +159,8 @@ class AutoCompaction:
         found: dict[str, TablePlace] = {}
         counts: list[TableFiles] = []
         for place in self._tables():
+            if not self._may_be_due(place):
+                continue
             counted = self._count(place)
             if counted is not None:
                 found[place.name] = place
@@ -181,6 +183,22 @@ class AutoCompaction:
         logs = sorted(self._layout.delta.glob("*/*/_delta_log"))  # tables are group/name
         names = [log.parent.relative_to(self._layout.delta).as_posix() for log in logs]
         return [table_place(self._layout, name) for name in names]
+
+    def _may_be_due(self, place: TablePlace) -> bool:
+        """Whether the table can be due: in a bucket, a listing of its data objects says.
+
+        A pass at a run's first commit counted every table of a bucket root, opening each (some
+        40 requests for a root's eight tables, two-thirds of a short step's own): a table of
+        fewer small objects than the policy's count cannot be due, and its listing costs one
+        request (design 0021, "Requests"). On a filesystem the count itself is as cheap.
+        """
+        if place.root is None:
+            return True
+        enough = self._policy.small_files + self._left.get(place.name, 0)
+        try:
+            return small_objects(place, self._policy.small_file_bytes, enough) >= enough
+        except Exception:  # the bucket did not answer: the count says what is wrong, or skips
+            return True
 
     def _count(self, place: TablePlace) -> TableFiles | None:
         try:

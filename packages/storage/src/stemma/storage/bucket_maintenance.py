@@ -48,6 +48,32 @@ def bucket_tables(layout: RootLayout) -> list[TablePlace]:
     return [table_place(layout, name) for name in names]
 
 
+def small_objects(place: TablePlace, small_bytes: int, enough: int) -> int:
+    """How many data objects under the table's prefix are smaller than ``small_bytes``.
+
+    Counted up to ``enough``, from a listing that starts after the log's keys (they sort before
+    the data files'): one request per thousand data objects, where opening the table costs a
+    handful and more for each commit since its checkpoint. An upper bound of the table's small
+    files, since it also counts the files a compaction replaced that no vacuum has removed.
+    """
+    root = place.root
+    if root is None:
+        raise ValueError(f"{place.uri} is not in an object store")
+    import obstore
+
+    store = object_roots.object_store(root)
+    prefix = f"delta/{place.name}/"
+    found = 0
+    # "_delta_log0" sorts after every "_delta_log/..." key ('/' < '0') and before "part-..."
+    for chunk in obstore.list(store, prefix, offset=f"{prefix}_delta_log0", chunk_size=1000):
+        for meta in chunk:
+            if meta["path"].endswith(".parquet") and meta["size"] < small_bytes:
+                found += 1
+                if found >= enough:
+                    return found
+    return found
+
+
 def compact_tables(layout: RootLayout, target_size: int | None) -> Iterator[tuple[str, int, int]]:
     """Compact and checkpoint each table; yield ``(name, files before, files after)``."""
     for place in bucket_tables(layout):

@@ -54,8 +54,8 @@ class DeltaStore(output_mirror.KeepsOutputs):
             enough small files: ``False`` never, ``True`` as by default, a
             :class:`~stemma.storage.compaction_policy.CompactionPolicy` to say when; omitted,
             ``$STEMMA_COMPACT`` (``on`` or ``off``, default on) and
-            ``$STEMMA_COMPACT_SMALL_FILES`` (default 100) say. Never on a root in an object
-            store yet (:mod:`stemma.storage.auto_compaction`).
+            ``$STEMMA_COMPACT_SMALL_FILES`` (default 100; 16 on a root in an object store)
+            say (:mod:`stemma.storage.auto_compaction`).
 
     Raises:
         ValueError: the staging timeout is negative or not a number,

@@ -25,6 +25,12 @@ handles of its own (:mod:`~stemma.storage.auto_compaction`).
 it keeps every commit since it was opened, and each append through it costs more (about 75 ms
 more per thousand commits), so once it has caught up :data:`REOPEN_AFTER_COMMITS` commits it is
 opened afresh (docs/design/0012-log-growth.md).
+
+**Lent as it is, for an append to a bucket.** A catch-up on a bucket is a listing and a read
+of ``_last_checkpoint`` at least, and an append validates its snapshot anyway: it commits with
+no retry, so its conditional put fails if anyone committed after the version it read. So
+:func:`~stemma.storage.tables.append_rows` borrows the handle with ``catch_up=False`` and
+catches up only after that failure (design 0021, "Requests").
 """
 
 from __future__ import annotations
@@ -55,8 +61,11 @@ _HANDLES_LOCK = threading.Lock()
 
 
 @contextlib.contextmanager
-def table_handle(place: TablePlace) -> Generator[DeltaTable]:
+def table_handle(place: TablePlace, *, catch_up: bool = True) -> Generator[DeltaTable]:
     """The table at ``place``, at its newest version, this thread's alone until the block ends.
+
+    With ``catch_up=False`` a handle already open is lent at the version it holds (the newest
+    this process committed or read), unless it is due to be opened afresh.
 
     Whatever the block raises drops the handle (it may be half-caught-up, or its table damaged):
     the next borrower opens the table afresh.
@@ -65,17 +74,18 @@ def table_handle(place: TablePlace) -> Generator[DeltaTable]:
         handle = _HANDLES.setdefault(place.uri, _Handle())
     with handle.lock:
         try:
-            handle.table = _caught_up(handle, place)
+            handle.table = _caught_up(handle, place, catch_up=catch_up)
             yield handle.table
         except BaseException:
             handle.table = None
             raise
 
 
-def _caught_up(handle: _Handle, place: TablePlace) -> DeltaTable:
+def _caught_up(handle: _Handle, place: TablePlace, *, catch_up: bool) -> DeltaTable:
     table = handle.table
     if table is not None:
-        table.update_incremental()
+        if catch_up:
+            table.update_incremental()
         if table.version() - handle.opened_at < REOPEN_AFTER_COMMITS:
             return table
     table = DeltaTable(place.uri, storage_options=place.options)

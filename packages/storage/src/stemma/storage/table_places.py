@@ -52,6 +52,11 @@ class TablePlace:
             _EXISTING.add(self.uri)
         return bool(found)
 
+    def made(self) -> None:
+        """Note that this process has made the table: :meth:`exists` asks the store no more."""
+        if self.root is not None:
+            _EXISTING.add(self.uri)
+
 
 def table_place(layout: RootLayout, name: str) -> TablePlace:
     """Where table ``name`` of ``layout``'s root is (no I/O beyond the layout's marker)."""

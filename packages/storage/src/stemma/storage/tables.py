@@ -127,6 +127,13 @@ def append_rows(
             created = _created_with(place, spec, frame, app_id)
             if created is not None:
                 return created
+        if place.local is None:
+            # A bucket's first try commits from the handle as it is: the commit fails if anyone
+            # committed after its version, and the tries below catch up (table_handles).
+            with table_handle(place, catch_up=False) as table:
+                written = _append(layout, place, spec, frame, table, app_id)
+            if written is not None:
+                return written
         for attempt in range(COMMIT_ATTEMPTS):
             with table_handle(place) as table:
                 written = _append(layout, place, spec, frame, table, app_id)
@@ -201,13 +208,21 @@ def _created_with(
         if place.exists():  # created first by a writer on another machine (ours hold our lock)
             return None
         raise
+    place.made()
     return not rows.is_empty()
 
 
 def _transaction(app_id: str | None) -> CommitProperties:
-    """A commit's properties: ``app_id``'s application transaction, so it is made once."""
+    """A commit's properties: ``app_id``'s application transaction, so it is made once.
+
+    No retry: delta-rs would otherwise commit over the writers that came first whenever their
+    commits do not conflict at Delta's level, and a plain append never does, so the rows an
+    append checked for duplicates, and its transaction, would be checked against a version that
+    is no longer the newest. Failing instead, the append catches up and checks again.
+    """
     return CommitProperties(
-        app_transactions=[Transaction(app_id, 1)] if app_id is not None else None
+        max_commit_retries=0,
+        app_transactions=[Transaction(app_id, 1)] if app_id is not None else None,
     )
 
 
