@@ -207,11 +207,13 @@ class EngineRun:
         self._packs.close()
         self._stop_flusher.set()
         self._flusher.join()
-        self.ctx.record([])  # the events deferred to the next write
-        atexit.unregister(self._flush_events)
-        self.ctx.backend.shutdown()
-        self._live.stop()
-        self.canceller.close()
+        try:
+            self.ctx.record([])  # the events deferred to the next write
+            atexit.unregister(self._flush_events)  # (a failed write is tried again at exit)
+        finally:  # a store that stopped answering must not leave workers or a live run behind
+            self.ctx.backend.shutdown()
+            self._live.stop()
+            self.canceller.close()
 
     def _flush_old_events(self) -> None:
         """Write deferred events once the oldest has waited past its time (a long step)."""
