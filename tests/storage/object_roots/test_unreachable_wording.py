@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from stemma.core.store.root_urls import ObjectRoot
-from stemma.storage.object_roots import unreachable
+from stemma.storage.object_roots import transport_failed, unreachable
 
 ROOT = ObjectRoot(scheme="s3", bucket="any-bucket", prefix="r")
 
@@ -34,3 +34,29 @@ def test_the_fix_follows_the_status_the_store_gave(said: str, fix: str) -> None:
     assert message.startswith("root 's3://any-bucket/r' cannot be reached in S3: ")
     assert fix in message
     assert "\n" not in message
+
+
+@pytest.mark.parametrize(
+    ("said", "unanswered"),
+    [
+        (  # an append's data file, the server killed (tests/.../test_server_outage.py)
+            "Failed to parse parquet: External: Generic MicrosoftAzure error: Error performing "
+            "PUT http://127.0.0.1:46585/devstoreaccount1/c/root/delta/artifacts/file_refs/"
+            "part-0.zstd.parquet in 2.23s, after 10 retries, max_retries: 10, retry_timeout: "
+            "180s  - HTTP error: error sending request",
+            True,
+        ),
+        ("Generic S3 error: tcp connect error: Connection refused (os error 111)", True),
+        ("Generic S3 error: operation timed out", True),
+        ("Server returned non-2xx status code: 403 Forbidden: <?xml", False),
+        (
+            "Failed to read delta log object: No such file: _delta_log/00000000000000000003.json",
+            False,
+        ),
+    ],
+)
+def test_a_store_that_did_not_answer_is_told_from_one_that_said_no(
+    said: str, unanswered: bool
+) -> None:
+    # an append that meets the first becomes the one-line error above, naming the root
+    assert transport_failed(Exception(said)) is unanswered

@@ -170,6 +170,26 @@ def unreachable(root: ObjectRoot, err: BaseException) -> RootURLError:
     return RootURLError(f"root {root.url!r} cannot be reached in {store}: {fix} ({said})")
 
 
+_TRANSPORT_SIGNS = (
+    "error sending request",
+    "connection refused",
+    "connection reset",
+    "connection closed",
+    "broken pipe",
+    "timed out",
+    "dns error",
+    "tcp connect error",
+)
+"""What delta-rs's and object_store's errors say when a request never got its answer (the
+server down or unreachable), as opposed to an answer the store gave."""
+
+
+def transport_failed(err: BaseException) -> bool:
+    """Whether ``err`` says the store did not answer (after object_store's own retries)."""
+    said = str(err).lower()
+    return any(sign in said for sign in _TRANSPORT_SIGNS)
+
+
 def _first_line(err: BaseException) -> str:
     text = str(err).strip().splitlines()
     line = text[0] if text else type(err).__name__

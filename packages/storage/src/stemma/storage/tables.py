@@ -26,6 +26,7 @@ from deltalake.transaction import PostCommitHookProperties
 
 from stemma.core.file_lock import FileLock
 from stemma.core.store.locations import RootLayout
+from stemma.storage import object_roots
 from stemma.storage.data_files import check_data_files
 from stemma.storage.errors import CommitConflictError
 from stemma.storage.locks import table_lock_path
@@ -122,6 +123,18 @@ def append_rows(
             read to drop the rows already there).
     """
     place = table_place(layout, spec.name)
+    try:
+        return _append_locked(layout, place, spec, frame, app_id)
+    except (DeltaError, OSError) as err:  # a store that stopped answering: said in one line
+        if place.root is not None and object_roots.transport_failed(err):
+            raise object_roots.unreachable(place.root, err) from err
+        raise
+
+
+def _append_locked(
+    layout: RootLayout, place: TablePlace, spec: TableSpec, frame: pl.DataFrame, app_id: str | None
+) -> bool:
+    """:func:`append_rows` under the table's lock: make the table, or append, or try again."""
     with FileLock(table_lock_path(layout, spec)):
         if not place.exists():
             created = _created_with(place, spec, frame, app_id)
