@@ -14,6 +14,7 @@ from stemma.core.operations.drafts import ConfigDraft, CustomDraft, DataDraft, F
 from stemma.core.operations.specs import register_artifact_type
 from stemma.storage import DeltaStore
 from stemma.storage.artifact_tables import table_for_type
+from stemma.storage.content_files import LARGE_CONTENT_BYTES
 from stemma.storage.schemas import ARTIFACT_INDEX, METRICS
 from stemma.storage.tables import append_rows, read_table
 
@@ -47,6 +48,30 @@ def test_load_artifacts_without_content_is_the_full_read_minus_the_content(
     assert dry == {i: dataclasses.replace(a, content=None) for i, a in full.items()}
     assert dry[artifacts[0].artifact_id].size == len(b"a,b\n1,2\n3,4\n")
     assert full[artifacts[0].artifact_id].content == b"a,b\n1,2\n3,4\n"  # the default reads it
+
+
+def test_load_contents_of_rows_read_without_content_is_the_full_read(
+    store: DeltaStore, make_record: RecordFactory, tmp_path: Path
+) -> None:
+    (tmp_path / "model.bin").write_bytes(b"weights")
+    large = b"x,y\n" + b"1,2\n" * (LARGE_CONTENT_BYTES // 4)  # kept in a file of its own
+    made = [
+        DataDraft.draft(b"a,b\n1,2\n", "table.csv", step_number=1),
+        DataDraft.draft(large, "large.csv", step_number=1),
+        ConfigDraft.draft({"model": {"$artifact": "e" * 32}}, "run.json", step_number=1),
+        FileRefDraft.draft(tmp_path / "model.bin", step_number=1),
+        CustomDraft.draft("structure", b"ATOM", "x.pdb", {"chains": ["A"], "resolution": 2.0}),
+    ]
+    artifacts = [draft.finalize() for draft in made]
+    store.commit_wave([store.stage_execution(make_record(artifacts))])
+    ids = [a.artifact_id for a in artifacts]
+    dry = store.load_artifacts(ids, content=False)
+    gone = dataclasses.replace(dry[ids[0]], artifact_id="f" * 32)  # a row its table lacks
+
+    read = store.load_contents({**dry, gone.artifact_id: gone})
+
+    assert read == store.load_artifacts(ids)  # the same artifacts, the one not there left out
+    assert read[ids[1]].content == large
 
 
 def test_load_artifacts_without_content_sizes_function_step_rows_like_the_full_read(

@@ -1,6 +1,7 @@
 import json
 import os
 import pathlib
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any, ClassVar
@@ -232,3 +233,29 @@ def test_paired_groups_give_co_input_edges_sharing_the_group_id(tmp_path: Path) 
     }
     types = {(e.source_role, e.source_artifact_type) for e in store.record.edges}
     assert types == {("structure", "data"), ("score", "metric")}
+
+
+class WtChatty(WtScale):
+    """WtScale, saying what it does from Python and from a subprocess, without a newline last."""
+
+    name = "wt_chatty"
+
+    def execute(self, inp: ExecuteInput) -> Any:
+        print("scaling from python")
+        sys.stdout.flush()  # (its own buffer: before the subprocess writes to the same file)
+        subprocess.run(["echo", "scaling from echo"], check=True)
+        print("done, no newline", end="")
+        return super().execute(inp)
+
+
+def test_a_succeeding_units_printed_lines_are_its_tool_output_and_a_quiet_one_has_none(
+    tmp_path: Path,
+) -> None:
+    source = final(DataDraft.draft(csv_bytes([(1, 2)]), "design_1.csv"))
+    chatty, quiet = FakeStore(tmp_path / "a", [source]), FakeStore(tmp_path / "b", [source])
+
+    assert run_unit(make_unit(WtChatty(), tmp_path / "a", group(data=[source])), chatty).success
+    assert run_unit(make_unit(WtScale(), tmp_path / "b", group(data=[source])), quiet).success
+
+    assert chatty.record.tool_output == "scaling from python\nscaling from echo\ndone, no newline"
+    assert quiet.record.tool_output is None

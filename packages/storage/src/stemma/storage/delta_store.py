@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -283,6 +283,14 @@ class DeltaStore(output_mirror.KeepsOutputs):
     ) -> dict[str, FinalizedArtifact]:
         """Artifacts from each type's table (content column unread if not ``content``)."""
         return pipeline_queries.load_artifacts(self._layout, artifact_ids, content=content)
+
+    def load_contents(self, rows: Mapping[str, FinalizedArtifact]) -> dict[str, FinalizedArtifact]:
+        """``rows`` (read without content) with their contents, each table's content alone read.
+
+        (:func:`~stemma.storage.pipeline_queries.contents_of`: the orchestrator's read of a
+        window's small inputs, which it ships with their units.)
+        """
+        return pipeline_queries.contents_of(self._layout, rows)
 
     def ancestry(self, artifact_ids: Collection[str]) -> dict[str, frozenset[str]]:
         """Each artifact's ancestors (itself included), walking lineage up."""

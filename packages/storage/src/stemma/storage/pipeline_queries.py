@@ -9,7 +9,7 @@ raises :class:`~stemma.storage.errors.DamagedTableError`, naming it and ``stemma
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 
 import polars as pl
 
@@ -160,6 +160,39 @@ def _read_type(
             }
     found = _artifacts(spec, kind, rows)
     return _with_kept_contents(layout, spec, found) if content else found
+
+
+def contents_of(
+    layout: RootLayout, rows: Mapping[str, FinalizedArtifact]
+) -> dict[str, FinalizedArtifact]:
+    """``rows`` (read without content) with their contents: one scan per type's table.
+
+    Only each table's ``artifact_id`` and ``content`` columns are read, and the index not at
+    all: the rows already say each artifact's type. :func:`load_artifacts` with content read
+    the index and every column again, and made each artifact twice (the orchestrator's second
+    read of a window's small inputs, issue 34). A content kept in a file is read from it; an
+    artifact not found in its table is left out, as :func:`load_artifacts` leaves it.
+    """
+    by_type: dict[str, list[str]] = {}
+    for artifact_id, row in rows.items():
+        by_type.setdefault(row.artifact_type, []).append(artifact_id)
+    found: dict[str, FinalizedArtifact] = {}
+    for kind, ids in by_type.items():
+        spec = table_for_type(kind)
+        if "content" not in spec.columns:  # a file reference: its row is all there is
+            found.update({i: rows[i] for i in ids})
+            continue
+        predicate = pl.col("artifact_id").is_in(ids)
+        read = _once(read_table(layout, spec, predicate, columns=["artifact_id", "content"]))
+        read_ids, read_contents = read.get_column("artifact_id"), read.get_column("content")
+        with_content = {
+            artifact_id: dataclasses.replace(
+                rows[artifact_id], content=content.encode() if isinstance(content, str) else content
+            )
+            for artifact_id, content in zip(read_ids, read_contents, strict=True)
+        }
+        found.update(_with_kept_contents(layout, spec, with_content))
+    return found
 
 
 def _with_kept_contents(

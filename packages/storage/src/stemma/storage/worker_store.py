@@ -66,7 +66,7 @@ class DeltaWorkerStore(output_mirror.KeepsOutputs):
         A unit's worker is given its inputs' rows by the orchestrator; the contents kept as
         files (:mod:`stemma.storage.content_files`) are read from them with no table opened (no
         deltalake, no pyarrow), the others (and a large one an older stemma kept in its table)
-        by :meth:`load_artifacts`.
+        from their tables' content columns alone.
         """
         from stemma.storage.content_files import LARGE_CONTENT_BYTES, read_kept
 
@@ -75,8 +75,8 @@ class DeltaWorkerStore(output_mirror.KeepsOutputs):
             i: dataclasses.replace(rows[i], content=content)
             for i, content in read_kept(self._layout, large).items()
         }
-        rest = [i for i in rows if i not in found]
-        return {**found, **(self.load_artifacts(rest) if rest else {})}
+        rest = {i: row for i, row in rows.items() if i not in found}
+        return {**found, **(self._full.load_contents(rest) if rest else {})}
 
     def descendants(
         self, artifact_ids: Collection[str], artifact_type: str | None = None

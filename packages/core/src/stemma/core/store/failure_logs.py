@@ -11,6 +11,7 @@ import datetime as dt
 import os
 from contextlib import suppress
 from pathlib import Path
+from typing import BinaryIO
 
 from stemma.core.store.locations import RootLayout, write_readable_log
 
@@ -23,12 +24,18 @@ def tail_lines(path: Path, limit: int = TAIL_LINES) -> str | None:
     """The last ``limit`` lines of a text file (its last MiB at most); None if empty or absent."""
     try:
         with path.open("rb") as stream:
-            size = stream.seek(0, os.SEEK_END)
-            stream.seek(max(0, size - _TAIL_BYTES))
-            data = stream.read()
+            return tail_of(stream, limit)
     except OSError:
         return None
-    lines = data.decode("utf-8", errors="replace").splitlines()[-limit:]
+
+
+def tail_of(stream: BinaryIO, limit: int = TAIL_LINES) -> str | None:
+    """:func:`tail_lines` of a file already open for reading; None if it is empty."""
+    size = stream.seek(0, os.SEEK_END)
+    if not size:  # (most units print nothing: no read at all)
+        return None
+    stream.seek(max(0, size - _TAIL_BYTES))
+    lines = stream.read().decode("utf-8", errors="replace").splitlines()[-limit:]
     return "\n".join(lines) or None
 
 

@@ -108,7 +108,12 @@ def _small_contents(
         chosen.update(ids)
     if not chosen:
         return {}
+    # A store that reads contents alone (stemma-storage's) is given the rows it has just read;
+    # any other reads the artifacts again, with content.
+    reader = getattr(store, "load_contents", None)
     try:
+        if reader is not None:
+            return reader({i: rows[i] for i in chosen})
         return store.load_artifacts(chosen, content=True)
     except Exception:  # their workers read them
         return {}

@@ -125,7 +125,7 @@ def run_creator(
         if keep:
             materialize()
         artifacts = {role: list(items) for role, items in inputs.items()}
-        with capture_output(sandbox.log_path):
+        with capture_output(sandbox.log_path) as captured:
             prepared: Any = op.preprocess(
                 OnDemandPreprocessInput(
                     sandbox=sandbox,
@@ -148,8 +148,7 @@ def run_creator(
                 )
             )
         sandbox.stop_placing()
-        tool_output = tail_lines(sandbox.log_path)
-        return settle_result(unit, validate_result(op, result), inputs, tool_output=tool_output)
+        return settle_result(unit, validate_result(op, result), inputs, tool_output=captured.tail)
     except (Exception, SystemExit) as err:
         sandbox.stop_placing()
         return failure_outcome(err, tail_lines(sandbox.log_path))

@@ -67,10 +67,10 @@ def run_curator(
                 role: _with_associated(input_frame(artifacts), (associated or {}).get(role))
                 for role, artifacts in inputs.items()
             }
-            with capture_output(log_path):
+            with capture_output(log_path) as captured:
                 result = op.execute_curator(frames, unit.step_number, store)
             validated = validate_result(op, result)
-            outcome = settle_result(unit, validated, inputs, tool_output=tail_lines(log_path))
+            outcome = settle_result(unit, validated, inputs, tool_output=captured.tail)
         except (Exception, SystemExit) as err:
             outcome = failure_outcome(err, tail_lines(log_path))
     finally:

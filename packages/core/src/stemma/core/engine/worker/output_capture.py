@@ -6,17 +6,28 @@ log: :mod:`stemma.core.store.failure_logs`); capturing it is the worker's part.
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from collections.abc import Generator
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from pathlib import Path
 
 from stemma.core.backends import worker_stop
+from stemma.core.store.failure_logs import tail_of
+
+
+@dataclass
+class CapturedOutput:
+    """What :func:`capture_output` caught, once its block has ended."""
+
+    tail: str | None = None
+    """The log's last lines (:func:`~stemma.core.store.failure_logs.tail_of`); None if empty."""
 
 
 @contextmanager
-def capture_output(log_path: Path) -> Generator[None]:
+def capture_output(log_path: Path) -> Generator[CapturedOutput]:
     """Append this process's stdout and stderr to ``log_path`` while the block runs.
 
     File descriptors 1 and 2 are redirected, so subprocesses that inherit them are captured too,
@@ -24,16 +35,19 @@ def capture_output(log_path: Path) -> Generator[None]:
     had been swapped (as pytest does). Process-wide: one capture at a time per process, which is
     how a worker runs its units.
 
+    One open file serves both and gives the tail back (``CapturedOutput.tail``, set as the block
+    ends): a unit used to open its log twice here and a third time for the tail, a tenth of a
+    worker's time on units that print nothing (benchmarks/README.md, "issue 34").
+
     Args:
         log_path: the file to append to; created if missing.
     """
     for stream in (sys.stdout, sys.stderr):
         _flush(stream)
     saved: list[tuple[int, int | None]] = []
-    with (
-        log_path.open("ab") as raw,
-        log_path.open("a", encoding="utf-8", errors="replace", buffering=1) as text,
-    ):
+    captured = CapturedOutput()
+    with log_path.open("a+b") as raw:
+        text = io.TextIOWrapper(raw, encoding="utf-8", errors="replace", line_buffering=True)
         old_out, old_err = sys.stdout, sys.stderr
         try:
             with worker_stop.held():  # a time-limit stop never leaves the fds half swapped
@@ -45,7 +59,7 @@ def capture_output(log_path: Path) -> Generator[None]:
                     saved.append((fd, original))
                     os.dup2(raw.fileno(), fd)
                 sys.stdout = sys.stderr = text
-            yield
+            yield captured
         finally:
             with worker_stop.held():
                 text.flush()
@@ -56,6 +70,8 @@ def capture_output(log_path: Path) -> Generator[None]:
                     else:
                         os.dup2(original, fd)
                         os.close(original)
+            text.detach()  # the file stays open for its tail (and is closed with ``raw``)
+            captured.tail = tail_of(raw)
 
 
 def _flush(stream: object) -> None:
