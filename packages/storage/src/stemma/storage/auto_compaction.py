@@ -60,8 +60,9 @@ def auto_compaction(
     """What a store given ``compact`` runs after its commits (see :func:`compaction_policy`).
 
     ``None`` when it runs nothing: ``compact`` or ``$STEMMA_COMPACT`` says off. On a root in
-    an object store the tables are found by listing the bucket (a few requests a pass) and
-    counted from their logs' recorded sizes, and a table is due at fewer small files (each one
+    an object store the tables are found by listing the bucket (a few requests a pass), each
+    table's data objects are listed (one request) and only a table with enough small ones is
+    counted, from its log's recorded sizes; a table is due there at fewer small files (each one
     costs every read of the table a request).
 
     Raises:
