@@ -6,6 +6,8 @@ import sys
 from pathlib import Path
 from typing import Any, ClassVar
 
+import pytest
+
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from worker_fakes import FakeStore, WtBoom, WtScale, csv_bytes, final, group, make_unit, sandbox_of
 
@@ -259,3 +261,28 @@ def test_a_succeeding_units_printed_lines_are_its_tool_output_and_a_quiet_one_ha
 
     assert chatty.record.tool_output == "scaling from python\nscaling from echo\ndone, no newline"
     assert quiet.record.tool_output is None
+
+
+class WtClosesStdout(WtScale):
+    """WtScale, which prints a line and then closes ``sys.stdout`` (some tools do)."""
+
+    name = "wt_closes_stdout"
+
+    def execute(self, inp: ExecuteInput) -> Any:
+        print("before the close")
+        sys.stdout.close()
+        return super().execute(inp)
+
+
+def test_a_unit_that_closes_stdout_still_succeeds_and_the_worker_prints_again(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    source = final(DataDraft.draft(csv_bytes([(1, 2)]), "design_1.csv"))
+    store = FakeStore(tmp_path, [source])
+
+    report = run_unit(make_unit(WtClosesStdout(), tmp_path, group(data=[source])), store)
+
+    assert report.success, report.error
+    assert store.record.tool_output == "before the close"
+    print("the worker's own line")  # its streams and descriptors are its own again
+    assert "the worker's own line" in capfd.readouterr().out

@@ -13,9 +13,10 @@ from collections.abc import Generator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from stemma.core.backends import worker_stop
-from stemma.core.store.failure_logs import tail_of
+from stemma.core.store.failure_logs import tail_lines, tail_of
 
 
 @dataclass
@@ -62,7 +63,8 @@ def capture_output(log_path: Path) -> Generator[CapturedOutput]:
             yield captured
         finally:
             with worker_stop.held():
-                text.flush()
+                with suppress(ValueError):  # the operation closed sys.stdout: nothing to flush
+                    text.flush()
                 sys.stdout, sys.stderr = old_out, old_err
                 for fd, original in saved:
                     if original is None:
@@ -70,8 +72,15 @@ def capture_output(log_path: Path) -> Generator[CapturedOutput]:
                     else:
                         os.dup2(original, fd)
                         os.close(original)
-            text.detach()  # the file stays open for its tail (and is closed with ``raw``)
-            captured.tail = tail_of(raw)
+            captured.tail = _tail(text, raw, log_path)
+
+
+def _tail(text: io.TextIOWrapper, raw: BinaryIO, log_path: Path) -> str | None:
+    """The log's tail from the open file, or by its path if the operation closed the file."""
+    if raw.closed:  # (closing sys.stdout closed the file under it)
+        return tail_lines(log_path)
+    text.detach()  # the file stays open for its tail (and is closed with ``raw``)
+    return tail_of(raw)
 
 
 def _flush(stream: object) -> None:
