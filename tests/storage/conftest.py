@@ -20,6 +20,7 @@ from stemma.core.identity import TreeDigest, content_id, file_ref_artifact_id, h
 from stemma.core.operations.drafts import FinalizedArtifact, MetricDraft
 from stemma.core.records import Provenance, StepStatus
 from stemma.storage import DeltaStore, TableSpec, WaveReport
+from stemma.storage.schemas import ARTIFACT_INDEX
 
 RecordFactory = Callable[..., ExecutionRecord]
 MetricFactory = Callable[..., FinalizedArtifact]
@@ -325,3 +326,12 @@ def read_delta(path: Path) -> pl.DataFrame:
     second time under such a root (``STEMMA_TEST_ROOT_NAME``, tests/conftest.py).
     """
     return pl.DataFrame(DeltaTable(str(path)).to_pyarrow_table())
+
+
+def index_rows(artifact_ids: list[str]) -> pl.DataFrame:
+    """Rows of the artifact index for ``artifact_ids``, the columns it does not need empty."""
+    made = dt.datetime(2026, 12, 7, tzinfo=dt.UTC)
+    frame = pl.DataFrame(
+        {"artifact_id": artifact_ids, "artifact_type": "metric", "created_at": made}
+    )
+    return pl.concat([ARTIFACT_INDEX.empty(), frame], how="diagonal_relaxed")

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,7 @@ from stemma.storage.staging import read_bundle
 from stemma.storage.table_places import TablePlace
 from stemma.storage.tables import append_rows
 
-from .conftest import FunctionStepFactory, commit_function_step, read_delta
+from .conftest import FunctionStepFactory, commit_function_step, index_rows, read_delta
 
 FUNCTION_STEP_TABLES = (
     METRICS,
@@ -210,7 +209,7 @@ def test_commit_staged_after_partial_commit_writes_only_the_rest(
 def test_a_new_table_is_made_by_its_first_append_in_one_commit_holding_the_transaction(
     store: DeltaStore,
 ) -> None:
-    frame = _index_rows(["a" * 32, "b" * 32, "a" * 32])
+    frame = index_rows(["a" * 32, "b" * 32, "a" * 32])
 
     assert append_rows(store.layout, ARTIFACT_INDEX, frame, app_id="stemma-exec-first")
     assert append_rows(store.layout, ARTIFACT_INDEX, frame, app_id="stemma-exec-first") is False
@@ -231,7 +230,7 @@ def test_a_table_made_by_another_writer_after_the_check_is_appended_to_without_d
     # A writer on another machine (one not holding this machine's lock) makes the table between
     # this writer's look for it and its first commit: the commit that would make it fails, and
     # the rows go through an append, which drops the keys already there.
-    assert append_rows(store.layout, ARTIFACT_INDEX, _index_rows(["a" * 32]), app_id="other")
+    assert append_rows(store.layout, ARTIFACT_INDEX, index_rows(["a" * 32]), app_id="other")
     looks: list[bool] = []
     real_exists = TablePlace.exists
 
@@ -242,7 +241,7 @@ def test_a_table_made_by_another_writer_after_the_check_is_appended_to_without_d
     monkeypatch.setattr(TablePlace, "exists", exists_after_the_first_look)
 
     assert append_rows(
-        store.layout, ARTIFACT_INDEX, _index_rows(["a" * 32, "c" * 32]), app_id="this"
+        store.layout, ARTIFACT_INDEX, index_rows(["a" * 32, "c" * 32]), app_id="this"
     )
 
     assert looks == [True, True]  # the first look was told no
@@ -251,12 +250,3 @@ def test_a_table_made_by_another_writer_after_the_check_is_appended_to_without_d
     assert table.transaction_version("this") == 1
     ids = read_delta(ARTIFACT_INDEX.path(store.layout.delta))["artifact_id"]
     assert sorted(ids) == ["a" * 32, "c" * 32]
-
-
-def _index_rows(artifact_ids: list[str]) -> pl.DataFrame:
-    """Rows of the artifact index for ``artifact_ids``, the columns it does not need empty."""
-    made = datetime(2026, 12, 7, tzinfo=UTC)
-    frame = pl.DataFrame(
-        {"artifact_id": artifact_ids, "artifact_type": "metric", "created_at": made}
-    )
-    return pl.concat([ARTIFACT_INDEX.empty(), frame], how="diagonal_relaxed")

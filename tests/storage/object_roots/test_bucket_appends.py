@@ -9,8 +9,6 @@ this machine's lock.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import polars as pl
 from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
 
@@ -18,14 +16,7 @@ from stemma.core.store.locations import RootLayout, resolve_root
 from stemma.storage.schemas import ARTIFACT_EDGES, ARTIFACT_INDEX
 from stemma.storage.table_places import table_place
 from stemma.storage.tables import append_rows, read_table
-
-
-def _index_rows(artifact_ids: list[str]) -> pl.DataFrame:
-    made = datetime(2026, 12, 7, tzinfo=UTC)
-    frame = pl.DataFrame(
-        {"artifact_id": artifact_ids, "artifact_type": "metric", "created_at": made}
-    )
-    return pl.concat([ARTIFACT_INDEX.empty(), frame], how="diagonal_relaxed")
+from tests.storage.conftest import index_rows
 
 
 def _other_machine_appends(layout: RootLayout, rows: pl.DataFrame, app_id: str) -> None:
@@ -38,6 +29,15 @@ def _other_machine_appends(layout: RootLayout, rows: pl.DataFrame, app_id: str) 
     )
 
 
+def _index_with_a_handle(bucket_root: str) -> RootLayout:
+    """The root's index, holding "a" and "b": the first append made it, and the second opened
+    this process's handle of it (a made table has none until it is read or appended to)."""
+    layout = RootLayout(resolve_root(bucket_root))
+    assert append_rows(layout, ARTIFACT_INDEX, index_rows(["a" * 32]), app_id="first")
+    assert append_rows(layout, ARTIFACT_INDEX, index_rows(["b" * 32]), app_id="second")
+    return layout
+
+
 def _ids(layout: RootLayout) -> list[str]:
     return sorted(read_table(layout, ARTIFACT_INDEX)["artifact_id"])
 
@@ -45,14 +45,12 @@ def _ids(layout: RootLayout) -> list[str]:
 def test_keys_another_machine_committed_after_this_handle_was_read_are_not_written_again(
     bucket_root: str,
 ) -> None:
-    layout = RootLayout(resolve_root(bucket_root))
-    assert append_rows(layout, ARTIFACT_INDEX, _index_rows(["a" * 32]), app_id="first")
-    assert append_rows(layout, ARTIFACT_INDEX, _index_rows(["b" * 32]), app_id="second")
-    _other_machine_appends(layout, _index_rows(["c" * 32]), app_id="other")
+    layout = _index_with_a_handle(bucket_root)
+    _other_machine_appends(layout, index_rows(["c" * 32]), app_id="other")
 
-    # the first append made the table; the second opened this process's handle of it, which
-    # is at the version before "c": this append's first try fails, and the next sees "c"
-    assert append_rows(layout, ARTIFACT_INDEX, _index_rows(["c" * 32, "d" * 32]), app_id="this")
+    # this process's handle is at the version before "c": this append's first try fails, and
+    # the next sees "c"
+    assert append_rows(layout, ARTIFACT_INDEX, index_rows(["c" * 32, "d" * 32]), app_id="this")
 
     assert _ids(layout) == ["a" * 32, "b" * 32, "c" * 32, "d" * 32]
     place = table_place(layout, ARTIFACT_INDEX.name)
@@ -64,13 +62,11 @@ def test_keys_another_machine_committed_after_this_handle_was_read_are_not_writt
 def test_a_transaction_another_machine_committed_after_this_handle_was_read_is_not_made_again(
     bucket_root: str,
 ) -> None:
-    layout = RootLayout(resolve_root(bucket_root))
-    assert append_rows(layout, ARTIFACT_INDEX, _index_rows(["a" * 32]), app_id="first")
-    assert append_rows(layout, ARTIFACT_INDEX, _index_rows(["b" * 32]), app_id="second")
+    layout = _index_with_a_handle(bucket_root)
     # the same bundle, committed by another machine's recovery while this one was not looking
-    _other_machine_appends(layout, _index_rows(["e" * 32]), app_id="bundle")
+    _other_machine_appends(layout, index_rows(["e" * 32]), app_id="bundle")
 
-    assert append_rows(layout, ARTIFACT_INDEX, _index_rows(["e" * 32]), app_id="bundle") is False
+    assert append_rows(layout, ARTIFACT_INDEX, index_rows(["e" * 32]), app_id="bundle") is False
     assert _ids(layout) == ["a" * 32, "b" * 32, "e" * 32]
 
 

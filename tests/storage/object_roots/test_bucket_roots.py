@@ -271,6 +271,9 @@ def test_a_bucket_roots_tables_are_compacted_after_its_commits(bucket_root: str)
     assert (again.cached, again.value) == (True, 4)
 
 
+_TABLES = ("orchestration/executions", "orchestration/steps", "artifacts/index")
+
+
 def test_a_compaction_pass_opens_only_the_tables_whose_listing_holds_enough_small_files(
     bucket_root: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -298,9 +301,6 @@ def test_a_compaction_pass_opens_only_the_tables_whose_listing_holds_enough_smal
     assert store.compaction.wait(60)
     assert "orchestration/executions" in opened
     assert "orchestration/executions" in {c.table for c in store.compaction.compactions}
-
-
-_TABLES = ("orchestration/executions", "orchestration/steps", "artifacts/index")
 
 
 def test_a_bucket_roots_tables_checkpoint_every_ten_commits(bucket_root: str) -> None:

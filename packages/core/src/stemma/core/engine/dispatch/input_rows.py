@@ -32,7 +32,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 
-from stemma.core.engine.worker.input_loading import hydrates
+from stemma.core.engine.worker.input_loading import hydrates, read_contents
 from stemma.core.engine.worker.units import ExecutionUnit
 from stemma.core.operations.drafts import FinalizedArtifact
 from stemma.core.store.protocols import RunStore
@@ -108,13 +108,8 @@ def _small_contents(
         chosen.update(ids)
     if not chosen:
         return {}
-    # A store that reads contents alone (stemma-storage's) is given the rows it has just read;
-    # any other reads the artifacts again, with content.
-    reader = getattr(store, "load_contents", None)
     try:
-        if reader is not None:
-            return reader({i: rows[i] for i in chosen})
-        return store.load_artifacts(chosen, content=True)
+        return read_contents(store, {i: rows[i] for i in chosen})
     except Exception:  # their workers read them
         return {}
 

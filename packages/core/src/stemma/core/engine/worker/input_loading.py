@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator, Mapping, Sequence
+from typing import cast
 
 from stemma.core.engine.worker.units import ExecutionUnit
 from stemma.core.operations.drafts import FinalizedArtifact
 from stemma.core.operations.specs import UNDECLARED_INPUT, InputSpec
-from stemma.core.store.protocols import WorkerStore
+from stemma.core.store.protocols import RunStore, WorkerStore
 
 FILE_REF_TYPE = "file_ref"
 """The one type whose rows have a size but no content (the bytes stay in the file)."""
@@ -155,10 +156,23 @@ def with_contents(
     )
     if not unread:
         return dict(rows)
-    reader = getattr(store, "load_contents", None)
-    wanted = {i: rows[i] for i in unread}
-    found = reader(wanted) if reader is not None else store.load_artifacts(unread)
+    found = read_contents(store, {i: rows[i] for i in unread})
     return {**rows, **{i: found[i] for i in unread if i in found}}
+
+
+def read_contents(
+    store: WorkerStore | RunStore, rows: Mapping[str, FinalizedArtifact]
+) -> dict[str, FinalizedArtifact]:
+    """``rows`` (read without content) with their contents, by the cheapest read ``store`` has.
+
+    stemma-storage's stores read the contents alone (``load_contents``: a large one from its
+    file, the others from their tables' content columns); any other store reads the artifacts
+    again, with content.
+    """
+    reader = getattr(store, "load_contents", None)
+    if reader is not None:
+        return cast("dict[str, FinalizedArtifact]", reader(rows))
+    return store.load_artifacts(list(rows))
 
 
 def _hydrated_ids(unit: ExecutionUnit) -> set[str]:
