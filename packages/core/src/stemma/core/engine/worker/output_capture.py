@@ -6,17 +6,15 @@ log: :mod:`stemma.core.store.failure_logs`); capturing it is the worker's part.
 
 from __future__ import annotations
 
-import io
 import os
 import sys
 from collections.abc import Generator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
 
 from stemma.core.backends import worker_stop
-from stemma.core.store.failure_logs import tail_lines, tail_of
+from stemma.core.store.failure_logs import tail_of
 
 
 @dataclass
@@ -36,9 +34,12 @@ def capture_output(log_path: Path) -> Generator[CapturedOutput]:
     had been swapped (as pytest does). Process-wide: one capture at a time per process, which is
     how a worker runs its units.
 
-    One open file serves both and gives the tail back (``CapturedOutput.tail``, set as the block
-    ends): a unit used to open its log twice here and a third time for the tail, a tenth of a
-    worker's time on units that print nothing (benchmarks/README.md, "issue 34").
+    The file the descriptors write to gives the tail back too (``CapturedOutput.tail``, set as
+    the block ends): a unit used to open its log a third time for the tail, and read it even
+    when it printed nothing (benchmarks/README.md, "issue 34"). ``sys.stdout`` keeps a text
+    file of its own, not a wrapper of that one: units of the ``local-thread`` backend capture
+    side by side in one process, and a wrapper let go while another thread still flushed it
+    through its ``sys.stdout`` crashed the interpreter.
 
     Args:
         log_path: the file to append to; created if missing.
@@ -47,8 +48,10 @@ def capture_output(log_path: Path) -> Generator[CapturedOutput]:
         _flush(stream)
     saved: list[tuple[int, int | None]] = []
     captured = CapturedOutput()
-    with log_path.open("a+b") as raw:
-        text = io.TextIOWrapper(raw, encoding="utf-8", errors="replace", line_buffering=True)
+    with (
+        log_path.open("a+b") as raw,
+        log_path.open("a", encoding="utf-8", errors="replace", buffering=1) as text,
+    ):
         old_out, old_err = sys.stdout, sys.stderr
         try:
             with worker_stop.held():  # a time-limit stop never leaves the fds half swapped
@@ -72,15 +75,7 @@ def capture_output(log_path: Path) -> Generator[CapturedOutput]:
                     else:
                         os.dup2(original, fd)
                         os.close(original)
-            captured.tail = _tail(text, raw, log_path)
-
-
-def _tail(text: io.TextIOWrapper, raw: BinaryIO, log_path: Path) -> str | None:
-    """The log's tail from the open file, or by its path if the operation closed the file."""
-    if raw.closed:  # (closing sys.stdout closed the file under it)
-        return tail_lines(log_path)
-    text.detach()  # the file stays open for its tail (and is closed with ``raw``)
-    return tail_of(raw)
+            captured.tail = tail_of(raw)
 
 
 def _flush(stream: object) -> None:
