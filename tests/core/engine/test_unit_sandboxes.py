@@ -10,6 +10,7 @@ import json
 import os
 import pathlib
 import pickle
+import subprocess
 import sys
 import threading
 import time
@@ -302,4 +303,62 @@ def test_inputs_are_written_as_files_only_when_the_unit_asks_for_their_paths(
         {"files": ["item", "item/item0.json"]},
         {"files": ["item", "item/item1.json"]},
     ]
+    assert _all_below(tmp_path / "working") == []
+
+
+class PrintsByItem(OperationDefinition):
+    """What it prints, and how, depends on its input's number: the pack's units differ."""
+
+    name = "prints_by_item"
+    inputs: ClassVar = {"item": InputSpec(artifact_type="any")}
+    group_by = GroupBy.ZIP
+
+    def preprocess(self, inp: PreprocessInput) -> dict[str, Any]:
+        (item,) = inp.input_artifacts["item"]
+        return {"i": json.loads(item.content or b"{}")["i"]}
+
+    def execute(self, inp: ExecuteInput) -> Any:
+        i = inp.prepared["i"]
+        kind = i % 4
+        if kind == 1:  # two lines, one by a subprocess writing to the inherited descriptor
+            print(f"unit {i} says", flush=True)
+            subprocess.run(["echo", f"unit {i} again"], check=True)
+        elif kind == 2:  # closes sys.stdout (the next unit still has its own)
+            print(f"unit {i} closes", flush=True)
+            sys.stdout.close()
+        elif kind == 3:  # reads a sandbox path (moved to its own path), then prints
+            assert inp.execute_dir.is_dir()
+            print(f"unit {i} placed", flush=True)
+
+
+def _open_descriptors() -> set[str]:
+    """What this process's descriptors point at (the listing's own is gone by the readlink)."""
+    found: set[str] = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            found.add(os.readlink(f"/proc/self/fd/{fd}"))
+        except FileNotFoundError:
+            continue
+    return found
+
+
+def test_a_pack_s_units_each_keep_only_their_own_output_and_no_log_stays_open(
+    tmp_path: Path,
+) -> None:
+    # A spare's log stays open from unit to unit of a pack (issue 34): what one unit printed
+    # must never reach the next one's tail, however it printed or left its streams.
+    items = _items(12)
+    store = FakeStore(tmp_path, items)
+    before = _open_descriptors()
+    reports = run_pack(_units(PrintsByItem(), tmp_path, items), store)
+    assert all(r.success for r in reports), [r.error for r in store.staged]
+    expected = {
+        0: None,
+        1: "unit {i} says\nunit {i} again",
+        2: "unit {i} closes",
+        3: "unit {i} placed",
+    }
+    said = [(expected[i % 4] or "").format(i=i) or None for i in range(12)]
+    assert [r.tool_output for r in store.staged] == said
+    assert not [p for p in _open_descriptors() - before if "tool_output" in p]
     assert _all_below(tmp_path / "working") == []

@@ -125,7 +125,7 @@ def run_creator(
         if keep:
             materialize()
         artifacts = {role: list(items) for role, items in inputs.items()}
-        with capture_output(sandbox.log_path) as captured:
+        with capture_output(sandbox.log_path, keep_open=sandbox.reused) as captured:
             prepared: Any = op.preprocess(
                 OnDemandPreprocessInput(
                     sandbox=sandbox,

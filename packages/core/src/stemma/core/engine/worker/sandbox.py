@@ -67,6 +67,11 @@ class UnitSandbox:
         return unit
 
     @property
+    def reused(self) -> bool:
+        """Whether the unit started in a spare, whose log the next unit of its pack reuses."""
+        return self._pool is not None
+
+    @property
     def placed(self) -> bool:
         """Whether the sandbox is at the unit's own path."""
         return self._spare is None

@@ -17,6 +17,7 @@ from collections.abc import Generator
 from pathlib import Path
 from typing import Protocol
 
+from stemma.core.engine.worker.output_capture import let_go_of_logs
 from stemma.core.engine.worker.sandbox_folders import (
     Sandbox,
     move_folder,
@@ -147,6 +148,8 @@ def reused_sandboxes() -> Generator[None]:
     """Let the units run inside start in spares and reuse them (one unit at a time per thread).
 
     What a unit sees is the same either way: its own path, four empty folders and an empty log.
+    The spares' logs that captures kept open (``capture_output(keep_open=True)``) are closed at
+    the end.
     """
     pool = SparePool()
     _local.pool = pool
@@ -154,4 +157,5 @@ def reused_sandboxes() -> Generator[None]:
         yield
     finally:
         _local.pool = None
+        let_go_of_logs()
         pool.close()

@@ -12,17 +12,44 @@ come back instead of keeping them until its commit.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+import operator
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from stemma.core.execution_records import ExecutionRecord
 from stemma.core.operations.definition import OperationDefinition
 from stemma.core.operations.drafts import FinalizedArtifact
 from stemma.core.store.failure_logs import write_failure_log
 
+_C = TypeVar("_C")
 
+
+def _pickled_by_fields(cls: type[_C]) -> type[_C]:
+    """Give a frozen slotted dataclass a pickled state of its field values, in field order.
+
+    Every unit crosses to its worker pickled, and the state ``dataclass(slots=True)`` writes
+    calls ``dataclasses.fields()`` for each instance both ways: three quarters of pickling a
+    unit (benchmarks/README.md, "issue 34"). The names are read once here instead; the state
+    is the same list of values, so either side reads the other's.
+    """
+    names = tuple(f.name for f in fields(cls))  # pyright: ignore[reportArgumentType]
+    values = operator.attrgetter(*names)
+
+    def getstate(self: _C) -> list[Any]:
+        return list(values(self))
+
+    def setstate(self: _C, state: Sequence[Any]) -> None:
+        for name, value in zip(names, state, strict=True):
+            object.__setattr__(self, name, value)
+
+    cls.__getstate__ = getstate  # pyright: ignore[reportAttributeAccessIssue]
+    cls.__setstate__ = setstate  # pyright: ignore[reportAttributeAccessIssue]
+    return cls
+
+
+@_pickled_by_fields
 @dataclass(frozen=True, kw_only=True, slots=True)
 class UnitGroup:
     """One paired group of inputs inside a unit."""
@@ -33,6 +60,7 @@ class UnitGroup:
     """Per input role, the group's artifact ids."""
 
 
+@_pickled_by_fields
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ExecutionUnit:
     """Everything a worker needs to run one batch of one step."""
