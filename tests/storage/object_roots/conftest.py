@@ -5,9 +5,9 @@ own and the environment a user of that server would set: the endpoint, a key pai
 No test here is skipped when a server is missing: it fails, saying how to start it
 (``python3 scripts/dev.py check`` starts them before the tests).
 
-GCS is not here: neither emulator the registries carry speaks what ``object_store`` sends
-(fake-gcs-server has no XML API for a PUT, fsouza/fake-gcs-server#331; gcp-storage-emulator
-answers a PUT without an ETag). docs/how-to/object-store-roots.md says so.
+GCS is here only as a root to read (``test_gcs_reads.py``): no emulator the registries carry
+takes ``object_store``'s uploads (fake-gcs-server has no XML API for a PUT,
+fsouza/fake-gcs-server#331); docs/how-to/object-store-roots.md lists each one tried.
 """
 
 from __future__ import annotations

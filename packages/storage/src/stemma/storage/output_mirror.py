@@ -105,6 +105,29 @@ def _copied(store: Any, source: str, target: str) -> bool:
     return True
 
 
+def holds_output(layout: RootLayout, relative: str) -> bool:
+    """Whether the output ``relative`` is whole in the root's bucket (its manifest is there).
+
+    One ``HEAD``, nothing fetched: what a dry run (``stemma plan``) asks of a step recorded
+    built whose output is not on this machine. False on a root on a filesystem.
+
+    Raises:
+        RootURLError: the bucket cannot be read (other than the manifest being absent).
+    """
+    root = layout.store
+    if root is None:
+        return False
+    import obstore
+
+    try:
+        obstore.head(object_roots.object_store(root), output_key(relative, MANIFEST))
+    except FileNotFoundError:  # (obstore's not-found is this)
+        return False
+    except Exception as err:
+        raise object_roots.unreachable(root, err) from err
+    return True
+
+
 def fetch_output(layout: RootLayout, relative: str) -> bool:
     """Bring the output ``relative`` from the bucket into the local half, if it is whole there.
 
@@ -174,7 +197,7 @@ class KeepsOutputs:
     Shared by :class:`~stemma.storage.delta_store.DeltaStore` and
     :class:`~stemma.storage.worker_store.DeltaWorkerStore`, which keep their root's layout in
     ``_layout``; the engine finds them by name (``keep_output``, ``fetch_output``,
-    ``clear_written``, ``take_written``).
+    ``holds_output``, ``clear_written``, ``take_written``).
     """
 
     _layout: RootLayout
@@ -194,6 +217,10 @@ class KeepsOutputs:
     def take_written(self, url: str, scratch: str) -> None:
         """Bring what the function put under ``OUT_URL`` into its scratch output."""
         take_written(self._layout, url, Path(scratch))
+
+    def holds_output(self, relative: str) -> bool:
+        """Whether a function step's output is whole in the root's bucket (nothing fetched)."""
+        return holds_output(self._layout, relative)
 
     def fetch_output(self, relative: str) -> bool:
         """Bring a function step's output from the root's bucket to this machine, if it is there."""

@@ -6,7 +6,7 @@ run therefore writes nothing, not even the store's directories.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -41,20 +41,40 @@ class StepPlanner:
         self.store = store
 
     def built(self, specs: Sequence[StepSpec]) -> dict[str, Artifact]:
-        """The specs already built (recorded completed, output present), with their artifacts.
+        """The specs already built (recorded completed, output on this machine), with artifacts.
 
-        Mutable (``dev``) specs are never built: they always rerun.
+        Mutable (``dev``) specs are never built: they always rerun. On a root in an object
+        store, an output not fetched to this machine yet is not counted: the engine's lookup
+        fetches it (``function_cache.output_in_place``) when the step comes to run.
         """
+        return self._built(specs, self._here)
+
+    def _built(
+        self, specs: Sequence[StepSpec], present: Callable[[str], bool]
+    ) -> dict[str, Artifact]:
         wanted = [spec.fingerprint for spec in specs if not spec.mutable]
         if not wanted:
             return {}
         records = self.store.completed(wanted)
-        layout = self.store.layout
         return {
             fingerprint: artifact_from_record(self.store.layout.root, record)
             for fingerprint, record in records.items()
-            if record.output_path and layout.output_dir(record.output_path).exists()
+            if record.output_path and present(record.output_path)
         }
+
+    def _here(self, relative: str) -> bool:
+        return self.store.layout.output_dir(relative).exists()
+
+    def _kept(self, relative: str) -> bool:
+        """On this machine, or whole in the root's bucket (a ``HEAD``; a dry run fetches nothing).
+
+        Another machine's plan of a root in a bucket said every step built elsewhere would run
+        ("output missing"), though its run would find each of them there.
+        """
+        if self._here(relative):
+            return True
+        holds = getattr(self.store, "holds_output", None)
+        return bool(holds(relative)) if callable(holds) else False
 
     def reason(self, spec: StepSpec) -> str:
         """Why ``spec`` must run, assuming it is not built."""
@@ -73,7 +93,7 @@ class StepPlanner:
         wanted: set[str] = set()
         shown_built: set[str] = set()
         for root in specs:
-            built.update(self.built(expand(root, seen)))
+            built.update(self._built(expand(root, seen), self._kept))
             if root.fingerprint in built:
                 shown_built.add(root.fingerprint)
             wanted.update(spec.fingerprint for spec in needed(root, set(built)))
