@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from itertools import islice
 from typing import Any, TypeVar
 
@@ -138,11 +138,8 @@ def _execute(
                 return finish_step(ctx, step, event, started, tally, dispatch_error=error)
             if not planned:
                 break
-            shared = _unit_fields(ctx, step, step_run_id, (backend.name, marker))
-            units = [
-                ExecutionUnit(execution_spec_id=key, groups=groups, **shared)
-                for key, groups in planned
-            ]
+            make = _unit_maker(ctx, step, step_run_id, (backend.name, marker))
+            units = [make(key, groups) for key, groups in planned]
             del planned
             units = with_input_rows(ctx.store, units)  # dry inputs: one read here, none per pack
             if waves is not None:  # a whole wave: its elements sized before it goes
@@ -296,29 +293,38 @@ def resolve_inputs(
     return resolved
 
 
-def _unit_fields(
+def _unit_maker(
     ctx: RunContext, step: PlannedStep, step_run_id: str, where: tuple[str, str | None]
-) -> dict[str, Any]:
-    """What every unit of a window of the step shares: all its fields but key and groups.
+) -> Callable[[str, Groups], ExecutionUnit]:
+    """What makes a window's units from their keys and groups, the rest worked out once.
 
-    Worked out once a window, not once a unit: asking the store's kind (which refuses a unit
-    on a read-only root) went through a runtime protocol check each time (issue 34).
+    Once a window, not once a unit: asking the store's kind (which refuses a unit on a
+    read-only root) went through a runtime protocol check each time (issue 34).
 
     Raises:
         ReadOnlyRootError: the root is read-only and the step takes no lease (``store_kind``).
     """
     backend, fail_fast_file = where  # the backend that runs it, and the fail_fast marker
-    return {
-        "operation": step.operation,
-        "step_run_id": step_run_id,
-        "step_spec_id": step.fingerprint or "",
-        "step_name": step.name,
-        "step_number": step.number,
-        "version": step.operation.version_label(),
-        "root": str(ctx.store.layout.root),
-        "backend": backend,
-        "preserve_working": ctx.preserve_working,
-        "provenance": _NO_PROVENANCE,  # (on the step's running event: see _execute)
-        "store_kind": store_kind(ctx.store),
-        "fail_fast_file": fail_fast_file,
-    }
+    version = step.operation.version_label()
+    root = str(ctx.store.layout.root)
+    kind = store_kind(ctx.store)
+
+    def make(key: str, groups: Groups) -> ExecutionUnit:
+        return ExecutionUnit(
+            operation=step.operation,
+            step_run_id=step_run_id,
+            step_spec_id=step.fingerprint or "",
+            step_name=step.name,
+            step_number=step.number,
+            version=version,
+            execution_spec_id=key,
+            groups=groups,
+            root=root,
+            backend=backend,
+            preserve_working=ctx.preserve_working,
+            provenance=_NO_PROVENANCE,  # (on the step's running event: see _execute)
+            store_kind=kind,
+            fail_fast_file=fail_fast_file,
+        )
+
+    return make
